@@ -1,0 +1,72 @@
+// The history of one scenario run: every event of every rank and of the harness, in one timeline.
+// Launching (runner) produces it; observers add to it; checkers read only it (jepsen's model).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ncclfi::harness {
+
+// One entry of the timeline. Sources: "harness" (launch, deadline, kill, restart, arm), "workload",
+// "preload", "net", "log" (a classifier matched a rank's output line), "exit", "ras".
+struct HistoryEvent {
+  int64_t ts_ns = 0;          // wall clock, ns since the epoch
+  int rank = -1;              // -1: the whole job / harness
+  int attempt = 0;            // restart attempt (0 = first launch)
+  int pid = 0;
+  std::string host;
+  std::string source;
+  std::string event;          // ev::* names, or "detection", "launch", "exit", "deadline", "restart", ...
+  nlohmann::json fields = nlohmann::json::object();
+};
+
+// How a rank process of one attempt ended.
+struct RankExit {
+  int rank = -1;
+  int attempt = 0;
+  int pid = 0;
+  std::optional<int> exit_code;   // set when it exited
+  std::optional<int> signal;      // set when a signal ended it
+  bool killed_by_harness = false; // teardown (deadline, interrupt, peer policy)
+  int64_t ts_ns = 0;
+};
+
+// A detection: some mechanism noticed the fault (DESIGN.md's list: api_error, async_error,
+// workload_watchdog, torch_watchdog, torch_heartbeat, nccl_tests_timeout, verification, nan_check,
+// peer_exit, launcher_teardown, ras, harness_deadline).
+struct Detection {
+  std::string mechanism;
+  int rank = -1;
+  int attempt = 0;
+  int64_t ts_ns = 0;
+  std::string evidence;           // the log line or event that shows it
+};
+
+struct History {
+  std::string scenario;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int world_size = 0;
+  int attempts = 1;               // launches made (1 + restarts by the harness)
+  int torchrun_restarts = 0;      // restarts torchrun reported in its own output
+  bool deadline_hit = false;
+  bool interrupted = false;       // ncclfi was interrupted (SIGINT/SIGTERM)
+  std::vector<HistoryEvent> events;   // sorted by ts_ns when judged
+  std::vector<RankExit> exits;
+  std::vector<Detection> detections;  // filled by the observers/classifiers
+  // Per attempt, per rank: the captured output log path (relative to the run directory).
+  std::vector<std::vector<std::string>> rank_logs;
+  // Baseline (same scenario, no fault armed) when the expectation needs one: total seconds and
+  // slowest step seconds; unset when no baseline ran.
+  std::optional<double> baseline_total_s;
+  std::optional<double> baseline_slowest_step_s;
+};
+
+nlohmann::json to_json(const History& history);
+History history_from_json(const nlohmann::json& doc);
+
+}  // namespace ncclfi::harness

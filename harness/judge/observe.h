@@ -1,0 +1,166 @@
+// Observers: turn what a run leaves behind (the event log, each rank's output, exit statuses, a RAS
+// report) into History entries and Detections. Nothing here judges; judge.h reads the History.
+//
+// Typical use by the runner, per attempt:
+//   LogClassifier classifier = LogClassifier::builtin();
+//   classifier.add_pattern("torch_watchdog", R"(my custom line)", "scenario:0");   // scenario extras
+//   ... for each captured output line (as it arrives): observe_log_line(history, classifier, line);
+//   ... after the attempt:  read_event_log(events_path, history);  observe_exits(history);
+// then judge(history, expect, options).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "history.h"
+
+namespace ncclfi::harness {
+
+// Detection mechanisms (DESIGN.md) plus "bootstrap" (exit 6: rendezvous or communicator creation failed).
+// The scenario validator should accept exactly these in expect.detected_by.
+const std::vector<std::string>& known_mechanisms();
+bool is_known_mechanism(std::string_view name);
+
+// ---------------------------------------------------------------------------------------------
+// Event log (events.jsonl)
+
+struct EventLogReadStats {
+  size_t lines = 0;          // non-empty lines seen
+  size_t events = 0;         // lines that became HistoryEvents
+  size_t bad_lines = 0;      // unparsable lines that were not the last line (reported, skipped)
+  bool torn_tail = false;    // the last line was incomplete (no newline and unparsable): ignored
+};
+
+// Appends every event of `path` to history.events (fields other than ts_ns, mono_ns, rank, pid, host,
+// source, event go into HistoryEvent::fields; `attempt` from the line when present, else
+// `default_attempt`), and adds a Detection for each workload event that means detection:
+// watchdog_fired -> workload_watchdog, nccl_error -> api_error, async_error -> async_error,
+// result_mismatch and done{verified:false} -> verification, nan_detected -> nan_check.
+// A missing file reads as empty. Tolerates a torn last line. Never throws on bad content.
+EventLogReadStats read_event_log(const std::string& path, History& history, int default_attempt = 0);
+
+// Same for one already-read line (used by the above and by live tailing). Returns false if the line
+// is not a JSON object.
+bool observe_event_line(std::string_view line, History& history, int default_attempt = 0);
+
+// ---------------------------------------------------------------------------------------------
+// Rank output classifiers
+
+// What a matched output line means.
+enum class LineKind {
+  kDetection,   // a mechanism noticed the fault: becomes a Detection
+  kEvidence,    // worth showing on the timeline (NCCL WARN, teardown text), not a detection
+  kRestart,     // torchrun announced a restart of the worker group: History::torchrun_restarts += 1
+};
+
+struct LogPattern {
+  std::string name;        // short id shown in reports, e.g. "torch.watchdog_timeout"
+  LineKind kind = LineKind::kDetection;
+  std::string mechanism;   // for kDetection: a known mechanism; for kEvidence: a label like "nccl_warn"
+  std::regex regex;        // searched (std::regex_search) in the line
+};
+
+struct LineMatch {
+  const LogPattern* pattern = nullptr;  // points into the classifier; valid while it lives
+};
+
+class LogClassifier {
+ public:
+  LogClassifier() = default;
+  // The built-in patterns, from docs/failure-signatures.md: NCCL WARN / error lines, PyTorch watchdog
+  // and heartbeat lines, torchrun failure and restart lines, Open MPI teardown, nccl-tests' timeout,
+  // "Out of bounds values : N FAILED" and #wrong columns.
+  static LogClassifier builtin();
+
+  // Adds a scenario pattern (ECMAScript regex) that maps to `mechanism` (a detection). Throws
+  // std::invalid_argument naming the pattern when the regex does not compile or the mechanism is
+  // unknown. Scenario patterns are tried before the built-in ones.
+  void add_pattern(const std::string& mechanism, const std::string& regex, const std::string& name);
+  void add(LogPattern pattern, bool front = false);
+
+  // The first pattern (in order) whose regex is found in `line`, or nullopt.
+  std::optional<LineMatch> classify(std::string_view line) const;
+  const std::vector<LogPattern>& patterns() const { return patterns_; }
+
+ private:
+  std::vector<LogPattern> patterns_;
+};
+
+// One line of a rank's captured output, stamped when the harness read it.
+struct OutputLine {
+  int64_t ts_ns = 0;
+  int rank = -1;
+  int attempt = 0;
+  std::string stream = "stdout";  // "stdout" or "stderr"
+  std::string text;               // without the trailing newline
+};
+
+// Classifies one line. A detection adds a Detection and a HistoryEvent{source "log", event
+// "detection"}; evidence adds a HistoryEvent{source "log", event "log_evidence"}; a restart line adds
+// HistoryEvent{source "log", event "restart"} and bumps torchrun_restarts. Returns the match (or
+// nullopt). Thread-compatible: callers serialise access to `history`.
+std::optional<LineMatch> observe_log_line(History& history, const LogClassifier& classifier,
+                                          const OutputLine& line);
+
+// Classifies a whole captured log file after the fact (used for re-reads): lines get `ts_ns` =
+// `fallback_ts_ns` unless they start with "@<ts_ns> " (a stamp the runner may prefix). Returns the
+// number of lines read; a missing file gives 0.
+size_t observe_log_file(History& history, const LogClassifier& classifier, const std::string& path, int rank,
+                        int attempt, int64_t fallback_ts_ns);
+
+// ---------------------------------------------------------------------------------------------
+// Exit statuses
+
+// Turns history.exits into Detections (call once, after all exits of all attempts are recorded):
+//  - exit code 2 api_error, 3 workload_watchdog, 4 verification, 5 async_error, 6 bootstrap, 7 nan_check;
+//  - killed_by_harness while history.deadline_hit (and it is the attempt that hit it) -> one
+//    harness_deadline detection at the earliest such kill;
+//  - any other nonzero exit or signal (not by the harness) of a rank whose peer (same attempt) had
+//    already ended abnormally or been killed -> peer_exit; a rank whose own crash/kill fault fired is
+//    the fault itself, not a detection.
+// Also adds a HistoryEvent{source "exit", event "exit"} per RankExit. Idempotent per history (a
+// second call adds nothing).
+void observe_exits(History& history);
+
+// The mechanism a workload exit code stands for, or "" (0, 1, 64, unknown codes).
+std::string mechanism_for_exit_code(int code);
+
+// ---------------------------------------------------------------------------------------------
+// NCCL RAS probe (nccl-facts.md section 6)
+
+struct RasProbeOptions {
+  std::string host = "localhost";   // from NCCL_RAS_ADDR=host:port when set (see ras_address_from_env)
+  int port = 28028;
+  double timeout_s = 5.0;           // whole exchange; also sent to the server as "TIMEOUT <s>"
+  bool verbose = true;              // "VERBOSE STATUS" instead of "STATUS"
+};
+
+// host:port from NCCL_RAS_ADDR in `env_value` (empty: defaults). Bad values keep the defaults.
+RasProbeOptions ras_address_from_env(const char* env_value);
+
+struct RasReport {
+  bool ok = false;                  // connected and read a report
+  std::string error;                // why not, when !ok
+  std::string text;                 // the report as sent by the server
+  std::vector<int> missing_ranks;   // ranks listed as missing / unresponsive / dead
+  std::vector<int> lagging_ranks;   // ranks behind in operation counts (MISMATCH)
+  std::vector<std::string> problems;  // the INCOMPLETE / MISMATCH / DEAD / ERROR / TIMEOUT lines
+};
+
+// Connects, sends "CLIENT PROTOCOL 2", "TIMEOUT <s>", then "[VERBOSE ]STATUS", and reads until the
+// server closes or the timeout passes. Blocking, bounded by options.timeout_s; never throws.
+RasReport probe_ras(const RasProbeOptions& options);
+
+// Extracts missing/lagging ranks and problem lines from a report text (pure; used by probe_ras).
+void parse_ras_report(RasReport& report);
+
+// Records a probe in the history: a HistoryEvent{source "ras", event "ras_report", fields: text,
+// missing, lagging}; and, when the report names missing or lagging ranks or problems, a `ras`
+// Detection (rank -1, evidence listing them) at `ts_ns`.
+void record_ras_probe(History& history, const RasReport& report, int64_t ts_ns, int attempt);
+
+}  // namespace ncclfi::harness
