@@ -1,0 +1,43 @@
+# Every dependency comes from a Debian package (scripts/setup installs them) or with the CUDA toolkit.
+find_package(Threads REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(Boost 1.74 REQUIRED COMPONENTS filesystem)
+if(NCCLFI_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(NCCLFI_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()
+
+# libfiu ships only a static, PIC archive: it links into our shared objects, so a copied build/ needs
+# nothing from Debian on the GPU host.
+find_path(FIU_INCLUDE_DIR fiu.h REQUIRED)
+find_library(FIU_STATIC_LIBRARY NAMES libfiu.a REQUIRED)
+add_library(fiu_static STATIC IMPORTED GLOBAL)
+set_target_properties(fiu_static PROPERTIES IMPORTED_LOCATION ${FIU_STATIC_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${FIU_INCLUDE_DIR}
+  INTERFACE_COMPILE_DEFINITIONS FIU_ENABLE=1
+  INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS}")
+
+# NCCL and CUDA: found with the CUDA toolkit. The preload and the net shim need only nccl.h; the GPU
+# workload needs nvcc, the CUDA runtime and libnccl.
+set(NCCLFI_CUDA_HOME "/usr/local/cuda" CACHE PATH "CUDA toolkit root")
+find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${NCCLFI_CUDA_HOME}/include ENV NCCL_HOME PATH_SUFFIXES include)
+find_library(NCCL_LIBRARY nccl HINTS ${NCCLFI_CUDA_HOME}/lib64 ENV NCCL_HOME PATH_SUFFIXES lib lib64)
+if(NCCL_INCLUDE_DIR)
+  message(STATUS "ncclfi: nccl.h found in ${NCCL_INCLUDE_DIR}: building the preload and the net shim")
+  set(NCCLFI_HAVE_NCCL_H ON)
+else()
+  message(STATUS "ncclfi: nccl.h not found: skipping the preload, the net shim and the GPU workload")
+  set(NCCLFI_HAVE_NCCL_H OFF)
+endif()
+include(CheckLanguage)
+check_language(CUDA)
+if(CMAKE_CUDA_COMPILER AND NCCL_LIBRARY AND NCCLFI_HAVE_NCCL_H)
+  set(NCCLFI_HAVE_CUDA ON)
+  message(STATUS "ncclfi: nvcc and libnccl found: building ncclfi-workload")
+else()
+  set(NCCLFI_HAVE_CUDA OFF)
+  message(STATUS "ncclfi: nvcc or libnccl not found: skipping ncclfi-workload")
+endif()

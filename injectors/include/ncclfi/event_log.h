@@ -1,0 +1,64 @@
+// The event log: JSON lines appended to $NCCLFI_EVENTS by every rank process and the harness.
+// Each line is written with a single write(2) on an O_APPEND descriptor, so lines from threads and
+// processes never interleave. Every line carries ts_ns (wall clock), mono_ns (CLOCK_MONOTONIC), rank,
+// pid, host and source, plus the event's own fields.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace ncclfi {
+
+// Event names shared by the workloads, the injectors and the harness (docs/events.md has their fields).
+namespace ev {
+inline constexpr const char* kStart = "start";              // workload started: world_size, args
+inline constexpr const char* kInject = "inject";            // a fault fired: fault_id, kind, layer, point, call, ...
+inline constexpr const char* kOp = "op";                    // op milestone: seq, op, bytes, dur_us
+inline constexpr const char* kOpTrace = "op_enqueue";       // preload op trace: comm, seq, op, bytes
+inline constexpr const char* kWatchdogFired = "watchdog_fired";  // op, seq, waited_ms, reason
+inline constexpr const char* kAbort = "abort";              // reason
+inline constexpr const char* kNcclError = "nccl_error";     // code, where
+inline constexpr const char* kAsyncError = "async_error";   // code
+inline constexpr const char* kResultMismatch = "result_mismatch";  // op, seq, wrong, checked
+inline constexpr const char* kNanDetected = "nan_detected";  // step, value
+inline constexpr const char* kCheckpoint = "checkpoint";    // iter, path
+inline constexpr const char* kResume = "resume";            // iter, path
+inline constexpr const char* kDone = "done";                // iters, seconds, verified
+inline constexpr const char* kExit = "exit";                // code
+}  // namespace ev
+
+struct Clock {
+  static int64_t wall_ns();
+  static int64_t mono_ns();
+};
+
+class EventLog {
+ public:
+  EventLog() = default;  // disabled: write() does nothing
+  // Opens (creating) `path` for appending. An empty path gives a disabled log.
+  explicit EventLog(const std::string& path, std::string source, int rank = -1);
+  EventLog(EventLog&&) noexcept;
+  EventLog& operator=(EventLog&&) noexcept;
+  EventLog(const EventLog&) = delete;
+  EventLog& operator=(const EventLog&) = delete;
+  ~EventLog();
+
+  bool enabled() const { return fd_ >= 0; }
+  void set_rank(int rank) { rank_ = rank; }
+  int rank() const { return rank_; }
+  // Appends {"ts_ns","mono_ns","rank","pid","host","source","event", ...fields}. Thread-safe,
+  // async-signal-unsafe. Returns false if the line could not be written whole.
+  bool write(const std::string& event, const nlohmann::json& fields = nlohmann::json::object()) const;
+  // Same, with an explicit rank (the preload knows each communicator's rank).
+  bool write_for_rank(int rank, const std::string& event, const nlohmann::json& fields) const;
+
+ private:
+  int fd_ = -1;
+  std::string source_;
+  std::string host_;
+  int rank_ = -1;
+};
+
+}  // namespace ncclfi

@@ -1,0 +1,91 @@
+// Fault points and the per-call firing decision.
+//
+// A front end declares one FaultPoint per site (static storage) and calls check() on every call.
+// The hot path, when nothing in the process is armed, is one relaxed atomic load and a branch
+// (gate_open()). When faults are armed, check() matches the call against each fault's target and
+// trigger without locks; libfiu is consulted only when a fault is about to fire (is the point still
+// enabled?), or on every matching call for faults under runtime control (armed/disarmed by
+// `ncclfi arm|disarm` through libfiu's remote-control FIFO). docs/decisions.md says why.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ncclfi/plan.h"
+
+namespace ncclfi {
+
+// What a call looks like to a fault's target. Unknown fields stay at their defaults (match anything).
+struct CallSite {
+  int rank = -1;
+  int world_size = -1;
+  int comm = -1;               // communicator creation index (api layer)
+  const char* op = nullptr;    // "allreduce", "isend", ...
+  int peer = -1;
+  Direction direction = Direction::kAny;
+  uint64_t bytes = 0;
+};
+
+class ArmedFault;
+
+// The global "anything armed in this process" flag.
+inline std::atomic<bool> g_any_armed{false};
+inline bool gate_open() { return g_any_armed.load(std::memory_order_relaxed); }
+
+class FaultPoint {
+ public:
+  // `name` must have static storage (a string literal).
+  explicit FaultPoint(const char* name);
+  const char* name() const { return name_; }
+
+  // The fault that fires on this call, or nullptr. Thread-safe; lock-free unless a fault fires or a
+  // fault is under runtime control. The returned pointer lives as long as the process's Injector.
+  const ArmedFault* check(const CallSite& site) {
+    if (!gate_open()) return nullptr;
+    return check_slow(site);
+  }
+
+ private:
+  friend class Injector;
+  const ArmedFault* check_slow(const CallSite& site);
+  const char* name_;
+  // Faults attached to this point, published once by Injector::install (then immutable).
+  std::atomic<const std::vector<ArmedFault*>*> faults_{nullptr};
+};
+
+// One fault as installed in a process: the parsed Fault plus its lock-free trigger state.
+class ArmedFault {
+ public:
+  ArmedFault(Fault fault, uint64_t plan_seed, bool runtime_control);
+  const Fault& fault() const { return fault_; }
+  const std::string& control_point() const { return control_point_; }  // "ncclfi/fault/<id>"
+
+  // The trigger decision for one matching call (the target already matched). Returns the 1-based index
+  // of this firing, or 0 when it does not fire. `point_name` is checked against libfiu before firing.
+  uint64_t decide(const char* point_name);
+  uint64_t matching_calls() const { return calls_.load(std::memory_order_relaxed); }
+  uint64_t firings() const { return fired_.load(std::memory_order_relaxed); }
+  // The 1-based firing index of the most recent decide() on this thread (for event records).
+  static uint64_t last_firing_on_this_thread();
+  static uint64_t last_call_on_this_thread();
+
+ private:
+  Fault fault_;
+  uint64_t seed_;
+  bool runtime_control_;
+  std::string control_point_;
+  std::atomic<uint64_t> calls_{0};
+  std::atomic<uint64_t> fired_{0};
+  std::atomic<int64_t> first_call_mono_ns_{0};
+};
+
+// True when `site` is inside `target` (rank, ops, peer, direction, min_bytes, comm).
+bool target_matches(const Target& target, const CallSite& site);
+
+// The deterministic per-call draw behind `probability`: a value in [0,1) from (seed, fault id, call).
+double seeded_uniform(uint64_t seed, const std::string& fault_id, uint64_t call_index);
+
+}  // namespace ncclfi

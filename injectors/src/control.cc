@@ -1,0 +1,103 @@
+// Runtime control through libfiu's remote-control FIFOs. `ncclfi arm|disarm` writes the commands
+// itself instead of running fiu-ctrl, because fiu-ctrl blocks for ever on the FIFO of a process that
+// has died; here every step has a timeout and dead processes are skipped.
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <fiu-control.h>
+
+#include "ncclfi/event_log.h"
+#include "ncclfi/injector.h"
+
+namespace ncclfi {
+namespace {
+
+bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+enum class Reply { kAck, kNoReader, kTimeout };
+
+Reply send_one(const std::string& prefix, const std::string& command, int timeout_ms) {
+  // The rc thread blocks opening `.in` for reading; without a reader, a non-blocking open for writing
+  // fails at once with ENXIO, which is how a dead or wedged process is told apart without hanging.
+  int out_fd = ::open((prefix + ".out").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (out_fd < 0) return Reply::kNoReader;
+  int in_fd = -1;
+  int64_t deadline = Clock::mono_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
+  while ((in_fd = ::open((prefix + ".in").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+    if (errno != ENXIO || Clock::mono_ns() > deadline) {
+      ::close(out_fd);
+      return errno == ENXIO ? Reply::kTimeout : Reply::kNoReader;
+    }
+    ::usleep(2000);  // the rc thread is between two commands: it reopens `.in` shortly
+  }
+  std::string line = command + "\n";
+  ssize_t n = ::write(in_fd, line.data(), line.size());
+  ::close(in_fd);
+  if (n != static_cast<ssize_t>(line.size())) {
+    ::close(out_fd);
+    return Reply::kNoReader;
+  }
+  std::string reply;
+  while (reply.find('\n') == std::string::npos) {
+    int64_t left_ms = (deadline - Clock::mono_ns()) / 1000000;
+    if (left_ms <= 0) break;
+    pollfd pfd{out_fd, POLLIN, 0};
+    int r = ::poll(&pfd, 1, static_cast<int>(left_ms));
+    if (r <= 0) continue;
+    char buf[64];
+    ssize_t got = ::read(out_fd, buf, sizeof(buf));
+    if (got > 0) {
+      reply.append(buf, static_cast<size_t>(got));
+    } else if (got == 0) {
+      ::usleep(1000);  // writer not there yet (or gone); poll again until the deadline
+    }
+  }
+  ::close(out_fd);
+  if (reply.find('\n') == std::string::npos) return Reply::kTimeout;
+  return Reply::kAck;  // 0 = done; -1 = e.g. disabling a point that was not enabled: answered either way
+}
+
+}  // namespace
+
+bool open_control_fifo(const std::string& run_dir, const std::string& source) {
+  ensure_fiu_initialised();
+  std::string base = run_dir + "/ncclfi-" + source;
+  return fiu_rc_fifo(base.c_str()) == 0;
+}
+
+ControlResult send_control(const std::string& run_dir, const std::string& fault_id, bool arm, int timeout_ms) {
+  ControlResult result;
+  DIR* dir = ::opendir(run_dir.c_str());
+  if (dir == nullptr) return result;
+  std::string command = std::string(arm ? "enable" : "disable") + " name=ncclfi/fault/" + fault_id;
+  while (dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    // ncclfi-<source>-<pid>.in
+    if (name.rfind("ncclfi-", 0) != 0 || name.size() < 4 || name.substr(name.size() - 3) != ".in") continue;
+    std::string stem = name.substr(0, name.size() - 3);
+    auto dash = stem.rfind('-');
+    if (dash == std::string::npos) continue;
+    pid_t pid = static_cast<pid_t>(std::strtol(stem.c_str() + dash + 1, nullptr, 10));
+    if (pid <= 0) continue;
+    if (!process_alive(pid)) {
+      ++result.skipped_dead;
+      continue;
+    }
+    switch (send_one(run_dir + "/" + stem, command, timeout_ms)) {
+      case Reply::kAck: ++result.acknowledged; break;
+      case Reply::kNoReader: ++result.skipped_dead; break;
+      case Reply::kTimeout: ++result.timed_out; break;
+    }
+  }
+  ::closedir(dir);
+  return result;
+}
+
+}  // namespace ncclfi

@@ -1,0 +1,124 @@
+#include "ncclfi/injector.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <mutex>
+
+#include <fiu-control.h>
+#include <fiu.h>
+
+#include "ncclfi/fault_kinds.h"
+
+namespace ncclfi {
+
+void ensure_fiu_initialised() {
+  static std::once_flag once;
+  std::call_once(once, [] { fiu_init(0); });
+}
+
+std::string api_point_for_op(const std::string& op) {
+  return point_for_op(Layer::kApi, op).value_or(std::string());
+}
+
+Injector::Injector(const Params& params, Layer layer, std::string source)
+    : params_(params), layer_(layer), source_(std::move(source)), events_(params.events_path, source_, params.rank) {
+  if (params_.plan_path.empty()) return;  // inert: no plan, no behaviour change, no output
+  try {
+    plan_ = load_plan_file(params_.plan_path);
+  } catch (const std::exception& e) {
+    // The harness validates plans before launch; a bad plan given by hand must not break the job.
+    load_error_ = e.what();
+    std::fprintf(stderr, "ncclfi[%d %d] %s: ignoring the fault plan: %s\n", params_.rank,
+                 static_cast<int>(::getpid()), source_.c_str(), e.what());
+    return;
+  }
+  bool control = plan_.control;
+  for (const Fault& f : plan_.faults) control = control || !f.trigger.armed;
+  for (const Fault& f : plan_.faults) {
+    if (f.layer != layer_) continue;
+    Fault copy = f;
+    if (copy.target.rank_select == Target::RankSelect::kRandom && params_.world_size > 0) {
+      copy.target.ranks = copy.target.resolve_ranks(params_.world_size);
+      copy.target.rank_select = Target::RankSelect::kList;
+    }
+    armed_.push_back(std::make_unique<ArmedFault>(std::move(copy), plan_.seed, control));
+  }
+  if (armed_.empty()) return;
+  ensure_fiu_initialised();
+  for (const auto& fault : armed_) {
+    if (control && fault->fault().trigger.armed) fiu_enable(fault->control_point().c_str(), 1, nullptr, 0);
+  }
+  if (control) {
+    std::string dir = params_.run_dir.empty() ? "." : params_.run_dir;
+    if (!open_control_fifo(dir, source_)) log("could not open the control FIFO in " + dir);
+  }
+}
+
+Injector::~Injector() = default;
+
+void Injector::install(std::span<FaultPoint* const> points) {
+  if (armed_.empty()) return;
+  bool any = false;
+  for (FaultPoint* point : points) {
+    auto list = std::make_unique<std::vector<ArmedFault*>>();
+    for (const auto& fault : armed_) {
+      for (const auto& name : points_for_fault(fault->fault())) {
+        if (name == point->name()) {
+          list->push_back(fault.get());
+          break;
+        }
+      }
+    }
+    if (list->empty()) continue;
+    fiu_enable(point->name(), 1, nullptr, 0);
+    point->faults_.store(list.get(), std::memory_order_release);
+    point_lists_.push_back(std::move(list));
+    any = true;
+  }
+  if (any) g_any_armed.store(true, std::memory_order_release);
+}
+
+void Injector::record_injection(const ArmedFault& fault, const char* point, const CallSite& site,
+                                const nlohmann::json& extra) const {
+  const Fault& f = fault.fault();
+  nlohmann::json fields = {{"fault_id", f.id},
+                           {"kind", f.kind},
+                           {"layer", to_string(f.layer)},
+                           {"point", point},
+                           {"call", ArmedFault::last_call_on_this_thread()},
+                           {"firing", ArmedFault::last_firing_on_this_thread()},
+                           {"attempt", params_.attempt}};
+  if (site.op != nullptr) fields["op"] = site.op;
+  if (site.peer >= 0) fields["peer"] = site.peer;
+  if (site.bytes != 0) fields["bytes"] = site.bytes;
+  if (site.comm >= 0) fields["comm"] = site.comm;
+  if (site.direction != Direction::kAny) fields["direction"] = to_string(site.direction);
+  if (extra.is_object()) {
+    for (const auto& [k, v] : extra.items()) fields[k] = v;
+  }
+  int rank = site.rank >= 0 ? site.rank : params_.rank;
+  events_.write_for_rank(rank, ev::kInject, fields);
+  if (params_.log) {
+    log("inject " + f.id + " (" + f.kind + ") at " + point + " " + fields.dump());
+  }
+}
+
+void Injector::log(const std::string& msg) const {
+  if (!params_.log) return;
+  std::fprintf(stderr, "ncclfi[%d %d] %s: %s\n", params_.rank, static_cast<int>(::getpid()), source_.c_str(),
+               msg.c_str());
+}
+
+Injector& Injector::instance(Layer layer, const char* source) {
+  // Created once per layer and never destroyed: NCCL's proxy threads may still call into points while
+  // the process runs its static destructors.
+  static std::array<std::once_flag, 3> once;
+  static std::array<Injector*, 3> instances{};
+  auto index = static_cast<size_t>(layer);
+  std::call_once(once[index], [&] { instances[index] = new Injector(Params::get(), layer, source); });
+  return *instances[index];
+}
+
+}  // namespace ncclfi

@@ -1,0 +1,81 @@
+#include "ncclfi/params.h"
+
+#include <cerrno>
+#include <climits>
+#include <algorithm>
+#include <cstdlib>
+#include <initializer_list>
+
+namespace ncclfi {
+namespace {
+
+std::string env_string(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+// An integer variable, or `fallback` when unset or malformed (a bad value never breaks a job).
+long env_long(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  long value = std::strtol(v, &end, 10);
+  if (errno != 0 || *end != '\0') return fallback;
+  return value;
+}
+
+bool env_flag(const char* name) {
+  std::string v = env_string(name);
+  return !v.empty() && v != "0" && v != "false" && v != "no";
+}
+
+int first_int(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    long v = env_long(name, -1);
+    if (v >= 0 && v <= INT_MAX) return static_cast<int>(v);
+  }
+  return -1;
+}
+
+}  // namespace
+
+int resolve_rank_from_env() {
+  return first_int({"NCCLFI_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"});
+}
+
+int resolve_world_size_from_env() {
+  return first_int({"NCCLFI_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE"});
+}
+
+Params Params::from_env() {
+  Params p;
+  p.plan_path = env_string("NCCLFI_PLAN");
+  p.events_path = env_string("NCCLFI_EVENTS");
+  p.run_dir = env_string("NCCLFI_RUN_DIR");
+  p.rank = resolve_rank_from_env();
+  p.world_size = resolve_world_size_from_env();
+  p.attempt = static_cast<int>(env_long("NCCLFI_ATTEMPT", 0));
+  p.log = env_flag("NCCLFI_LOG");
+  p.trace_ops = env_flag("NCCLFI_TRACE_OPS");
+  p.net_inner = env_string("NCCLFI_NET_INNER");
+  p.net_nsocks = static_cast<int>(std::clamp(env_long("NCCLFI_NET_NSOCKS", p.net_nsocks), 0L, 64L));
+  p.net_nthreads = static_cast<int>(std::clamp(env_long("NCCLFI_NET_NTHREADS", p.net_nthreads), 0L, 16L));
+  p.net_speed_mbps =
+      static_cast<int>(std::clamp(env_long("NCCLFI_NET_SPEED_MBPS", p.net_speed_mbps), 1L, 10000000L));
+  p.net_inline_bytes = static_cast<int>(std::clamp(env_long("NCCLFI_NET_INLINE", p.net_inline_bytes), 0L, 4096L));
+  p.net_min_chunk = static_cast<size_t>(
+      std::clamp(env_long("NCCLFI_NET_MIN_CHUNK", static_cast<long>(p.net_min_chunk)), 4096L, 1L << 30));
+  if (p.run_dir.empty() && !p.plan_path.empty()) {
+    auto slash = p.plan_path.rfind('/');
+    p.run_dir = slash == std::string::npos ? "." : p.plan_path.substr(0, slash);
+  }
+  return p;
+}
+
+const Params& Params::get() {
+  static const Params params = from_env();
+  return params;
+}
+
+}  // namespace ncclfi

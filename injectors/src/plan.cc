@@ -1,0 +1,291 @@
+// Parsing and serialising fault plans. Every rejection names the file, the JSON pointer of the bad
+// field, what was expected and what was found; no input crashes the parser (tests/fuzz).
+#include "ncclfi/plan.h"
+
+#include <csignal>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "ncclfi/fault_kinds.h"
+#include "plan_json.h"
+
+namespace ncclfi {
+
+using plan_json::Where;
+
+namespace plan_detail {
+Target parse_target(const nlohmann::json& v, const Where& w, Layer layer);
+Trigger parse_trigger(const nlohmann::json& v, const Where& w);
+nlohmann::json target_to_json(const Target& t);
+nlohmann::json trigger_to_json(const Trigger& t);
+}  // namespace plan_detail
+
+const char* to_string(Layer layer) {
+  switch (layer) {
+    case Layer::kNet: return "net";
+    case Layer::kApi: return "api";
+    case Layer::kProc: return "proc";
+  }
+  return "?";
+}
+
+const char* to_string(Direction direction) {
+  switch (direction) {
+    case Direction::kAny: return "any";
+    case Direction::kSend: return "send";
+    case Direction::kRecv: return "recv";
+  }
+  return "?";
+}
+
+PlanError::PlanError(std::string file, std::string pointer, std::string expected, std::string found)
+    : std::runtime_error(file + ": " + pointer + ": expected " + expected + ", got " + found),
+      file_(std::move(file)),
+      pointer_(std::move(pointer)),
+      expected_(std::move(expected)),
+      found_(std::move(found)) {}
+
+std::string describe_json(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::null: return "null";
+    case nlohmann::json::value_t::object: return "an object";
+    case nlohmann::json::value_t::array: return "an array";
+    case nlohmann::json::value_t::discarded: return "nothing";
+    default: {
+      std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      if (text.size() > 80) text = text.substr(0, 77) + "...";
+      return text;
+    }
+  }
+}
+
+std::optional<int> nccl_result_from_name(std::string_view name) {
+  static constexpr std::string_view kNames[] = {
+      "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
+      "ncclInvalidUsage", "ncclRemoteError", "ncclInProgress", "ncclTimeout"};
+  for (size_t i = 0; i < std::size(kNames); ++i) {
+    if (kNames[i] == name) return static_cast<int>(i);
+  }
+  return std::nullopt;
+}
+
+std::optional<int> signal_from_name(std::string_view name) {
+  if (name.substr(0, 3) == "SIG") name.remove_prefix(3);
+  static constexpr std::pair<std::string_view, int> kSignals[] = {
+      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ILL", SIGILL},   {"ABRT", SIGABRT},
+      {"BUS", SIGBUS},   {"FPE", SIGFPE},   {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"SEGV", SIGSEGV},
+      {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"STOP", SIGSTOP},
+      {"CONT", SIGCONT}};
+  for (const auto& [n, v] : kSignals) {
+    if (n == name) return v;
+  }
+  return std::nullopt;
+}
+
+double Fault::param_double(const char* key, double fallback) const {
+  auto it = params.find(key);
+  return (it != params.end() && it->is_number()) ? it->get<double>() : fallback;
+}
+
+int64_t Fault::param_int(const char* key, int64_t fallback) const {
+  auto it = params.find(key);
+  return (it != params.end() && it->is_number_integer()) ? it->get<int64_t>() : fallback;
+}
+
+std::string Fault::param_string(const char* key, const std::string& fallback) const {
+  auto it = params.find(key);
+  return (it != params.end() && it->is_string()) ? it->get<std::string>() : fallback;
+}
+
+int Fault::nccl_code(int fallback) const {
+  auto it = params.find("code");
+  if (it == params.end()) return fallback;
+  if (it->is_number_integer()) return it->get<int>();
+  if (it->is_string()) return nccl_result_from_name(it->get<std::string>()).value_or(fallback);
+  return fallback;
+}
+
+int Fault::signal_number(int fallback) const {
+  auto it = params.find("signal");
+  if (it == params.end()) return fallback;
+  if (it->is_number_integer()) return it->get<int>();
+  if (it->is_string()) return signal_from_name(it->get<std::string>()).value_or(fallback);
+  return fallback;
+}
+
+namespace {
+
+Layer parse_layer(const nlohmann::json& v, const Where& w) {
+  if (v == "net") return Layer::kNet;
+  if (v == "api") return Layer::kApi;
+  if (v == "proc") return Layer::kProc;
+  w.fail("one of \"net\", \"api\", \"proc\"", v);
+}
+
+std::string kinds_of(Layer layer) {
+  std::string list;
+  for (const auto& spec : fault_kinds()) {
+    if (spec.layer == layer) list += (list.empty() ? "" : ", ") + std::string(spec.kind);
+  }
+  return list;
+}
+
+void check_param(const ParamSpec& spec, const nlohmann::json& v, const Where& w) {
+  using plan_json::read_nonneg_int;
+  switch (spec.type) {
+    case ParamType::kNonNegInt: read_nonneg_int(v, w); break;
+    case ParamType::kPositiveInt: plan_json::read_positive_int(v, w); break;
+    case ParamType::kNonNegNumber: plan_json::read_nonneg_number(v, w); break;
+    case ParamType::kPositiveNumber: plan_json::read_positive_number(v, w); break;
+    case ParamType::kBool: plan_json::read_bool(v, w); break;
+    case ParamType::kString: {
+      std::string s = plan_json::read_string(v, w);
+      if (spec.choices.empty()) break;
+      std::string list;
+      for (auto c : spec.choices) {
+        if (c == s) return;
+        list += (list.empty() ? "" : ", ") + std::string(c);
+      }
+      w.fail("one of " + list, v);
+    }
+    case ParamType::kIntOrString: {
+      if (spec.name == "code") {
+        if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= 8) break;
+        if (v.is_string() && nccl_result_from_name(v.get<std::string>()).value_or(0) > 0) break;
+        w.fail("an NCCL error code (1-8 or a name such as \"ncclRemoteError\")", v);
+      }
+      if (spec.name == "signal") {
+        if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= 64) break;
+        if (v.is_string() && signal_from_name(v.get<std::string>())) break;
+        w.fail("a signal (1-64 or a name such as \"SIGKILL\")", v);
+      }
+      if (!v.is_number_integer() && !v.is_string()) w.fail("an integer or a string", v);
+      break;
+    }
+  }
+}
+
+void check_params(const FaultKindSpec& spec, const nlohmann::json& params, const Where& w) {
+  if (!params.is_object()) w.fail("an object", params);
+  for (const auto& [key, value] : params.items()) {
+    const ParamSpec* found = nullptr;
+    for (const auto& p : spec.params) {
+      if (p.name == key) found = &p;
+    }
+    if (found == nullptr) {
+      std::string list;
+      for (const auto& p : spec.params) list += (list.empty() ? "" : ", ") + std::string(p.name);
+      w.at(key).fail_text(std::string("a parameter of ") + to_string(spec.layer) + " " + std::string(spec.kind) +
+                              " (" + (list.empty() ? "it takes none" : list) + ")",
+                          "\"" + key + "\"");
+    }
+    check_param(*found, value, w.at(key));
+  }
+  for (const auto& p : spec.params) {
+    if (p.required && !params.contains(std::string(p.name))) {
+      w.at(p.name).fail_text("a value (" + std::string(p.help) + ")", "nothing");
+    }
+  }
+}
+
+bool valid_id(const std::string& id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Fault parse_fault(const nlohmann::json& obj, const std::string& file, const std::string& pointer) {
+  Where w{file, pointer};
+  plan_json::require_object(obj, w, {"id", "layer", "kind", "params", "target", "trigger", "summary"});
+  Fault f;
+  if (!obj.contains("id")) w.at("id").fail_text("a fault id (letters, digits, _ - .)", "nothing");
+  f.id = plan_json::read_string(obj["id"], w.at("id"));
+  if (!valid_id(f.id)) w.at("id").fail("an id of 1-64 letters, digits, '_', '-' or '.'", obj["id"]);
+  if (!obj.contains("layer")) w.at("layer").fail_text("one of \"net\", \"api\", \"proc\"", "nothing");
+  f.layer = parse_layer(obj["layer"], w.at("layer"));
+  if (!obj.contains("kind")) w.at("kind").fail_text("a fault kind", "nothing");
+  f.kind = plan_json::read_string(obj["kind"], w.at("kind"));
+  const FaultKindSpec* spec = find_fault_kind(f.layer, f.kind);
+  if (spec == nullptr) {
+    w.at("kind").fail(std::string("a ") + to_string(f.layer) + " fault kind (" + kinds_of(f.layer) + ")",
+                      obj["kind"]);
+  }
+  if (obj.contains("summary")) plan_json::read_string(obj["summary"], w.at("summary"));
+  if (obj.contains("params")) {
+    check_params(*spec, obj["params"], w.at("params"));
+    f.params = obj["params"];
+  } else {
+    check_params(*spec, nlohmann::json::object(), w.at("params"));
+  }
+  if (obj.contains("target")) f.target = plan_detail::parse_target(obj["target"], w.at("target"), f.layer);
+  if (obj.contains("trigger")) f.trigger = plan_detail::parse_trigger(obj["trigger"], w.at("trigger"));
+  if (!f.target.ops.empty() && points_for_fault(f).empty()) {
+    std::string list;
+    for (auto p : spec->points) list += (list.empty() ? "" : ", ") + std::string(p);
+    w.at("target").at("ops").fail(
+        "ops that " + std::string(to_string(f.layer)) + " " + f.kind + " can hit (points: " + list + ")",
+        obj["target"]["ops"]);
+  }
+  return f;
+}
+
+FaultPlan parse_plan(const nlohmann::json& doc, const std::string& file) {
+  Where w{file, ""};
+  plan_json::require_object(doc, w, {"version", "seed", "control", "faults"});
+  FaultPlan plan;
+  if (doc.contains("version")) {
+    const auto& v = doc["version"];
+    if (!(v.is_number_integer() && v.get<int64_t>() == 1)) w.at("version").fail("1", v);
+  }
+  if (doc.contains("seed")) plan.seed = plan_json::read_nonneg_int(doc["seed"], w.at("seed"));
+  if (doc.contains("control")) plan.control = plan_json::read_bool(doc["control"], w.at("control"));
+  if (!doc.contains("faults")) w.at("faults").fail_text("an array of faults", "nothing");
+  const auto& faults = doc["faults"];
+  if (!faults.is_array()) w.at("faults").fail("an array of faults", faults);
+  std::set<std::string> ids;
+  for (size_t i = 0; i < faults.size(); ++i) {
+    Fault f = parse_fault(faults[i], file, w.at("faults").at(i).pointer);
+    if (!ids.insert(f.id).second) {
+      w.at("faults").at(i).at("id").fail("an id not used by another fault", faults[i]["id"]);
+    }
+    plan.faults.push_back(std::move(f));
+  }
+  return plan;
+}
+
+FaultPlan load_plan_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw PlanError(path, "/", "a readable plan file", "a file that cannot be opened");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw PlanError(path, "/", "valid JSON", "a syntax error at byte " + std::to_string(e.byte));
+  }
+  return parse_plan(doc, path);
+}
+
+nlohmann::json to_json(const Fault& fault) {
+  nlohmann::json j = {{"id", fault.id}, {"layer", to_string(fault.layer)}, {"kind", fault.kind},
+                      {"params", fault.params}};
+  j["target"] = plan_detail::target_to_json(fault.target);
+  j["trigger"] = plan_detail::trigger_to_json(fault.trigger);
+  return j;
+}
+
+nlohmann::json to_json(const FaultPlan& plan) {
+  nlohmann::json faults = nlohmann::json::array();
+  for (const auto& f : plan.faults) faults.push_back(to_json(f));
+  return {{"version", 1}, {"seed", plan.seed}, {"control", plan.control}, {"faults", faults}};
+}
+
+}  // namespace ncclfi

@@ -1,0 +1,97 @@
+// The per-call firing decision. Lock-free until a fault is about to fire; see point.h.
+#include "ncclfi/point.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fiu.h>
+
+#include "ncclfi/event_log.h"
+#include "splitmix.h"
+
+namespace ncclfi {
+namespace {
+thread_local uint64_t t_last_firing = 0;
+thread_local uint64_t t_last_call = 0;
+}  // namespace
+
+bool target_matches(const Target& target, const CallSite& site) {
+  switch (target.rank_select) {
+    case Target::RankSelect::kAll: break;
+    case Target::RankSelect::kList:
+      if (std::find(target.ranks.begin(), target.ranks.end(), site.rank) == target.ranks.end()) return false;
+      break;
+    case Target::RankSelect::kRandom:  // the Injector resolves these to lists; this is the slow fallback
+      if (!target.matches_rank(site.rank, site.world_size)) return false;
+      break;
+  }
+  if (target.direction != Direction::kAny && site.direction != target.direction) return false;
+  if (target.peer && site.peer != *target.peer) return false;
+  if (site.bytes < target.min_bytes) return false;
+  if (target.comm && site.comm != *target.comm) return false;
+  return true;
+}
+
+double seeded_uniform(uint64_t seed, const std::string& fault_id, uint64_t call_index) {
+  // FNV-1a over the id, mixed with the seed and the call index: a pure function of its inputs, so
+  // the same seed gives the same schedule whatever the threads and timing.
+  uint64_t h = 1469598103934665603ULL;
+  for (char c : fault_id) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
+  uint64_t z = splitmix64_mix(seed ^ splitmix64_mix(h ^ splitmix64_mix(call_index)));
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+ArmedFault::ArmedFault(Fault fault, uint64_t plan_seed, bool runtime_control)
+    : fault_(std::move(fault)),
+      seed_(fault_.trigger.seed != 0 ? fault_.trigger.seed : plan_seed),
+      runtime_control_(runtime_control),
+      control_point_("ncclfi/fault/" + fault_.id) {}
+
+uint64_t ArmedFault::decide(const char* point_name) {
+  const Trigger& trig = fault_.trigger;
+  t_last_firing = 0;
+  // A fault under runtime control counts calls only while armed (its libfiu control point enabled).
+  if (runtime_control_ && fiu_fail(control_point_.c_str()) == 0) return 0;
+  const uint64_t call = calls_.fetch_add(1, std::memory_order_relaxed) + 1;
+  t_last_call = call;
+  if (trig.after_ms != 0) {
+    int64_t now = Clock::mono_ns();
+    int64_t first = first_call_mono_ns_.load(std::memory_order_relaxed);
+    if (first == 0 && first_call_mono_ns_.compare_exchange_strong(first, now)) first = now;
+    if (now - first < static_cast<int64_t>(trig.after_ms) * 1000000) return 0;
+  }
+  if (call < trig.after_calls) return 0;
+  if (trig.probability < 1.0 && seeded_uniform(seed_, fault_.id, call) >= trig.probability) return 0;
+  uint64_t fired = fired_.load(std::memory_order_relaxed);
+  if (trig.count != 0 && fired >= trig.count) return 0;
+  // About to fire: libfiu has the last word (a point disabled at run time does not fire).
+  if (fiu_fail(point_name) == 0) return 0;
+  if (trig.count == 0) {
+    t_last_firing = fired_.fetch_add(1, std::memory_order_relaxed) + 1;
+    return t_last_firing;
+  }
+  while (fired < trig.count) {
+    if (fired_.compare_exchange_weak(fired, fired + 1, std::memory_order_relaxed)) {
+      t_last_firing = fired + 1;
+      return t_last_firing;
+    }
+  }
+  return 0;
+}
+
+uint64_t ArmedFault::last_firing_on_this_thread() { return t_last_firing; }
+uint64_t ArmedFault::last_call_on_this_thread() { return t_last_call; }
+
+FaultPoint::FaultPoint(const char* name) : name_(name) {}
+
+const ArmedFault* FaultPoint::check_slow(const CallSite& site) {
+  const std::vector<ArmedFault*>* faults = faults_.load(std::memory_order_acquire);
+  if (faults == nullptr) return nullptr;
+  for (ArmedFault* fault : *faults) {
+    if (!target_matches(fault->fault().target, site)) continue;
+    if (fault->decide(name_) != 0) return fault;
+  }
+  return nullptr;
+}
+
+}  // namespace ncclfi

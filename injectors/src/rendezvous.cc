@@ -1,0 +1,256 @@
+// Workload rendezvous: environment reading and a small TCP allgather through rank 0.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+
+#include "ncclfi/event_log.h"
+#include "ncclfi/workload_contract.h"
+
+namespace ncclfi {
+namespace {
+
+std::optional<long> env_int(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long value = std::strtol(v, &end, 10);
+  if (errno != 0 || *end != '\0') {
+    throw std::runtime_error(std::string(name) + "=" + v + ": expected an integer");
+  }
+  return value;
+}
+
+const char* env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? v : fallback;
+}
+
+using Deadline = int64_t;  // CLOCK_MONOTONIC ns
+
+int ms_left(Deadline d) {
+  int64_t left = (d - Clock::mono_ns()) / 1000000;
+  return left < 0 ? 0 : static_cast<int>(left > 1 << 30 ? 1 << 30 : left);
+}
+
+void wait_fd(int fd, short events, Deadline d, const char* what) {
+  for (;;) {
+    pollfd pfd{fd, events, 0};
+    int r = ::poll(&pfd, 1, ms_left(d));
+    if (r > 0) {
+      if ((pfd.revents & (POLLERR | POLLNVAL)) != 0) throw std::runtime_error(std::string("rendezvous: ") + what + ": socket error");
+      return;
+    }
+    if (r == 0) throw std::runtime_error(std::string("rendezvous: timed out while ") + what);
+    if (errno != EINTR) throw std::runtime_error(std::string("rendezvous: poll failed while ") + what);
+  }
+}
+
+void send_all(int fd, const void* data, size_t size, Deadline d) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
+    if (n > 0) {
+      p += n;
+      size -= static_cast<size_t>(n);
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      wait_fd(fd, POLLOUT, d, "sending");
+    } else {
+      throw std::runtime_error("rendezvous: a peer went away while sending");
+    }
+  }
+}
+
+void recv_all(int fd, void* data, size_t size, Deadline d) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    ssize_t n = ::recv(fd, p, size, 0);
+    if (n > 0) {
+      p += n;
+      size -= static_cast<size_t>(n);
+    } else if (n == 0) {
+      throw std::runtime_error("rendezvous: a peer closed its connection");
+    } else if (errno == EAGAIN || errno == EINTR) {
+      wait_fd(fd, POLLIN, d, "receiving");
+    } else {
+      throw std::runtime_error("rendezvous: a peer went away while receiving");
+    }
+  }
+}
+
+void send_blob(int fd, const std::string& blob, Deadline d) {
+  uint32_t len = htonl(static_cast<uint32_t>(blob.size()));
+  send_all(fd, &len, sizeof(len), d);
+  send_all(fd, blob.data(), blob.size(), d);
+}
+
+std::string recv_blob(int fd, Deadline d) {
+  uint32_t len = 0;
+  recv_all(fd, &len, sizeof(len), d);
+  len = ntohl(len);
+  if (len > (64u << 20)) throw std::runtime_error("rendezvous: oversized message");
+  std::string blob(len, '\0');
+  recv_all(fd, blob.data(), len, d);
+  return blob;
+}
+
+sockaddr_in resolve(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
+    throw std::runtime_error("rendezvous: cannot resolve MASTER_ADDR " + host);
+  }
+  sockaddr_in addr{};
+  std::memcpy(&addr, res->ai_addr, sizeof(addr));
+  ::freeaddrinfo(res);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  return addr;
+}
+
+int make_socket() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) throw std::runtime_error("rendezvous: socket() failed");
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return fd;
+}
+
+}  // namespace
+
+RendezvousInfo rendezvous_from_env() {
+  RendezvousInfo info;
+  if (auto r = env_int("RANK")) {
+    info.launcher = "torchrun-env";
+    info.rank = static_cast<int>(*r);
+    auto ws = env_int("WORLD_SIZE");
+    if (!ws) throw std::runtime_error("RANK is set but WORLD_SIZE is not");
+    info.world_size = static_cast<int>(*ws);
+    info.local_rank = static_cast<int>(env_int("LOCAL_RANK").value_or(0));
+    info.master_addr = env_or("MASTER_ADDR", "127.0.0.1");
+    info.master_port = static_cast<int>(env_int("MASTER_PORT").value_or(29500));
+  } else if (auto orank = env_int("OMPI_COMM_WORLD_RANK")) {
+    info.launcher = "openmpi";
+    info.rank = static_cast<int>(*orank);
+    info.world_size = static_cast<int>(env_int("OMPI_COMM_WORLD_SIZE").value_or(-1));
+    info.local_rank = static_cast<int>(env_int("OMPI_COMM_WORLD_LOCAL_RANK").value_or(0));
+    info.master_addr = env_or("MASTER_ADDR", "127.0.0.1");
+    info.master_port = static_cast<int>(env_int("MASTER_PORT").value_or(29500));
+  } else if (auto srank = env_int("SLURM_PROCID")) {
+    info.launcher = "slurm";
+    info.rank = static_cast<int>(*srank);
+    info.world_size = static_cast<int>(env_int("SLURM_NTASKS").value_or(-1));
+    info.local_rank = static_cast<int>(env_int("SLURM_LOCALID").value_or(0));
+    info.master_addr = env_or("MASTER_ADDR", env_or("SLURM_LAUNCH_NODE_IPADDR", "127.0.0.1"));
+    info.master_port = static_cast<int>(env_int("MASTER_PORT").value_or(29500));
+  } else {
+    // A single process with no launcher: a world of one.
+    info.rank = 0;
+    info.world_size = 1;
+  }
+  if (info.world_size < 1) throw std::runtime_error("the world size is missing or below 1");
+  if (info.rank < 0 || info.rank >= info.world_size) {
+    throw std::runtime_error("rank " + std::to_string(info.rank) + " is outside a world of " +
+                             std::to_string(info.world_size));
+  }
+  if (info.master_port <= 0 || info.master_port > 65535) throw std::runtime_error("MASTER_PORT is not a port");
+  return info;
+}
+
+Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds timeout)
+    : info_(info), timeout_(timeout) {
+  if (info_.world_size == 1) return;
+  Deadline d = Clock::mono_ns() + static_cast<int64_t>(timeout_.count()) * 1000000;
+  sockaddr_in addr = resolve(info_.master_addr, info_.master_port);
+  if (info_.rank == 0) {
+    listen_fd_ = make_socket();
+    int one = 1;
+    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      throw std::runtime_error("rendezvous: cannot bind " + info_.master_addr + ":" +
+                               std::to_string(info_.master_port) + ": " + std::strerror(errno));
+    }
+    ::listen(listen_fd_, 1024);
+    peer_fds_.assign(static_cast<size_t>(info_.world_size), -1);
+    for (int joined = 1; joined < info_.world_size;) {
+      wait_fd(listen_fd_, POLLIN, d, "waiting for the other ranks to connect");
+      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      uint32_t peer = 0;
+      recv_all(fd, &peer, sizeof(peer), d);
+      peer = ntohl(peer);
+      if (peer == 0 || peer >= static_cast<uint32_t>(info_.world_size) || peer_fds_[peer] >= 0) {
+        ::close(fd);
+        continue;
+      }
+      peer_fds_[peer] = fd;
+      ++joined;
+    }
+    return;
+  }
+  for (;;) {  // rank 0 may not listen yet: retry until the deadline
+    int fd = make_socket();
+    int r = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    if (r != 0 && errno == EINPROGRESS) {
+      try {
+        wait_fd(fd, POLLOUT, d, "connecting to rank 0");
+      } catch (...) {
+        ::close(fd);
+        throw;
+      }
+      int err = 0;
+      socklen_t len = sizeof(err);
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      r = err == 0 ? 0 : -1;
+    }
+    if (r == 0) {
+      uint32_t me = htonl(static_cast<uint32_t>(info_.rank));
+      send_all(fd, &me, sizeof(me), d);
+      peer_fds_.push_back(fd);
+      return;
+    }
+    ::close(fd);
+    if (ms_left(d) == 0) throw std::runtime_error("rendezvous: timed out connecting to rank 0");
+    ::usleep(50000);
+  }
+}
+
+Rendezvous::~Rendezvous() {
+  for (int fd : peer_fds_) {
+    if (fd >= 0) ::close(fd);
+  }
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+}
+
+std::vector<std::string> Rendezvous::allgather(const std::string& mine) {
+  std::vector<std::string> all(static_cast<size_t>(info_.world_size));
+  all[static_cast<size_t>(info_.rank)] = mine;
+  if (info_.world_size == 1) return all;
+  Deadline d = Clock::mono_ns() + static_cast<int64_t>(timeout_.count()) * 1000000;
+  if (info_.rank == 0) {
+    for (int r = 1; r < info_.world_size; ++r) all[static_cast<size_t>(r)] = recv_blob(peer_fds_[static_cast<size_t>(r)], d);
+    for (int r = 1; r < info_.world_size; ++r) {
+      for (const auto& blob : all) send_blob(peer_fds_[static_cast<size_t>(r)], blob, d);
+    }
+    return all;
+  }
+  send_blob(peer_fds_[0], mine, d);
+  for (auto& blob : all) blob = recv_blob(peer_fds_[0], d);
+  return all;
+}
+
+void Rendezvous::barrier() { (void)allgather(std::string()); }
+
+}  // namespace ncclfi
