@@ -1,0 +1,400 @@
+#include "net_shim.h"
+
+#include <cerrno>
+#include <chrono>
+#include <thread>
+
+#include "inner_backend.h"
+#include "net_log.h"
+#include "tcp_transport.h"
+
+namespace ncclfi::net {
+namespace {
+
+FaultPoint g_listen_point{"net/listen"};
+FaultPoint g_connect_point{"net/connect"};
+FaultPoint g_accept_point{"net/accept"};
+FaultPoint g_isend_point{"net/isend"};
+FaultPoint g_irecv_point{"net/irecv"};
+FaultPoint g_test_point{"net/test"};
+FaultPoint* const kPoints[] = {&g_listen_point, &g_connect_point, &g_accept_point,
+                               &g_isend_point,  &g_irecv_point,   &g_test_point};
+
+int64_t mono_now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+TcpConfig tcp_config_from(const Params& params) {
+  TcpConfig config;
+  config.nsocks = std::clamp(params.net_nsocks, 0, 64);
+  config.nthreads = std::clamp(params.net_nthreads, 1, 16);
+  config.inline_bytes = static_cast<size_t>(std::clamp(params.net_inline_bytes, 0, 65536));
+  config.min_chunk = std::max<size_t>(params.net_min_chunk, 4096);
+  config.speed_mbps = params.net_speed_mbps > 0 ? params.net_speed_mbps : 100000;
+  config.rank = params.rank;
+  if (const char* ifname = std::getenv("NCCL_SOCKET_IFNAME")) config.ifname = ifname;
+  return config;
+}
+
+}  // namespace
+
+struct NetShim::Comm {
+  void* inner = nullptr;
+  bool is_send = false;
+  int peer = -1;
+  TokenBucket bucket;
+  std::atomic<int64_t> stall_until_ns{0};
+  Request* deferred = nullptr;  // a request whose faults were decided but the backend asked to retry
+};
+
+struct NetShim::Request {
+  void* inner = nullptr;
+  Comm* comm = nullptr;
+  uint64_t id = 0;
+  bool is_send = false;
+  char* data = nullptr;
+  size_t bytes = 0;
+  int peer = -1;
+  bool device_memory = false;
+  bool dropped = false;
+  int64_t hold_ns = 0;
+  const ArmedFault* corrupt = nullptr;
+  uint64_t corrupt_seed = 0;
+  std::vector<char> corrupt_copy;  // send: the flipped copy that went on the wire
+  bool inner_done = false;
+  int size = 0;
+  int64_t release_ns = 0;
+};
+
+NetShim& NetShim::instance(const ShimOptions& options) {
+  static NetShim* shim = new NetShim(options);  // never destroyed: NCCL may call us during exit
+  return *shim;
+}
+
+NetShim::NetShim(const ShimOptions& options) {
+  const Params& params = Params::get();
+  rank_ = params.rank;
+  if (options.allow_wrap && !params.net_inner.empty()) {
+    backend_ = make_inner_backend(params.net_inner, &setup_error_);
+  } else {
+    backend_ = std::make_unique<TcpTransport>(tcp_config_from(params));
+  }
+  if (options.allow_faults && !params.plan_path.empty()) {
+    Injector& injector = Injector::instance(Layer::kNet, "net");
+    injector.install(kPoints);
+    if (!injector.inert()) injector_ = &injector;
+  }
+}
+
+CallSite NetShim::site(const char* op, int peer, Direction direction, uint64_t bytes) const {
+  CallSite s;
+  s.rank = rank_;
+  s.world_size = injector_ ? injector_->params().world_size : -1;
+  s.op = op;
+  s.peer = peer;
+  s.direction = direction;
+  s.bytes = bytes;
+  return s;
+}
+
+NetStatus NetShim::init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* config, ncclDebugLogger_t logger) {
+  *ctx = nullptr;
+  set_logger(logger);
+  if (!backend_) {
+    NCCLFI_NET_WARN("%s", setup_error_.c_str());
+    return nccl_status(ncclInvalidUsage);
+  }
+  NetStatus status = backend_->init(ctx, comm_id, config, logger);
+  if (status == kNetOk) {
+    NCCLFI_NET_INFO("initialised: backend %s, faults %s", backend_->kind(), faults_on() ? "armed" : "none");
+  }
+  return status;
+}
+
+NetStatus NetShim::finalize(void* ctx) {
+  if (!backend_) return kNetOk;  // tolerant of the init-failure path (nccl-facts.md 1.2 item 18)
+  return backend_->finalize(ctx);
+}
+
+NetStatus NetShim::devices(int* ndev) {
+  *ndev = 0;
+  return backend_ ? backend_->devices(ndev) : nccl_status(ncclInvalidUsage);
+}
+
+NetStatus NetShim::get_properties(int dev, ncclNetProperties_v11_t* props) {
+  if (!backend_) return nccl_status(ncclInvalidUsage);
+  NetStatus status = backend_->get_properties(dev, props);
+  // We forward neither iflush nor regMrDmaBuf, so NCCL must stage through host memory even when an
+  // inner plugin could do GPUDirect.
+  props->ptrSupport &= NCCL_PTR_HOST;
+  return status;
+}
+
+NetStatus NetShim::connection_fault(const char* point, const ArmedFault* fault, const CallSite& s) {
+  const Fault& f = fault->fault();
+  injector_->record_injection(*fault, point, s);
+  if (f.kind == "connect_fail" || f.kind == "error") {
+    NCCLFI_NET_WARN("injected %s at %s (fault %s)", f.kind.c_str(), point, f.id.c_str());
+    return nccl_status(fault_error_code(f, ncclSystemError));
+  }
+  if (f.kind == "delay" || f.kind == "stall") {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(fault_delay_ns(f, seed_, fault->firings())));
+  }
+  return kNetOk;
+}
+
+NetStatus NetShim::listen(void* ctx, int dev, void* handle, void** listen_comm) {
+  *listen_comm = nullptr;
+  if (faults_on()) {
+    const CallSite s = site("listen", -1, Direction::kRecv, 0);
+    if (const ArmedFault* f = g_listen_point.check(s)) {
+      if (NetStatus st = connection_fault("net/listen", f, s)) return st;
+    }
+  }
+  return backend_->listen(ctx, dev, handle, listen_comm);
+}
+
+NetStatus NetShim::connect(void* ctx, int dev, void* handle, void** send_comm) {
+  *send_comm = nullptr;
+  if (!faults_on()) return backend_->connect(ctx, dev, handle, send_comm);
+  const CallSite s = site("connect", -1, Direction::kSend, 0);
+  if (const ArmedFault* f = g_connect_point.check(s)) {
+    if (NetStatus st = connection_fault("net/connect", f, s)) return st;
+  }
+  void* inner = nullptr;
+  if (NetStatus st = backend_->connect(ctx, dev, handle, &inner)) return st;
+  if (!inner) return kNetOk;
+  auto* comm = new Comm();
+  comm->inner = inner;
+  comm->is_send = true;
+  comm->peer = backend_->remote_rank(inner);
+  *send_comm = comm;
+  return kNetOk;
+}
+
+NetStatus NetShim::accept(void* listen_comm, void** recv_comm) {
+  *recv_comm = nullptr;
+  if (!faults_on()) return backend_->accept(listen_comm, recv_comm);
+  const CallSite s = site("accept", -1, Direction::kRecv, 0);
+  if (const ArmedFault* f = g_accept_point.check(s)) {
+    if (NetStatus st = connection_fault("net/accept", f, s)) return st;
+  }
+  void* inner = nullptr;
+  if (NetStatus st = backend_->accept(listen_comm, &inner)) return st;
+  if (!inner) return kNetOk;
+  auto* comm = new Comm();
+  comm->inner = inner;
+  comm->is_send = false;
+  comm->peer = backend_->remote_rank(inner);
+  *recv_comm = comm;
+  return kNetOk;
+}
+
+NetStatus NetShim::reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
+  if (!faults_on()) return backend_->reg_mr(comm, data, size, type, mhandle);
+  NetStatus st = backend_->reg_mr(static_cast<Comm*>(comm)->inner, data, size, type, mhandle);
+  if (st == kNetOk && type != NCCL_PTR_HOST) {
+    std::lock_guard<std::mutex> lock(mr_mu_);
+    device_mrs_.insert(*mhandle);
+  }
+  return st;
+}
+
+NetStatus NetShim::dereg_mr(void* comm, void* mhandle) {
+  if (!faults_on()) return backend_->dereg_mr(comm, mhandle);
+  {
+    std::lock_guard<std::mutex> lock(mr_mu_);
+    device_mrs_.erase(mhandle);
+  }
+  return backend_->dereg_mr(static_cast<Comm*>(comm)->inner, mhandle);
+}
+
+bool NetShim::is_device_mr(void* mhandle) {
+  if (!mhandle) return false;
+  std::lock_guard<std::mutex> lock(mr_mu_);
+  return device_mrs_.count(mhandle) != 0;
+}
+
+NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, const CallSite& s, Request* req) {
+  const Fault& f = fault->fault();
+  nlohmann::json extra = {{"request", req->id}, {"bytes", s.bytes}, {"peer", s.peer}};
+  NetStatus result = kNetOk;
+  if (f.kind == "drop") {
+    req->dropped = true;
+  } else if (f.kind == "delay") {
+    const int64_t ns = fault_delay_ns(f, seed_, fault->firings());
+    req->hold_ns += ns;
+    extra["delay_ms"] = static_cast<double>(ns) / 1e6;
+  } else if (f.kind == "throttle") {
+    const double gbps = f.param_double("gbps", 1.0);
+    req->comm->bucket.set_rate(gbps * 1e9);
+    extra["gbps"] = gbps;
+  } else if (f.kind == "stall") {
+    const int64_t until = mono_now() + static_cast<int64_t>(f.param_double("ms", 0) * 1e6);
+    req->comm->stall_until_ns.store(until);
+    extra["stall_ms"] = f.param_double("ms", 0);
+  } else if (f.kind == "corrupt") {
+    if (req->device_memory) {
+      NCCLFI_NET_WARN("fault %s: corrupt skipped, the buffer is device memory", f.id.c_str());
+      extra["skipped"] = "device memory";
+    } else {
+      req->corrupt = fault;
+      req->corrupt_seed = static_cast<uint64_t>(f.param_int("seed", static_cast<int64_t>(f.trigger.seed ? f.trigger.seed : seed_))) * 1000003ULL +
+                          fault->firings();
+    }
+  } else if (f.kind == "error") {
+    result = nccl_status(fault_error_code(f, ncclSystemError));
+    NCCLFI_NET_WARN("injected error %d at %s (fault %s)", static_cast<int>(to_nccl_result(result)), point,
+                    f.id.c_str());
+  }
+  injector_->record_injection(*fault, point, s, extra);
+  return result;
+}
+
+NetStatus NetShim::isend(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle,
+                         void** request) {
+  *request = nullptr;
+  if (!faults_on()) return backend_->isend(send_comm, data, size, tag, mhandle, phandle, request);
+  auto* comm = static_cast<Comm*>(send_comm);
+  Request* req = comm->deferred;
+  comm->deferred = nullptr;
+  if (!req) {
+    req = new Request();
+    req->comm = comm;
+    req->id = next_request_id_.fetch_add(1);
+    req->is_send = true;
+    req->data = static_cast<char*>(data);
+    req->bytes = size;
+    req->peer = comm->peer;
+    req->device_memory = is_device_mr(mhandle);
+    const CallSite s = site("isend", comm->peer, Direction::kSend, size);
+    if (const ArmedFault* f = g_isend_point.check(s)) {
+      if (NetStatus st = request_fault("net/isend", f, s, req)) {
+        delete req;
+        return st;
+      }
+    }
+    if (req->corrupt) {
+      req->corrupt_copy.assign(req->data, req->data + size);
+      flip_bits(req->corrupt_copy.data(), size, static_cast<uint64_t>(req->corrupt->fault().param_int("bits", 1)),
+                req->corrupt_seed);
+    }
+  }
+  void* payload = req->corrupt_copy.empty() ? data : req->corrupt_copy.data();
+  NetStatus st = backend_->isend(comm->inner, payload, size, tag, mhandle, phandle, &req->inner);
+  if (st != kNetOk) {
+    delete req;
+    return st;
+  }
+  if (!req->inner) {
+    comm->deferred = req;  // NCCL posts the same send again; keep the decision made for it
+    return kNetOk;
+  }
+  *request = req;
+  return kNetOk;
+}
+
+NetStatus NetShim::irecv(void* recv_comm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                         void** phandles, void** request) {
+  // NCCL may pre-set *request to NCCL_NET_OPTIONAL_RECV_COMPLETION: always overwrite it.
+  *request = nullptr;
+  if (!faults_on()) return backend_->irecv(recv_comm, n, data, sizes, tags, mhandles, phandles, request);
+  auto* comm = static_cast<Comm*>(recv_comm);
+  Request* req = comm->deferred;
+  comm->deferred = nullptr;
+  if (!req) {
+    req = new Request();
+    req->comm = comm;
+    req->id = next_request_id_.fetch_add(1);
+    req->is_send = false;
+    req->data = n > 0 ? static_cast<char*>(data[0]) : nullptr;
+    req->bytes = n > 0 ? sizes[0] : 0;
+    req->peer = n > 0 ? tags[0] : comm->peer;
+    req->device_memory = n > 0 && mhandles && is_device_mr(mhandles[0]);
+    const CallSite s = site("irecv", req->peer, Direction::kRecv, req->bytes);
+    if (const ArmedFault* f = g_irecv_point.check(s)) {
+      if (NetStatus st = request_fault("net/irecv", f, s, req)) {
+        delete req;
+        return st;
+      }
+    }
+  }
+  NetStatus st = backend_->irecv(comm->inner, n, data, sizes, tags, mhandles, phandles, &req->inner);
+  if (st != kNetOk) {
+    delete req;
+    return st;
+  }
+  if (!req->inner) {
+    comm->deferred = req;
+    return kNetOk;
+  }
+  *request = req;
+  return kNetOk;
+}
+
+void NetShim::finish_completion(Request* req, int64_t now) {
+  if (req->corrupt && !req->is_send && req->size > 0) {
+    const Fault& f = req->corrupt->fault();
+    const auto bits = static_cast<uint64_t>(f.param_int("bits", 1));
+    std::vector<uint64_t> flipped = flip_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed);
+    if (flipped.size() > 16) flipped.resize(16);
+    NCCLFI_NET_INFO("fault %s: flipped %llu bits in request %llu", f.id.c_str(),
+                    static_cast<unsigned long long>(bits), static_cast<unsigned long long>(req->id));
+    (void)flipped;
+  }
+  int64_t release = now + req->hold_ns;
+  if (req->comm->bucket.active()) {
+    release = std::max(release, req->comm->bucket.reserve(static_cast<uint64_t>(req->size), now));
+  }
+  req->release_ns = release;
+}
+
+NetStatus NetShim::test(void* request, int* done, int* sizes) {
+  if (!faults_on()) return backend_->test(request, done, sizes);
+  *done = 0;
+  auto* req = static_cast<Request*>(request);
+  if (!req->inner_done) {
+    int inner_done = 0;
+    int size = 0;
+    if (NetStatus st = backend_->test(req->inner, &inner_done, &size)) return st;
+    if (!inner_done) return kNetOk;
+    req->inner_done = true;
+    req->size = size;
+    const CallSite s = site("test", req->peer, req->is_send ? Direction::kSend : Direction::kRecv,
+                            static_cast<uint64_t>(size));
+    if (const ArmedFault* f = g_test_point.check(s)) {
+      if (NetStatus st = request_fault("net/test", f, s, req)) return st;
+    }
+    finish_completion(req, mono_now());
+  }
+  if (req->dropped) return kNetOk;  // the completion is never reported
+  const int64_t now = mono_now();
+  if (now < req->release_ns || now < req->comm->stall_until_ns.load(std::memory_order_relaxed)) return kNetOk;
+  *done = 1;
+  if (sizes) *sizes = req->size;
+  delete req;
+  return kNetOk;
+}
+
+NetStatus NetShim::close_send(void* send_comm) {
+  if (!faults_on()) return backend_->close_send(send_comm);
+  auto* comm = static_cast<Comm*>(send_comm);
+  NetStatus st = backend_->close_send(comm->inner);
+  delete comm->deferred;
+  delete comm;
+  return st;
+}
+
+NetStatus NetShim::close_recv(void* recv_comm) {
+  if (!faults_on()) return backend_->close_recv(recv_comm);
+  auto* comm = static_cast<Comm*>(recv_comm);
+  NetStatus st = backend_->close_recv(comm->inner);
+  delete comm->deferred;
+  delete comm;
+  return st;
+}
+
+NetStatus NetShim::close_listen(void* listen_comm) { return backend_->close_listen(listen_comm); }
+
+}  // namespace ncclfi::net

@@ -1,0 +1,72 @@
+// NetShim: the internal API every exported ncclNetPlugin_vN table calls. It owns the backend (our TCP
+// transport, or an inner plugin in wrap mode) and, when NCCLFI_PLAN arms net faults for this process,
+// wraps comms and requests to apply them: points net/listen, net/connect, net/accept, net/isend,
+// net/irecv, net/test. With no plan it forwards every call unchanged (no wrapping, no output).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "ncclfi/injector.h"
+#include "net_backend.h"
+#include "net_faults.h"
+
+namespace ncclfi::net {
+
+struct ShimOptions {
+  bool allow_wrap = true;    // honour NCCLFI_NET_INNER
+  bool allow_faults = true;  // honour NCCLFI_PLAN
+};
+
+class NetShim {
+ public:
+  // The process-wide shim, created on first use from Params::get(). Creation failures (bad inner plugin)
+  // are kept and returned by every init().
+  static NetShim& instance(const ShimOptions& options);
+
+  NetStatus init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* config, ncclDebugLogger_t logger);
+  NetStatus finalize(void* ctx);
+  NetStatus devices(int* ndev);
+  NetStatus get_properties(int dev, ncclNetProperties_v11_t* props);
+  NetStatus listen(void* ctx, int dev, void* handle, void** listen_comm);
+  NetStatus connect(void* ctx, int dev, void* handle, void** send_comm);
+  NetStatus accept(void* listen_comm, void** recv_comm);
+  NetStatus reg_mr(void* comm, void* data, size_t size, int type, void** mhandle);
+  NetStatus dereg_mr(void* comm, void* mhandle);
+  NetStatus isend(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle, void** request);
+  NetStatus irecv(void* recv_comm, int n, void** data, size_t* sizes, int* tags, void** mhandles, void** phandles,
+                  void** request);
+  NetStatus test(void* request, int* done, int* sizes);
+  NetStatus close_send(void* send_comm);
+  NetStatus close_recv(void* recv_comm);
+  NetStatus close_listen(void* listen_comm);
+
+ private:
+  struct Comm;
+  struct Request;
+  explicit NetShim(const ShimOptions& options);
+  bool faults_on() const { return injector_ != nullptr; }
+  CallSite site(const char* op, int peer, Direction direction, uint64_t bytes) const;
+  // Applies a fault that fired at a connection point (listen/connect/accept). Returns the status the
+  // call must return (kNetOk: go on).
+  NetStatus connection_fault(const char* point, const ArmedFault* fault, const CallSite& site);
+  // Applies a fault that fired on a data request (at post or at completion).
+  NetStatus request_fault(const char* point, const ArmedFault* fault, const CallSite& site, Request* req);
+  void finish_completion(Request* req, int64_t now);
+
+  std::unique_ptr<NetBackend> backend_;
+  std::string setup_error_;
+  Injector* injector_ = nullptr;  // null: pass-through
+  int rank_ = -1;
+  uint64_t seed_ = 1;
+  std::atomic<uint64_t> next_request_id_{1};
+  std::mutex mr_mu_;
+  std::set<void*> device_mrs_;  // registrations of non-host memory: corrupt must not touch them
+  bool is_device_mr(void* mhandle);
+};
+
+}  // namespace ncclfi::net

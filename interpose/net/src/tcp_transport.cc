@@ -1,0 +1,335 @@
+// TcpTransport: listen/connect/accept (non-blocking, connect state kept in NCCL's 128-byte handle) and
+// the calls that forward to a TcpComm.
+#include "tcp_transport.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "tcp_comm.h"
+
+namespace ncclfi::net {
+namespace {
+
+// What travels to the peer in NCCL's handle buffer, plus the connector's in-progress state (NCCL calls
+// connect() again with the same buffer until it returns a comm; nccl-facts.md 1.2 item 6).
+struct ConnectState;
+struct TcpHandle {
+  uint32_t magic;
+  uint16_t nsocks;
+  uint16_t reserved;
+  int32_t rank;  // the listening process's rank
+  uint32_t reserved2;
+  uint64_t listen_id;
+  TcpAddress addr;
+  ConnectState* state;  // connector side only; null until the first connect() call
+};
+static_assert(sizeof(TcpHandle) <= NCCL_NET_HANDLE_MAXSIZE, "handle must fit NCCL_NET_HANDLE_MAXSIZE");
+
+struct ConnectState {
+  std::vector<int> fds;
+  std::vector<bool> ready;
+  uint64_t conn_id = 0;
+};
+
+struct PendingSocket {
+  int fd;
+  WireHello hello;
+  size_t got;
+};
+
+struct PartialConn {
+  std::vector<int> fds;
+  int rank = -1;
+  size_t count = 0;
+};
+
+uint64_t random_id() {
+  static thread_local std::mt19937_64 gen(std::random_device{}() ^ static_cast<uint64_t>(getpid()));
+  return gen();
+}
+
+socklen_t address_length(const TcpAddress& addr) {
+  return addr.sa.sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+}
+
+void set_socket_options(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+}  // namespace
+
+struct TcpListenComm {
+  int fd = -1;
+  uint64_t listen_id = 0;
+  std::vector<PendingSocket> pending;
+  std::map<uint64_t, PartialConn> partial;
+};
+
+std::string first_interface_name(const std::string& list) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    std::string entry = list.substr(start, end - start);
+    if (!entry.empty() && entry[0] == '=') entry.erase(0, 1);
+    if (!entry.empty() && entry[0] != '^') return entry;
+    start = end + 1;
+  }
+  return "";
+}
+
+TcpTransport::TcpTransport(TcpConfig config) : config_(std::move(config)) {}
+TcpTransport::~TcpTransport() = default;
+
+NetStatus TcpTransport::resolve_local_address() {
+  std::memset(&local_, 0, sizeof(local_));
+  const std::string want = first_interface_name(config_.ifname);
+  if (want.empty() || want == "lo") {
+    local_.in4.sin_family = AF_INET;
+    local_.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    local_len_ = sizeof(sockaddr_in);
+    config_.device_name = "lo";
+    return kNetOk;
+  }
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return -errno;
+  NetStatus status = -ENODEV;
+  for (ifaddrs* it = list; it; it = it->ifa_next) {
+    if (!it->ifa_addr || std::strncmp(it->ifa_name, want.c_str(), want.size()) != 0) continue;
+    const int family = it->ifa_addr->sa_family;
+    if (family != AF_INET && family != AF_INET6) continue;
+    std::memcpy(&local_, it->ifa_addr, family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    local_len_ = address_length(local_);
+    config_.device_name = it->ifa_name;
+    status = kNetOk;
+    if (family == AF_INET) break;  // prefer IPv4 like NCCL's default family order
+  }
+  freeifaddrs(list);
+  return status;
+}
+
+NetStatus TcpTransport::init(void** ctx, uint64_t, ncclNetCommConfig_t*, ncclDebugLogger_t) {
+  *ctx = nullptr;
+  if (local_len_ == 0) return resolve_local_address();
+  return kNetOk;
+}
+
+NetStatus TcpTransport::finalize(void*) { return kNetOk; }
+
+NetStatus TcpTransport::devices(int* ndev) {
+  *ndev = 1;
+  return kNetOk;
+}
+
+NetStatus TcpTransport::get_properties(int dev, ncclNetProperties_v11_t* props) {
+  if (dev != 0) return -EINVAL;
+  std::memset(props, 0, sizeof(*props));
+  props->name = const_cast<char*>(config_.device_name.c_str());
+  props->pciPath = nullptr;  // virtual NIC: NCCL attaches it to the first CPU
+  props->guid = 0x6e63636c6669ULL;
+  props->ptrSupport = NCCL_PTR_HOST;
+  props->regIsGlobal = 0;
+  props->forceFlush = 0;
+  props->speed = config_.speed_mbps;
+  props->port = 0;
+  props->latency = 0;
+  props->maxComms = 65536;
+  props->maxRecvs = 1;
+  props->netDeviceType = NCCL_NET_DEVICE_HOST;
+  props->netDeviceVersion = 0;
+  props->vProps.ndevs = 1;
+  props->vProps.devs[0] = 0;
+  props->maxP2pBytes = size_t{1} << 30;
+  props->maxCollBytes = size_t{1} << 30;
+  props->maxMultiRequestSize = 1;
+  return kNetOk;
+}
+
+NetStatus TcpTransport::listen(void*, int dev, void* handle, void** listen_comm) {
+  *listen_comm = nullptr;
+  if (dev != 0) return -EINVAL;
+  if (local_len_ == 0) {
+    if (NetStatus s = resolve_local_address()) return s;
+  }
+  const int fd = socket(local_.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -errno;
+  TcpAddress addr = local_;
+  if (addr.sa.sa_family == AF_INET) addr.in4.sin_port = 0;
+  else addr.in6.sin6_port = 0;
+  socklen_t len = local_len_;
+  if (bind(fd, &addr.sa, len) != 0 || ::listen(fd, 128) != 0 || getsockname(fd, &addr.sa, &len) != 0) {
+    const int err = errno;
+    close(fd);
+    return -err;
+  }
+  auto* comm = new TcpListenComm();
+  comm->fd = fd;
+  comm->listen_id = random_id();
+  auto* h = static_cast<TcpHandle*>(handle);
+  std::memset(handle, 0, NCCL_NET_HANDLE_MAXSIZE);
+  h->magic = kTcpMagic;
+  h->nsocks = static_cast<uint16_t>(config_.nsocks);
+  h->rank = config_.rank;
+  h->listen_id = comm->listen_id;
+  h->addr = addr;
+  h->state = nullptr;
+  *listen_comm = comm;
+  return kNetOk;
+}
+
+NetStatus TcpTransport::connect(void*, int dev, void* handle, void** send_comm) {
+  *send_comm = nullptr;
+  auto* h = static_cast<TcpHandle*>(handle);
+  if (dev != 0 || h->magic != kTcpMagic) return -EINVAL;
+  ConnectState* state = h->state;
+  if (!state) {
+    state = new ConnectState();
+    state->conn_id = random_id();
+    const size_t nfds = size_t{1} + h->nsocks;
+    for (size_t i = 0; i < nfds; ++i) {
+      const int fd = socket(h->addr.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      if (fd < 0 || (::connect(fd, &h->addr.sa, address_length(h->addr)) != 0 && errno != EINPROGRESS)) {
+        const int err = errno;
+        if (fd >= 0) close(fd);
+        for (int open_fd : state->fds) close(open_fd);
+        delete state;
+        return -err;
+      }
+      state->fds.push_back(fd);
+      state->ready.push_back(false);
+    }
+    h->state = state;
+  }
+  bool all_ready = true;
+  for (size_t i = 0; i < state->fds.size(); ++i) {
+    if (state->ready[i]) continue;
+    pollfd pfd{state->fds[i], POLLOUT, 0};
+    if (poll(&pfd, 1, 0) <= 0) {
+      all_ready = false;
+      continue;
+    }
+    int err = 0;
+    socklen_t len = sizeof(err);
+    getsockopt(state->fds[i], SOL_SOCKET, SO_ERROR, &err, &len);
+    const WireHello hello{kTcpMagic, static_cast<uint16_t>(i), h->nsocks, state->conn_id, h->listen_id, config_.rank, 0};
+    // A just-connected socket has an empty send buffer: the 24-byte hello goes out whole.
+    if (err != 0 || send(state->fds[i], &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello)) {
+      if (err == 0) err = errno;
+      for (int fd : state->fds) close(fd);
+      delete state;
+      h->state = nullptr;
+      return -err;
+    }
+    set_socket_options(state->fds[i]);
+    state->ready[i] = true;
+  }
+  if (!all_ready) return kNetOk;
+  *send_comm = new TcpComm(config_, /*is_send=*/true, std::move(state->fds), h->rank);
+  delete state;
+  h->state = nullptr;
+  return kNetOk;
+}
+
+NetStatus TcpTransport::accept(void* listen_comm, void** recv_comm) {
+  *recv_comm = nullptr;
+  auto* lc = static_cast<TcpListenComm*>(listen_comm);
+  for (;;) {
+    const int fd = accept4(lc->fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+      return -errno;
+    }
+    lc->pending.push_back(PendingSocket{fd, {}, 0});
+  }
+  for (size_t i = 0; i < lc->pending.size();) {
+    PendingSocket& p = lc->pending[i];
+    const ssize_t n = recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(WireHello) - p.got, MSG_DONTWAIT);
+    if (n > 0) p.got += static_cast<size_t>(n);
+    const bool bad = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    if (!bad && p.got < sizeof(WireHello)) {
+      ++i;
+      continue;
+    }
+    if (bad || p.hello.magic != kTcpMagic || p.hello.listen_id != lc->listen_id || p.hello.index > p.hello.nsocks) {
+      close(p.fd);  // a stray or broken connection: ignore it
+    } else {
+      PartialConn& conn = lc->partial[p.hello.conn_id];
+      if (conn.fds.empty()) conn.fds.assign(size_t{1} + p.hello.nsocks, -1);
+      conn.fds[p.hello.index] = p.fd;
+      conn.rank = p.hello.rank;
+      set_socket_options(p.fd);
+      ++conn.count;
+    }
+    lc->pending.erase(lc->pending.begin() + static_cast<long>(i));
+  }
+  for (auto it = lc->partial.begin(); it != lc->partial.end(); ++it) {
+    if (it->second.count == it->second.fds.size()) {
+      *recv_comm = new TcpComm(config_, /*is_send=*/false, std::move(it->second.fds), it->second.rank);
+      lc->partial.erase(it);
+      break;
+    }
+  }
+  return kNetOk;
+}
+
+NetStatus TcpTransport::reg_mr(void*, void*, size_t, int type, void** mhandle) {
+  *mhandle = nullptr;
+  return type == NCCL_PTR_HOST ? kNetOk : -ENOTSUP;  // host memory only
+}
+
+NetStatus TcpTransport::dereg_mr(void*, void*) { return kNetOk; }
+
+NetStatus TcpTransport::isend(void* send_comm, void* data, size_t size, int, void*, void*, void** request) {
+  return static_cast<TcpComm*>(send_comm)->post_send(data, size, request);
+}
+
+NetStatus TcpTransport::irecv(void* recv_comm, int n, void** data, size_t* sizes, int*, void**, void**,
+                              void** request) {
+  *request = nullptr;
+  if (n != 1) return -EINVAL;  // maxRecvs = 1
+  return static_cast<TcpComm*>(recv_comm)->post_recv(data[0], sizes[0], request);
+}
+
+NetStatus TcpTransport::test(void* request, int* done, int* sizes) {
+  auto* req = static_cast<TcpRequest*>(request);
+  // The request does not know its comm; slots live inside it, so recover it from the slot address.
+  return req->owner->test(req, done, sizes);
+}
+
+NetStatus TcpTransport::close_send(void* send_comm) {
+  delete static_cast<TcpComm*>(send_comm);
+  return kNetOk;
+}
+
+NetStatus TcpTransport::close_recv(void* recv_comm) {
+  delete static_cast<TcpComm*>(recv_comm);
+  return kNetOk;
+}
+
+int TcpTransport::remote_rank(void* comm) const { return comm ? static_cast<TcpComm*>(comm)->peer_rank() : -1; }
+
+NetStatus TcpTransport::close_listen(void* listen_comm) {
+  auto* lc = static_cast<TcpListenComm*>(listen_comm);
+  if (!lc) return kNetOk;
+  for (auto& p : lc->pending) close(p.fd);
+  for (auto& [id, conn] : lc->partial) {
+    for (int fd : conn.fds) {
+      if (fd >= 0) close(fd);
+    }
+  }
+  close(lc->fd);
+  delete lc;
+  return kNetOk;
+}
+
+}  // namespace ncclfi::net

@@ -1,0 +1,81 @@
+// ncclfi's own TCP transport (nccl-facts.md section 4 is what it must match): per connection one control
+// socket carrying a size header (small payloads inline) and `nsocks` data sockets over which large
+// payloads are striped; persistent helper threads move the bytes, so progress does not depend on test().
+// Host memory only. Sends and receives match in posting order; a send larger than the posted receive
+// fails the request with EMSGSIZE.
+#pragma once
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net_backend.h"
+
+namespace ncclfi::net {
+
+struct TcpConfig {
+  int nsocks = 4;                // data sockets per connection (0: everything on the control socket)
+  int nthreads = 2;              // helper threads per connection
+  size_t inline_bytes = 128;     // payloads up to this size ride with the header
+  size_t min_chunk = 64 * 1024;  // smallest stripe slice
+  int speed_mbps = 100000;       // reported to NCCL (drives its graph search)
+  std::string ifname;            // NCCL_SOCKET_IFNAME's first entry; empty: loopback
+  std::string device_name = "ncclfi";
+  int rank = -1;                 // this process's rank, told to the peer (fault targets by peer)
+};
+
+union TcpAddress {
+  sockaddr sa;
+  sockaddr_in in4;
+  sockaddr_in6 in6;
+};
+
+class TcpComm;
+struct TcpListenComm;
+
+class TcpTransport final : public NetBackend {
+ public:
+  explicit TcpTransport(TcpConfig config);
+  ~TcpTransport() override;
+  const char* kind() const override { return "tcp"; }
+  NetStatus init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* config, ncclDebugLogger_t logger) override;
+  NetStatus finalize(void* ctx) override;
+  NetStatus devices(int* ndev) override;
+  NetStatus get_properties(int dev, ncclNetProperties_v11_t* props) override;
+  NetStatus listen(void* ctx, int dev, void* handle, void** listen_comm) override;
+  NetStatus connect(void* ctx, int dev, void* handle, void** send_comm) override;
+  NetStatus accept(void* listen_comm, void** recv_comm) override;
+  NetStatus reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) override;
+  NetStatus dereg_mr(void* comm, void* mhandle) override;
+  NetStatus isend(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle,
+                  void** request) override;
+  NetStatus irecv(void* recv_comm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                  void** phandles, void** request) override;
+  NetStatus test(void* request, int* done, int* sizes) override;
+  NetStatus close_send(void* send_comm) override;
+  NetStatus close_recv(void* recv_comm) override;
+  NetStatus close_listen(void* listen_comm) override;
+  int remote_rank(void* comm) const override;
+
+  const TcpConfig& config() const { return config_; }
+
+ private:
+  TcpConfig config_;
+  TcpAddress local_{};  // address listen() binds (port 0)
+  socklen_t local_len_ = 0;
+  NetStatus resolve_local_address();
+};
+
+// The first entry of NCCL_SOCKET_IFNAME-style lists ("eth0,eth1", "=eth0", "^docker" is skipped).
+std::string first_interface_name(const std::string& ifname_list);
+
+}  // namespace ncclfi::net
