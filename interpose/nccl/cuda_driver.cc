@@ -1,0 +1,57 @@
+#include "cuda_driver.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace ncclfi::preload {
+namespace {
+
+template <class Fn>
+bool load(void* lib, const char* name, Fn& out, std::string& missing) {
+  out = reinterpret_cast<Fn>(dlsym(lib, name));
+  if (out == nullptr) missing += std::string(missing.empty() ? "" : ", ") + name;
+  return out != nullptr;
+}
+
+}  // namespace
+
+const CudaDriver* cuda_driver(std::string* error) {
+  static std::once_flag once;
+  static CudaDriver driver;
+  static bool ok = false;
+  static std::string load_error;
+  std::call_once(once, [] {
+    // Test-only override, read here because only this loader needs it (see README).
+    const char* override_lib = std::getenv("NCCLFI_CUDA_DRIVER_LIB");
+    const char* name = override_lib != nullptr && *override_lib != '\0' ? override_lib : "libcuda.so.1";
+    void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      const char* why = dlerror();
+      load_error = std::string("cannot load ") + name + ": " + (why != nullptr ? why : "?");
+      return;
+    }
+    std::string missing;
+    // The _v2 names are the ones cuda.h maps the plain names to since CUDA 4/11.
+    load(lib, "cuInit", driver.init, missing);
+    load(lib, "cuDeviceGet", driver.device_get, missing);
+    load(lib, "cuDevicePrimaryCtxRetain", driver.primary_ctx_retain, missing);
+    load(lib, "cuStreamGetCtx", driver.stream_get_ctx, missing);
+    load(lib, "cuCtxPushCurrent_v2", driver.ctx_push, missing);
+    load(lib, "cuCtxPopCurrent_v2", driver.ctx_pop, missing);
+    load(lib, "cuMemAllocHost_v2", driver.mem_alloc_host, missing);
+    load(lib, "cuMemcpy2DAsync_v2", driver.memcpy_2d_async, missing);
+    load(lib, "cuLaunchHostFunc", driver.launch_host_func, missing);
+    if (!missing.empty()) {
+      load_error = std::string(name) + " lacks " + missing;
+      return;
+    }
+    ok = driver.init(0) == CUDA_SUCCESS;
+    if (!ok) load_error = "cuInit failed";
+  });
+  if (!ok && error != nullptr) *error = load_error;
+  return ok ? &driver : nullptr;
+}
+
+}  // namespace ncclfi::preload

@@ -1,0 +1,100 @@
+#include "preload_state.h"
+
+#include <array>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+
+#include "real_symbol.h"
+
+namespace ncclfi::preload {
+
+std::atomic<Mode> g_mode{Mode::kUninitialised};
+
+namespace {
+
+FaultPoint g_op_points[kOpKindCount] = {
+    FaultPoint("nccl/coll/allreduce"), FaultPoint("nccl/coll/allgather"), FaultPoint("nccl/coll/reducescatter"),
+    FaultPoint("nccl/coll/reduce"),    FaultPoint("nccl/coll/broadcast"), FaultPoint("nccl/coll/alltoall"),
+    FaultPoint("nccl/coll/gather"),    FaultPoint("nccl/coll/scatter"),   FaultPoint("nccl/p2p/send"),
+    FaultPoint("nccl/p2p/recv")};
+FaultPoint g_group_end_point("nccl/group/end");
+FaultPoint g_comm_init_point("nccl/comm/init");
+FaultPoint g_async_error_point("nccl/comm/async_error");
+
+Injector* g_injector = nullptr;
+bool g_trace_ops = false;
+
+// Real query functions: the registry asks NCCL directly, never through our own wrappers.
+using QueryFn = ncclResult_t (*)(const ncclComm_t, int*);
+RealSymbol<QueryFn> g_user_rank("ncclCommUserRank");
+RealSymbol<QueryFn> g_count("ncclCommCount");
+RealSymbol<QueryFn> g_cu_device("ncclCommCuDevice");
+
+void query_comm(CommInfo& info) {
+  // A nested NCCL call from inside these (ncclCommGetAsyncError) must pass straight through.
+  ReentryScope scope;
+  int value = -1;
+  if (info.rank.load() < 0) {
+    if (auto fn = g_user_rank.get(); fn != nullptr && fn(info.comm, &value) == ncclSuccess) info.rank = value;
+  }
+  if (info.nranks.load() <= 0) {
+    if (auto fn = g_count.get(); fn != nullptr && fn(info.comm, &value) == ncclSuccess) info.nranks = value;
+  }
+  if (info.device.load() < 0) {
+    if (auto fn = g_cu_device.get(); fn != nullptr && fn(info.comm, &value) == ncclSuccess) info.device = value;
+  }
+}
+
+__attribute__((tls_model("initial-exec"))) thread_local int t_wrapper_depth = 0;
+thread_local GroupState t_group;
+
+}  // namespace
+
+Mode initialise() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Mode mode = Mode::kFast;
+    try {
+      Injector& inj = Injector::instance(Layer::kApi, "preload");
+      std::array<FaultPoint*, kOpKindCount + 3> points{};
+      for (int i = 0; i < kOpKindCount; ++i) points[static_cast<size_t>(i)] = &g_op_points[i];
+      points[kOpKindCount] = &g_group_end_point;
+      points[kOpKindCount + 1] = &g_comm_init_point;
+      points[kOpKindCount + 2] = &g_async_error_point;
+      inj.install(points);
+      g_injector = &inj;
+      g_trace_ops = inj.params().trace_ops && inj.events().enabled();
+      if (!inj.inert() || g_trace_ops) mode = Mode::kActive;
+      if (mode == Mode::kActive) inj.log("preload active: " + std::to_string(inj.faults().size()) + " api faults");
+    } catch (const std::exception& e) {
+      // A broken injector must never break the job: stay inert.
+      std::fprintf(stderr, "ncclfi preload: disabled: %s\n", e.what());
+      mode = Mode::kFast;
+    }
+    g_mode.store(mode, std::memory_order_release);
+  });
+  return g_mode.load(std::memory_order_acquire);
+}
+
+Injector& injector() { return *g_injector; }
+CommRegistry& comms() {
+  // Leaked on purpose: NCCL's threads may still poll ncclCommGetAsyncError during static destruction.
+  static auto* registry = new CommRegistry(&query_comm);
+  return *registry;
+}
+bool trace_ops() { return g_trace_ops; }
+
+FaultPoint& op_point(OpKind kind) { return g_op_points[static_cast<int>(kind)]; }
+FaultPoint& group_end_point() { return g_group_end_point; }
+FaultPoint& comm_init_point() { return g_comm_init_point; }
+FaultPoint& async_error_point() { return g_async_error_point; }
+
+ReentryScope::ReentryScope() : nested_(t_wrapper_depth > 0) { ++t_wrapper_depth; }
+ReentryScope::~ReentryScope() { --t_wrapper_depth; }
+
+GroupState& group_state() { return t_group; }
+
+int env_rank() { return g_injector != nullptr ? g_injector->params().rank : -1; }
+
+}  // namespace ncclfi::preload
