@@ -58,7 +58,7 @@ struct Judgement {
   std::optional<double> detection_s;            // first detection - first injection, seconds
   int restarts = 0;                             // harness relaunches + torchrun restarts
   Performance performance;
-  std::vector<CheckResult> checks;              // one per expect field, in the expect's order
+  std::vector<CheckResult> checks;              // one per expect field (sorted by field name)
   Answer verdict = Answer::kUnknown;
   std::vector<std::string> reasons;             // reasons of the non-pass checks (all, if all pass)
 };

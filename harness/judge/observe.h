@@ -9,6 +9,7 @@
 // then judge(history, expect, options).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <regex>
@@ -62,6 +63,9 @@ struct LogPattern {
   LineKind kind = LineKind::kDetection;
   std::string mechanism;   // for kDetection: a known mechanism; for kEvidence: a label like "nccl_warn"
   std::regex regex;        // searched (std::regex_search) in the line
+  // Optional literal the line must contain before the regex is tried (a cheap prefilter: most
+  // output lines match nothing, and std::regex is slow).
+  std::string must_contain;
 };
 
 struct LineMatch {
@@ -88,6 +92,7 @@ class LogClassifier {
 
  private:
   std::vector<LogPattern> patterns_;
+  size_t front_count_ = 0;  // scenario patterns at the front
 };
 
 // One line of a rank's captured output, stamped when the harness read it.

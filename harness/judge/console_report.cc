@@ -1,0 +1,103 @@
+// Console output: the live progress line and the final table.
+#include <algorithm>
+#include <cstdio>
+
+#include "reports.h"
+
+namespace ncclfi::harness {
+namespace {
+
+// Display width of UTF-8 text (counts code points; our text is ASCII plus the odd symbol).
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  return n;
+}
+
+std::string pad(const std::string& s, size_t width) {
+  const size_t w = display_width(s);
+  return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+std::string clip(const std::string& s, size_t width) {
+  if (display_width(s) <= width) return s;
+  if (width <= 3) return s.substr(0, width);
+  return s.substr(0, width - 3) + "...";
+}
+
+std::string verdict_label(const RunRecord& r) {
+  if (r.skipped) return "skipped";
+  if (!r.harness_error.empty()) return "error";
+  return std::string(to_string(r.judgement.verdict));
+}
+
+}  // namespace
+
+std::string format_progress_line(const ProgressState& s, size_t width) {
+  char head[64];
+  std::snprintf(head, sizeof head, "[%zu/%zu] ", s.index, s.total);
+  std::string line = head + s.scenario;
+  if (!s.phase.empty()) line += "  " + s.phase;
+  if (s.attempt > 0) line += "  attempt " + std::to_string(s.attempt + 1);
+  if (s.ranks_total > 0) line += "  ranks " + std::to_string(s.ranks_running) + "/" + std::to_string(s.ranks_total);
+  char times[64];
+  if (s.deadline_s > 0) {
+    std::snprintf(times, sizeof times, "  %.1fs/%.0fs", s.elapsed_s, s.deadline_s);
+  } else {
+    std::snprintf(times, sizeof times, "  %.1fs", s.elapsed_s);
+  }
+  line += times;
+  if (s.injections > 0) line += "  injected " + std::to_string(s.injections);
+  if (!s.detections.empty()) {
+    std::string seen;
+    for (const auto& d : s.detections) seen += (seen.empty() ? "" : ",") + d;
+    line += "  detected: " + seen;
+  }
+  return clip(line, width);
+}
+
+std::string format_final_table(const std::vector<RunRecord>& records, bool color) {
+  struct Row {
+    std::string scenario, expected, observed, detection, verdict;
+  };
+  std::vector<Row> rows;
+  rows.push_back({"scenario", "expected", "observed", "detection", "verdict"});
+  for (const auto& r : records) {
+    rows.push_back({r.scenario, clip(expected_summary(r.expect), 48),
+                    r.skipped ? "-" : clip(observed_summary(r.judgement), 48),
+                    r.skipped ? "-" : format_seconds(r.judgement.detection_s), verdict_label(r)});
+  }
+  size_t w[4] = {0, 0, 0, 0};
+  for (const auto& row : rows) {
+    w[0] = std::max(w[0], display_width(row.scenario));
+    w[1] = std::max(w[1], display_width(row.expected));
+    w[2] = std::max(w[2], display_width(row.observed));
+    w[3] = std::max(w[3], display_width(row.detection));
+  }
+  std::string out;
+  size_t pass = 0, fail = 0, unknown = 0, skipped = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    std::string verdict = row.verdict;
+    if (color && i > 0) {
+      const char* code = verdict == "pass" ? "\033[32m" : verdict == "fail" ? "\033[31m" : "\033[33m";
+      verdict = code + verdict + "\033[0m";
+    }
+    out += pad(row.scenario, w[0]) + "  " + pad(row.expected, w[1]) + "  " + pad(row.observed, w[2]) + "  " +
+           pad(row.detection, w[3]) + "  " + verdict + "\n";
+    if (i == 0) {
+      out += std::string(w[0] + w[1] + w[2] + w[3] + 8 + 7, '-') + "\n";
+      continue;
+    }
+    if (row.verdict == "pass") ++pass;
+    else if (row.verdict == "fail") ++fail;
+    else if (row.verdict == "skipped") ++skipped;
+    else ++unknown;
+  }
+  out += std::to_string(records.size()) + " scenario(s): " + std::to_string(pass) + " passed, " +
+         std::to_string(fail) + " failed, " + std::to_string(unknown) + " unknown, " + std::to_string(skipped) +
+         " skipped\n";
+  return out;
+}
+
+}  // namespace ncclfi::harness

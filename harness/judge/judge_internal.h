@@ -1,0 +1,27 @@
+// Helpers shared by the outcome rules and the checkers (not part of the public API).
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "history.h"
+
+namespace ncclfi::harness::detail {
+
+// The attempt the run ended with (the largest attempt seen in exits, events, or attempts - 1).
+int last_attempt(const History& history);
+
+// Every rank of `attempt` exited 0 (none signalled, none killed), and the harness neither hit its
+// deadline nor was interrupted. When no exits are recorded, every rank has a `done` event instead.
+bool finished(const History& history, int attempt);
+
+// Evidence of wrong data in `attempt`: result_mismatch, nan_detected or done{verified:false}.
+// Returns the first such event's description, or "".
+std::string corruption_evidence(const History& history, int attempt);
+
+// Ranks (>= 0) with a detection by a mechanism other than harness_deadline.
+std::set<int> ranks_that_detected(const History& history);
+
+bool is_inject(const HistoryEvent& e);
+
+}  // namespace ncclfi::harness::detail

@@ -1,0 +1,76 @@
+// junit.xml in the shape Jenkins' and GitLab's JUnit readers accept: one <testsuite> with one
+// <testcase> per scenario; fail -> <failure>, unknown or harness error -> <error>, skipped -> <skipped>.
+#include <cstdio>
+
+#include "report_text.h"
+#include "reports.h"
+
+namespace ncclfi::harness {
+namespace {
+
+std::string seconds_attr(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", s < 0 ? 0.0 : s);
+  return buf;
+}
+
+double run_seconds(const RunRecord& r) {
+  if (r.history.end_ns > r.history.start_ns && r.history.start_ns > 0) {
+    return static_cast<double>(r.history.end_ns - r.history.start_ns) / 1e9;
+  }
+  return 0;
+}
+
+std::string classname(const RunRecord& r) {
+  // Group by the first tag (cpu / gpu / labs) so CI UIs show a tree; fall back to "ncclfi".
+  return r.tags.empty() ? std::string("ncclfi") : "ncclfi." + r.tags.front();
+}
+
+}  // namespace
+
+std::string render_junit(const SuiteInfo& suite, const std::vector<RunRecord>& records) {
+  size_t failures = 0, errors = 0, skipped = 0;
+  double total = 0;
+  for (const auto& r : records) {
+    total += run_seconds(r);
+    if (r.skipped) ++skipped;
+    else if (!r.harness_error.empty() || r.judgement.verdict == Answer::kUnknown) ++errors;
+    else if (r.judgement.verdict == Answer::kFail) ++failures;
+  }
+  if (suite.end_ns > suite.start_ns && suite.start_ns > 0) total = static_cast<double>(suite.end_ns - suite.start_ns) / 1e9;
+  const std::string counts = " tests=\"" + std::to_string(records.size()) + "\" failures=\"" +
+                             std::to_string(failures) + "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" +
+                             std::to_string(skipped) + "\" time=\"" + seconds_attr(total) + "\"";
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x += "<testsuites name=\"" + xml_escape(suite.name) + "\"" + counts + ">\n";
+  x += "  <testsuite name=\"" + xml_escape(suite.name) + "\"" + counts + ">\n";
+  for (const auto& r : records) {
+    x += "    <testcase classname=\"" + xml_escape(classname(r)) + "\" name=\"" + xml_escape(r.scenario) +
+         "\" time=\"" + seconds_attr(run_seconds(r)) + "\">\n";
+    std::string details = "expected: " + expected_summary(r.expect) + "\nobserved: " + observed_summary(r.judgement) +
+                          "\ndetection: " + format_seconds(r.judgement.detection_s) + "\n";
+    for (const auto& c : r.judgement.checks) {
+      details += std::string(to_string(c.answer)) + " " + c.field + ": " + c.reason + "\n";
+    }
+    if (!r.run_dir.empty()) details += "run dir: " + r.run_dir + "\n";
+    std::string first_reason = r.judgement.reasons.empty() ? std::string() : r.judgement.reasons.front();
+    if (r.skipped) {
+      x += "      <skipped message=\"" + xml_escape(r.skip_reason) + "\"/>\n";
+    } else if (!r.harness_error.empty()) {
+      x += "      <error message=\"" + xml_escape(r.harness_error) + "\" type=\"harness_error\">" +
+           xml_escape(details) + "</error>\n";
+    } else if (r.judgement.verdict == Answer::kFail) {
+      x += "      <failure message=\"" + xml_escape(first_reason) + "\" type=\"fail\">" + xml_escape(details) +
+           "</failure>\n";
+    } else if (r.judgement.verdict == Answer::kUnknown) {
+      x += "      <error message=\"" + xml_escape(first_reason) + "\" type=\"unknown\">" + xml_escape(details) +
+           "</error>\n";
+    }
+    x += "      <system-out>" + xml_escape(details) + "</system-out>\n";
+    x += "    </testcase>\n";
+  }
+  x += "  </testsuite>\n</testsuites>\n";
+  return x;
+}
+
+}  // namespace ncclfi::harness

@@ -1,0 +1,142 @@
+// The outcome rules of DESIGN.md "Expectations and outcomes", and the timing figures they use.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "judge.h"
+#include "judge_internal.h"
+#include "ncclfi/event_log.h"
+
+namespace ncclfi::harness {
+namespace detail {
+
+int last_attempt(const History& history) {
+  int last = std::max(0, history.attempts - 1);
+  for (const auto& x : history.exits) last = std::max(last, x.attempt);
+  return last;
+}
+
+bool is_inject(const HistoryEvent& e) { return e.event == ev::kInject; }
+
+bool finished(const History& history, int attempt) {
+  if (history.deadline_hit || history.interrupted) return false;
+  bool any = false;
+  for (const auto& x : history.exits) {
+    if (x.attempt != attempt) continue;
+    any = true;
+    if (x.signal || x.killed_by_harness || !x.exit_code || *x.exit_code != 0) return false;
+  }
+  if (any) return true;
+  // No exit statuses (e.g. a re-read of an old history): every rank said done.
+  std::set<int> done;
+  for (const auto& e : history.events) {
+    if (e.event == ev::kDone && e.attempt == attempt && e.rank >= 0) done.insert(e.rank);
+  }
+  return history.world_size > 0 && static_cast<int>(done.size()) >= history.world_size;
+}
+
+std::string corruption_evidence(const History& history, int attempt) {
+  for (const auto& e : history.events) {
+    if (e.attempt != attempt) continue;
+    const bool unverified = e.event == ev::kDone && e.fields.contains("verified") &&
+                            e.fields["verified"].is_boolean() && !e.fields["verified"].get<bool>();
+    if (e.event == ev::kResultMismatch || e.event == ev::kNanDetected || unverified) {
+      return "rank " + std::to_string(e.rank) + " " + e.event + " " +
+             e.fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+  }
+  return "";
+}
+
+std::set<int> ranks_that_detected(const History& history) {
+  std::set<int> ranks;
+  for (const auto& d : history.detections) {
+    if (d.rank >= 0 && d.mechanism != "harness_deadline") ranks.insert(d.rank);
+  }
+  return ranks;
+}
+
+}  // namespace detail
+
+namespace {
+
+std::optional<double> number_field(const nlohmann::json& fields, const char* key) {
+  auto it = fields.find(key);
+  if (it == fields.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+}  // namespace
+
+Performance measure_performance(const History& history) {
+  Performance perf;
+  const int attempt = detail::last_attempt(history);
+  for (const auto& e : history.events) {
+    if (e.attempt != attempt) continue;
+    if (e.event == ev::kDone) {
+      if (auto s = number_field(e.fields, "seconds")) perf.total_s = std::max(perf.total_s.value_or(0.0), *s);
+    }
+    std::optional<double> step;
+    if (auto us = number_field(e.fields, "dur_us")) step = *us / 1e6;
+    else if (auto ms = number_field(e.fields, "dur_ms")) step = *ms / 1e3;
+    else if (auto s = number_field(e.fields, "dur_s")) step = *s;
+    if (step && (e.event == ev::kOp || e.event == "step")) {
+      perf.slowest_step_s = std::max(perf.slowest_step_s.value_or(0.0), *step);
+    }
+  }
+  if (!perf.total_s && history.end_ns > history.start_ns && history.start_ns > 0) {
+    perf.total_s = static_cast<double>(history.end_ns - history.start_ns) / 1e9;
+  }
+  return perf;
+}
+
+Outcome decide_outcome(const History& history, double degraded_margin, std::string* reason) {
+  std::string why;
+  auto say = [&](Outcome o, std::string text) {
+    if (reason) *reason = std::move(text);
+    return o;
+  };
+  const int attempt = detail::last_attempt(history);
+  const int restarts = attempt + history.torchrun_restarts;
+  if (detail::finished(history, attempt)) {
+    if (std::string bad = detail::corruption_evidence(history, attempt); !bad.empty()) {
+      return say(Outcome::kSilentCorruption, "finished with wrong data: " + bad);
+    }
+    if (restarts > 0) {
+      return say(Outcome::kRecovered,
+                 "finished correctly after " + std::to_string(restarts) + " restart(s)");
+    }
+    const Performance perf = measure_performance(history);
+    auto slower = [&](std::optional<double> now, std::optional<double> base, const char* what) -> std::string {
+      if (!now || !base || *base <= 0) return "";
+      const double ratio = *now / *base;
+      if (ratio > 1.0 + degraded_margin) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s %.3fs vs baseline %.3fs (+%.0f%% > %.0f%%)", what, *now, *base,
+                      (ratio - 1.0) * 100, degraded_margin * 100);
+        return buf;
+      }
+      return "";
+    };
+    std::string total = slower(perf.total_s, history.baseline_total_s, "total time");
+    std::string step = slower(perf.slowest_step_s, history.baseline_slowest_step_s, "slowest step");
+    if (!total.empty() || !step.empty()) {
+      return say(Outcome::kDegraded, "finished slower: " + (total.empty() ? step : total));
+    }
+    if (!history.baseline_total_s && !history.baseline_slowest_step_s) {
+      return say(Outcome::kClean, "finished (no baseline to compare timings with)");
+    }
+    return say(Outcome::kClean, "finished within the degraded margin of the baseline");
+  }
+  for (const auto& d : history.detections) {
+    if (d.mechanism != "harness_deadline") {
+      return say(Outcome::kDetected, "stopped; first noticed by " + d.mechanism +
+                                         (d.rank >= 0 ? " on rank " + std::to_string(d.rank) : ""));
+    }
+  }
+  if (history.deadline_hit) return say(Outcome::kHung, "only the harness deadline ended it; nothing detected the fault");
+  if (history.interrupted) return say(Outcome::kHung, "ncclfi was interrupted before the job ended; nothing detected the fault");
+  return say(Outcome::kDetected, "stopped with a failing exit status, no mechanism recognised");
+}
+
+}  // namespace ncclfi::harness
