@@ -6,6 +6,9 @@
 #include <fstream>
 
 #include "checkpoint.h"
+#include "dtype.h"
+#include "op_spec.h"
+#include "workload_args.h"
 
 namespace ncclfi::workload {
 namespace {
@@ -113,6 +116,30 @@ TEST(Checkpoint, DigestDependsOnEveryField) {
 TEST(Checkpoint, CommonResumeStepIsTheSmallest) {
   EXPECT_EQ(common_resume_step({}), 0u);
   EXPECT_EQ(common_resume_step({200, 100, 200}), 100u);
+}
+
+}  // namespace
+}  // namespace ncclfi::workload
+
+namespace ncclfi::workload {
+namespace {
+
+TEST(Checkpoint, ExpectedDigestFoldsEveryStepAndResumesExactly) {
+  RunPlan plan;
+  plan.cases = {{OpKind::kAllReduce, DType::kFloat, 1024}, {OpKind::kGather, DType::kHalf, 64}};
+  plan.steps_per_case = 5;
+  // Folding steps one by one (as the workload does, across a resume at step 4) gives the same digest.
+  uint64_t digest = 0;
+  for (uint64_t step = 0; step < plan.total_steps(); ++step) {
+    const WorkloadCase& c = plan.cases[plan.case_of(step)];
+    const OpLayout layout = make_layout(c.op, c.bytes, dtype_size(c.dtype), 1, 2, step);
+    if (step == 4) {
+      EXPECT_EQ(digest, plan.expected_digest(1, 2, 4));
+    }
+    digest = digest_step(digest, step, static_cast<int>(c.op), static_cast<int>(c.dtype), defined_elements(layout), 0);
+  }
+  EXPECT_EQ(digest, plan.expected_digest(1, 2, plan.total_steps()));
+  EXPECT_NE(digest, plan.expected_digest(0, 2, plan.total_steps()));  // gather: rank 0 is root on even steps
 }
 
 }  // namespace

@@ -86,6 +86,11 @@ OpLayout make_layout(OpKind op, uint64_t bytes, uint64_t elem_size, int rank, in
   return layout;
 }
 
+uint64_t defined_elements(const OpLayout& layout) {
+  const bool rooted_output = layout.op == OpKind::kReduce || layout.op == OpKind::kGather;
+  return rooted_output && layout.rank != layout.root ? 0 : layout.recv_count;
+}
+
 uint64_t op_bytes(const OpLayout& layout, uint64_t elem_size) {
   const bool split = op_spec(layout.op).split_by_rank;
   return (split ? layout.chunk * static_cast<uint64_t>(layout.nranks) : layout.chunk) * elem_size;

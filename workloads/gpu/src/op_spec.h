@@ -31,6 +31,9 @@ std::optional<OpKind> parse_op(std::string_view name);
 // their root with the step: root = seq % nranks.
 OpLayout make_layout(OpKind op, uint64_t bytes, uint64_t elem_size, int rank, int nranks, uint64_t seq);
 
+// How many receive elements the op defines on this rank (0 for a non-root in reduce and gather).
+uint64_t defined_elements(const OpLayout& layout);
+
 // The bytes counted for bandwidth (nccl-tests' "size" column) for this layout.
 uint64_t op_bytes(const OpLayout& layout, uint64_t elem_size);
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "checkpoint.h"
+#include "dtype.h"
 #include "op_spec.h"
 
 namespace ncclfi::workload {
@@ -174,6 +175,16 @@ uint64_t RunPlan::fingerprint(int world_size) const {
     hash = digest_mix(hash ^ c.bytes);
   }
   return hash;
+}
+
+uint64_t RunPlan::expected_digest(int rank, int nranks, uint64_t upto) const {
+  uint64_t digest = 0;
+  for (uint64_t step = 0; step < upto && step < total_steps(); ++step) {
+    const WorkloadCase& c = cases[case_of(step)];
+    const OpLayout layout = make_layout(c.op, c.bytes, dtype_size(c.dtype), rank, nranks, step);
+    digest = digest_step(digest, step, static_cast<int>(c.op), static_cast<int>(c.dtype), defined_elements(layout), 0);
+  }
+  return digest;
 }
 
 }  // namespace ncclfi::workload

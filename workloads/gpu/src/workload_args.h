@@ -64,6 +64,8 @@ struct RunPlan {
   // A hash of everything that decides the steps (and the world size): checkpoints of another plan are
   // refused.
   uint64_t fingerprint(int world_size) const;
+  // The digest (checkpoint.h, digest_step) of steps [0, upto) on `rank` when every element verifies.
+  uint64_t expected_digest(int rank, int nranks, uint64_t upto) const;
 };
 
 // Orders cases op-major, then dtype, then size (the nccl-tests sweep order).
