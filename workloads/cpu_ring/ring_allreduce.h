@@ -1,0 +1,47 @@
+// Ring all-reduce over an NCCL net plugin on host memory: reduce-scatter then all-gather, each rank
+// sending to the next over one sendComm and receiving from the previous over one recvComm, the way
+// NCCL's ring uses the net transport (isend tag = own rank, irecv tag = the previous rank).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ncclfi_net/plugin_loader.h"
+
+namespace ncclfi::cpu_ring {
+
+// Deterministic input: element i of rank r at iteration seq. The expected result is the wrapping
+// uint32 sum over ranks, so every element of every result is checkable bit for bit.
+uint32_t input_value(int rank, uint64_t index, uint64_t seq);
+uint32_t expected_value(int world_size, uint64_t index, uint64_t seq);
+
+// A plugin call failed: which call, and the code it returned.
+struct PluginError {
+  std::string where;
+  ncclResult_t code;
+};
+
+// One rank's side of the ring: the plugin, its context and the two connections.
+struct RingLinks {
+  net::LoadedNetPlugin* plugin = nullptr;
+  int rank = 0;
+  int world_size = 1;
+  void* send_comm = nullptr;
+  void* recv_comm = nullptr;
+  void* send_mh = nullptr;
+  void* recv_data_mh = nullptr;
+  void* recv_tmp_mh = nullptr;
+};
+
+// Runs one all-reduce of `data` in place (`tmp` is scratch of the same size). `progress` is bumped on
+// every completed transfer (the watchdog reads it). Returns false and fills *error on a plugin error.
+bool ring_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std::vector<uint32_t>& tmp,
+                    PluginError* error);
+
+// Parses "1M", "64K", "4096", "1G" (binary units). Throws std::invalid_argument.
+uint64_t parse_bytes(const std::string& text);
+
+}  // namespace ncclfi::cpu_ring
