@@ -128,6 +128,26 @@ int make_socket() {
   return fd;
 }
 
+// One non-blocking connect attempt. False when it was refused or did not complete by `d` (the caller
+// retries until its deadline: rank 0 may not be listening yet).
+bool connect_before(int fd, const sockaddr_in& addr, Deadline d) {
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) return true;
+  if (errno != EINPROGRESS) return false;
+  for (;;) {
+    pollfd pfd{fd, POLLOUT, 0};
+    int r = ::poll(&pfd, 1, ms_left(d));
+    if (r == 0) return false;
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    int err = 0;
+    socklen_t len = sizeof(err);
+    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    return err == 0;  // ECONNREFUSED and the like come back here (POLLERR), not as a thrown error
+  }
+}
+
 }  // namespace
 
 RendezvousInfo rendezvous_from_env() {
@@ -175,49 +195,60 @@ Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds tim
   Deadline d = Clock::mono_ns() + static_cast<int64_t>(timeout_.count()) * 1000000;
   sockaddr_in addr = resolve(info_.master_addr, info_.master_port);
   if (info_.rank == 0) {
-    listen_fd_ = make_socket();
-    int one = 1;
-    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      throw std::runtime_error("rendezvous: cannot bind " + info_.master_addr + ":" +
-                               std::to_string(info_.master_port) + ": " + std::strerror(errno));
-    }
-    ::listen(listen_fd_, 1024);
-    peer_fds_.assign(static_cast<size_t>(info_.world_size), -1);
-    for (int joined = 1; joined < info_.world_size;) {
-      wait_fd(listen_fd_, POLLIN, d, "waiting for the other ranks to connect");
-      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) continue;
-      uint32_t peer = 0;
-      recv_all(fd, &peer, sizeof(peer), d);
-      peer = ntohl(peer);
-      if (peer == 0 || peer >= static_cast<uint32_t>(info_.world_size) || peer_fds_[peer] >= 0) {
-        ::close(fd);
-        continue;
+    // A constructor that throws runs no destructor: close what was opened before rethrowing.
+    auto close_all = [this] {
+      for (int& fd : peer_fds_) {
+        if (fd >= 0) ::close(fd);
+        fd = -1;
       }
-      peer_fds_[peer] = fd;
-      ++joined;
+      if (listen_fd_ >= 0) ::close(listen_fd_);
+      listen_fd_ = -1;
+    };
+    try {
+      listen_fd_ = make_socket();
+      int one = 1;
+      ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+      if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+        throw std::runtime_error("rendezvous: cannot bind " + info_.master_addr + ":" +
+                                 std::to_string(info_.master_port) + ": " + std::strerror(errno));
+      }
+      ::listen(listen_fd_, 1024);
+      peer_fds_.assign(static_cast<size_t>(info_.world_size), -1);
+      for (int joined = 1; joined < info_.world_size;) {
+        wait_fd(listen_fd_, POLLIN, d, "waiting for the other ranks to connect");
+        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) continue;
+        uint32_t peer = 0;
+        try {
+          recv_all(fd, &peer, sizeof(peer), d);
+        } catch (...) {
+          ::close(fd);
+          throw;
+        }
+        peer = ntohl(peer);
+        if (peer == 0 || peer >= static_cast<uint32_t>(info_.world_size) || peer_fds_[peer] >= 0) {
+          ::close(fd);
+          continue;
+        }
+        peer_fds_[peer] = fd;
+        ++joined;
+      }
+    } catch (...) {
+      close_all();
+      throw;
     }
     return;
   }
   for (;;) {  // rank 0 may not listen yet: retry until the deadline
     int fd = make_socket();
-    int r = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    if (r != 0 && errno == EINPROGRESS) {
+    if (connect_before(fd, addr, d)) {
       try {
-        wait_fd(fd, POLLOUT, d, "connecting to rank 0");
+        uint32_t me = htonl(static_cast<uint32_t>(info_.rank));
+        send_all(fd, &me, sizeof(me), d);
       } catch (...) {
         ::close(fd);
         throw;
       }
-      int err = 0;
-      socklen_t len = sizeof(err);
-      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-      r = err == 0 ? 0 : -1;
-    }
-    if (r == 0) {
-      uint32_t me = htonl(static_cast<uint32_t>(info_.rank));
-      send_all(fd, &me, sizeof(me), d);
       peer_fds_.push_back(fd);
       return;
     }

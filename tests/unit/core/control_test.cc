@@ -1,0 +1,183 @@
+// Runtime control: `ncclfi arm|disarm` reaches a live process through its libfiu FIFO in the run
+// directory, and a dead process's stale FIFO is skipped within the timeout instead of hanging.
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "ncclfi/injector.h"
+#include "test_support.h"
+
+namespace ncclfi {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using Steady = std::chrono::steady_clock;
+
+// Counters shared with a forked child.
+struct Shared {
+  std::atomic<uint64_t> checks{0};
+  std::atomic<uint64_t> fired{0};
+};
+
+Shared* map_shared() {
+  void* mem = ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  return new (mem) Shared();
+}
+
+std::string write_control_plan(const test::TempDir& dir, bool control) {
+  json f = test::fault_json("ctl-fault", "api", "delay");
+  f["params"] = {{"ms", 0}};
+  f["trigger"] = {{"count", 0}, {"armed", false}};
+  json plan = {{"seed", 1}, {"control", control}, {"faults", {f}}};
+  test::write_text(dir.file("plan.json"), plan.dump());
+  return dir.file("plan.json");
+}
+
+// A rank process: builds its Injector (which opens the FIFO) and checks a point until killed.
+pid_t spawn_controlled_rank(const test::TempDir& dir, Shared* shared) {
+  std::string plan = write_control_plan(dir, true);
+  std::string run_dir = dir.path();
+  return test::spawn([=] {
+    Params p;
+    p.plan_path = plan;
+    p.run_dir = run_dir;
+    p.rank = 0;
+    p.world_size = 1;
+    Injector injector(p, Layer::kApi, "preload");
+    FaultPoint point("nccl/coll/allreduce");
+    std::array<FaultPoint*, 1> points{&point};
+    injector.install(points);
+    CallSite site{.rank = 0, .world_size = 1, .op = "allreduce"};
+    for (;;) {
+      if (point.check(site) != nullptr) shared->fired.fetch_add(1);
+      shared->checks.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return 0;
+  });
+}
+
+std::string fifo_of(const test::TempDir& dir, pid_t pid) {
+  return dir.file("ncclfi-preload-" + std::to_string(pid) + ".in");
+}
+
+// Waits until `pred` holds or `limit` passes.
+template <typename Pred>
+bool eventually(Pred pred, milliseconds limit) {
+  auto end = Steady::now() + limit;
+  while (Steady::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return pred();
+}
+
+TEST(Control, ArmThenDisarmALiveProcess) {
+  test::TempDir dir;
+  Shared* shared = map_shared();
+  pid_t child = spawn_controlled_rank(dir, shared);
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(fifo_of(dir, child)); }, milliseconds(5000)));
+  ASSERT_TRUE(eventually([&] { return shared->checks.load() > 50; }, milliseconds(5000)));
+  EXPECT_EQ(shared->fired.load(), 0u);  // disarmed: never fires
+
+  ControlResult armed = send_control(dir.path(), "ctl-fault", true, 2000);
+  EXPECT_EQ(armed.acknowledged, 1);
+  EXPECT_EQ(armed.skipped_dead, 0);
+  EXPECT_EQ(armed.timed_out, 0);
+  EXPECT_TRUE(eventually([&] { return shared->fired.load() > 20; }, milliseconds(5000)));
+
+  ControlResult disarmed = send_control(dir.path(), "ctl-fault", false, 2000);
+  EXPECT_EQ(disarmed.acknowledged, 1);
+  std::this_thread::sleep_for(milliseconds(20));  // a check already past libfiu may still land
+  uint64_t after_disarm = shared->fired.load();
+  uint64_t checks = shared->checks.load();
+  ASSERT_TRUE(eventually([&] { return shared->checks.load() > checks + 50; }, milliseconds(5000)));
+  EXPECT_EQ(shared->fired.load(), after_disarm);
+
+  ::kill(child, SIGKILL);
+  EXPECT_EQ(test::wait_exit(child), 128 + SIGKILL);
+  ::munmap(shared, sizeof(Shared));
+}
+
+TEST(Control, NoFifoWithoutControl) {
+  test::TempDir dir;
+  std::string plan = write_control_plan(dir, false);
+  json doc = json::parse(test::read_text(plan));
+  doc["faults"][0]["trigger"]["armed"] = true;
+  test::write_text(plan, doc.dump());
+  EXPECT_EQ(test::run_in_child([&] {
+              Params p;
+              p.plan_path = plan;
+              p.run_dir = dir.path();
+              Injector injector(p, Layer::kApi, "preload");
+              return std::filesystem::exists(fifo_of(dir, ::getpid())) ? 1 : 0;
+            }),
+            0);
+}
+
+TEST(Control, ADeadProcessesStaleFifoIsSkipped) {
+  test::TempDir dir;
+  Shared* shared = map_shared();
+  pid_t live = spawn_controlled_rank(dir, shared);
+  Shared* other = map_shared();
+  pid_t doomed = spawn_controlled_rank(dir, other);
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(fifo_of(dir, doomed)); }, milliseconds(5000)));
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(fifo_of(dir, live)); }, milliseconds(5000)));
+  ::kill(doomed, SIGKILL);
+  EXPECT_EQ(test::wait_exit(doomed), 128 + SIGKILL);
+  ASSERT_TRUE(std::filesystem::exists(fifo_of(dir, doomed)));  // left behind
+
+  auto start = Steady::now();
+  ControlResult r = send_control(dir.path(), "ctl-fault", true, 1000);
+  auto took = Steady::now() - start;
+  EXPECT_EQ(r.acknowledged, 1);
+  EXPECT_EQ(r.skipped_dead, 1);
+  EXPECT_EQ(r.timed_out, 0);
+  EXPECT_LT(took, milliseconds(1000));
+  EXPECT_TRUE(eventually([&] { return shared->fired.load() > 0; }, milliseconds(5000)));
+  EXPECT_EQ(other->fired.load(), 0u);
+
+  ::kill(live, SIGKILL);
+  test::wait_exit(live);
+  ::munmap(shared, sizeof(Shared));
+  ::munmap(other, sizeof(Shared));
+}
+
+TEST(Control, ALiveProcessThatNeverReadsTimesOut) {
+  // A FIFO pair named after a live process (this one) that nobody serves: the writer gets no reader.
+  test::TempDir dir;
+  std::string stem = dir.file("ncclfi-preload-" + std::to_string(::getpid()));
+  ASSERT_EQ(::mkfifo((stem + ".in").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((stem + ".out").c_str(), 0600), 0);
+  auto start = Steady::now();
+  ControlResult r = send_control(dir.path(), "x", true, 300);
+  auto took = Steady::now() - start;
+  EXPECT_EQ(r.acknowledged, 0);
+  EXPECT_EQ(r.timed_out, 1);
+  EXPECT_GE(took, milliseconds(250));
+  EXPECT_LT(took, milliseconds(1500));
+}
+
+TEST(Control, MissingRunDirAndForeignFilesAreHarmless) {
+  ControlResult none = send_control("/nonexistent/ncclfi-run", "x", true, 100);
+  EXPECT_EQ(none.acknowledged + none.skipped_dead + none.timed_out, 0);
+  test::TempDir dir;
+  test::write_text(dir.file("notes.in"), "");
+  test::write_text(dir.file("ncclfi-preload-abc.in"), "");
+  test::write_text(dir.file("ncclfi-preload-0.in"), "");
+  ControlResult r = send_control(dir.path(), "x", true, 100);
+  EXPECT_EQ(r.acknowledged + r.skipped_dead + r.timed_out, 0);
+}
+
+}  // namespace
+}  // namespace ncclfi

@@ -1,0 +1,241 @@
+// Plan parsing: every field of plan, fault, target and trigger, the defaults, and the round trip
+// through to_json.
+#include <csignal>
+
+#include <gtest/gtest.h>
+
+#include "ncclfi/fault_kinds.h"
+#include "ncclfi/plan.h"
+#include "test_support.h"
+
+namespace ncclfi {
+namespace {
+
+using nlohmann::json;
+using test::fault_json;
+using test::plan_json;
+
+TEST(PlanParse, DefaultsOfPlanFaultTargetTrigger) {
+  FaultPlan plan = parse_plan(json{{"faults", json::array({fault_json()})}}, "p.json");
+  EXPECT_EQ(plan.seed, 1u);
+  EXPECT_FALSE(plan.control);
+  ASSERT_EQ(plan.faults.size(), 1u);
+  const Fault& f = plan.faults[0];
+  EXPECT_EQ(f.id, "f0");
+  EXPECT_EQ(f.layer, Layer::kApi);
+  EXPECT_EQ(f.kind, "error");
+  EXPECT_TRUE(f.params.is_object());
+  EXPECT_TRUE(f.params.empty());
+  EXPECT_EQ(f.target.rank_select, Target::RankSelect::kAll);
+  EXPECT_TRUE(f.target.ranks.empty());
+  EXPECT_TRUE(f.target.ops.empty());
+  EXPECT_FALSE(f.target.peer.has_value());
+  EXPECT_EQ(f.target.direction, Direction::kAny);
+  EXPECT_EQ(f.target.min_bytes, 0u);
+  EXPECT_FALSE(f.target.comm.has_value());
+  EXPECT_EQ(f.trigger.after_calls, 1u);
+  EXPECT_EQ(f.trigger.after_ms, 0u);
+  EXPECT_DOUBLE_EQ(f.trigger.probability, 1.0);
+  EXPECT_EQ(f.trigger.seed, 0u);
+  EXPECT_EQ(f.trigger.count, 1u);
+  EXPECT_TRUE(f.trigger.armed);
+}
+
+TEST(PlanParse, EmptyFaultListIsAValidPlan) {
+  FaultPlan plan = parse_plan(json{{"version", 1}, {"faults", json::array()}}, "p.json");
+  EXPECT_TRUE(plan.faults.empty());
+}
+
+TEST(PlanParse, EveryFieldIsRead) {
+  json f = fault_json("net-corrupt.1", "net", "corrupt");
+  f["summary"] = "flip two bits of big receives from rank 3";
+  f["params"] = {{"bits", 2}, {"seed", 11}};
+  f["target"] = {{"ranks", {0, 2}}, {"ops", json::array({"irecv"})}, {"peer", 3},
+                 {"direction", "recv"}, {"min_bytes", 4096}, {"comm", 1}};
+  f["trigger"] = {{"after_calls", 10}, {"after_ms", 250}, {"probability", 0.5},
+                  {"seed", 99}, {"count", 0}, {"armed", false}};
+  json doc = {{"version", 1}, {"seed", 42}, {"control", true}, {"faults", {f}}};
+  FaultPlan plan = parse_plan(doc, "p.json");
+  EXPECT_EQ(plan.seed, 42u);
+  EXPECT_TRUE(plan.control);
+  const Fault& got = plan.faults.at(0);
+  EXPECT_EQ(got.id, "net-corrupt.1");
+  EXPECT_EQ(got.layer, Layer::kNet);
+  EXPECT_EQ(got.kind, "corrupt");
+  EXPECT_EQ(got.param_int("bits", 1), 2);
+  EXPECT_EQ(got.param_int("seed", 0), 11);
+  EXPECT_EQ(got.target.rank_select, Target::RankSelect::kList);
+  EXPECT_EQ(got.target.ranks, (std::vector<int>{0, 2}));
+  EXPECT_EQ(got.target.ops, (std::vector<std::string>{"irecv"}));
+  EXPECT_EQ(got.target.peer, 3);
+  EXPECT_EQ(got.target.direction, Direction::kRecv);
+  EXPECT_EQ(got.target.min_bytes, 4096u);
+  EXPECT_EQ(got.target.comm, 1);
+  EXPECT_EQ(got.trigger.after_calls, 10u);
+  EXPECT_EQ(got.trigger.after_ms, 250u);
+  EXPECT_DOUBLE_EQ(got.trigger.probability, 0.5);
+  EXPECT_EQ(got.trigger.seed, 99u);
+  EXPECT_EQ(got.trigger.count, 0u);
+  EXPECT_FALSE(got.trigger.armed);
+}
+
+TEST(PlanParse, RankSelectors) {
+  json all = fault_json("a");
+  all["target"] = {{"ranks", "all"}};
+  json random = fault_json("r");
+  random["target"] = {{"ranks", {{"random", 2}, {"seed", 5}}}};
+  json random_noseed = fault_json("rn");
+  random_noseed["target"] = {{"ranks", {{"random", 1}}}};
+  FaultPlan plan = parse_plan(plan_json({all, random, random_noseed}), "p.json");
+  EXPECT_EQ(plan.faults[0].target.rank_select, Target::RankSelect::kAll);
+  EXPECT_EQ(plan.faults[1].target.rank_select, Target::RankSelect::kRandom);
+  EXPECT_EQ(plan.faults[1].target.random_count, 2);
+  EXPECT_EQ(plan.faults[1].target.random_seed, 5u);
+  EXPECT_EQ(plan.faults[2].target.random_count, 1);
+  EXPECT_EQ(plan.faults[2].target.random_seed, 0u);
+}
+
+TEST(PlanParse, DirectionsAndFractionalAfterMs) {
+  json s = fault_json("s", "net", "drop");
+  s["target"] = {{"direction", "send"}};
+  json a = fault_json("a", "net", "drop");
+  a["target"] = {{"direction", "any"}};
+  a["trigger"] = {{"after_ms", 1.9}};
+  FaultPlan plan = parse_plan(plan_json({s, a}), "p.json");
+  EXPECT_EQ(plan.faults[0].target.direction, Direction::kSend);
+  EXPECT_EQ(plan.faults[1].target.direction, Direction::kAny);
+  EXPECT_EQ(plan.faults[1].trigger.after_ms, 1u);
+}
+
+// One valid fault per kind of the catalogue, with its required parameters, parses.
+TEST(PlanParse, EveryKindOfTheCatalogueParses) {
+  std::vector<json> faults;
+  int n = 0;
+  for (const FaultKindSpec& spec : fault_kinds()) {
+    json f = fault_json("k" + std::to_string(n++), to_string(spec.layer), std::string(spec.kind));
+    json params = json::object();
+    for (const ParamSpec& p : spec.params) {
+      if (!p.required) continue;
+      params[std::string(p.name)] = 5;
+    }
+    f["params"] = params;
+    faults.push_back(f);
+  }
+  FaultPlan plan = parse_plan(plan_json(faults), "p.json");
+  ASSERT_EQ(plan.faults.size(), fault_kinds().size());
+  for (size_t i = 0; i < plan.faults.size(); ++i) {
+    EXPECT_EQ(plan.faults[i].kind, fault_kinds()[i].kind);
+    EXPECT_FALSE(points_for_fault(plan.faults[i]).empty()) << plan.faults[i].kind;
+  }
+}
+
+TEST(PlanParse, CodeAndSignalParamsByNumberAndName) {
+  json e = fault_json("e", "api", "error");
+  e["params"] = {{"code", "ncclRemoteError"}};
+  json e2 = fault_json("e2", "net", "error");
+  e2["params"] = {{"code", 3}};
+  json c = fault_json("c", "api", "crash");
+  c["params"] = {{"signal", "SIGSEGV"}};
+  json c2 = fault_json("c2", "api", "crash");
+  c2["params"] = {{"signal", "KILL"}};
+  json k = fault_json("k", "proc", "kill");
+  k["params"] = {{"signal", 15}};
+  FaultPlan plan = parse_plan(plan_json({e, e2, c, c2, k}), "p.json");
+  EXPECT_EQ(plan.faults[0].nccl_code(0), 6);
+  EXPECT_EQ(plan.faults[1].nccl_code(0), 3);
+  EXPECT_EQ(plan.faults[2].signal_number(0), SIGSEGV);
+  EXPECT_EQ(plan.faults[3].signal_number(0), SIGKILL);
+  EXPECT_EQ(plan.faults[4].signal_number(0), SIGTERM);
+  // Absent params fall back.
+  EXPECT_EQ(plan.faults[2].nccl_code(4), 4);
+  EXPECT_EQ(plan.faults[0].signal_number(SIGABRT), SIGABRT);
+}
+
+TEST(PlanParse, TypedParamAccessorsFallBack) {
+  json d = fault_json("d", "api", "delay");
+  d["params"] = {{"ms", 2.5}};
+  json cor = fault_json("c", "api", "corrupt");
+  cor["params"] = {{"mode", "nan"}, {"count", 3}};
+  FaultPlan plan = parse_plan(plan_json({d, cor}), "p.json");
+  EXPECT_DOUBLE_EQ(plan.faults[0].param_double("ms", 0), 2.5);
+  EXPECT_DOUBLE_EQ(plan.faults[0].param_double("jitter_ms", 1.25), 1.25);
+  EXPECT_EQ(plan.faults[0].param_int("ms", -1), -1);  // 2.5 is not an integer
+  EXPECT_EQ(plan.faults[1].param_string("mode", "bitflip"), "nan");
+  EXPECT_EQ(plan.faults[1].param_int("count", 1), 3);
+  EXPECT_EQ(plan.faults[0].param_string("mode", "bitflip"), "bitflip");
+}
+
+TEST(PlanParse, NamesOfResultsAndSignals) {
+  EXPECT_EQ(nccl_result_from_name("ncclSuccess"), 0);
+  EXPECT_EQ(nccl_result_from_name("ncclSystemError"), 2);
+  EXPECT_EQ(nccl_result_from_name("ncclTimeout"), 8);
+  EXPECT_FALSE(nccl_result_from_name("ncclBogus").has_value());
+  EXPECT_EQ(signal_from_name("SIGKILL"), SIGKILL);
+  EXPECT_EQ(signal_from_name("TERM"), SIGTERM);
+  EXPECT_EQ(signal_from_name("SIGSTOP"), SIGSTOP);
+  EXPECT_FALSE(signal_from_name("SIGBOGUS").has_value());
+  EXPECT_FALSE(signal_from_name("").has_value());
+  EXPECT_STREQ(to_string(Layer::kNet), "net");
+  EXPECT_STREQ(to_string(Layer::kApi), "api");
+  EXPECT_STREQ(to_string(Layer::kProc), "proc");
+  EXPECT_STREQ(to_string(Direction::kRecv), "recv");
+}
+
+TEST(PlanParse, RoundTripThroughToJson) {
+  json f1 = fault_json("one", "net", "delay");
+  f1["params"] = {{"ms", 3}, {"jitter_ms", 1.5}};
+  f1["target"] = {{"ranks", {1, 3}}, {"ops", json::array({"isend", "irecv"})}, {"peer", 2},
+                  {"direction", "send"}, {"min_bytes", 1024}};
+  f1["trigger"] = {{"after_calls", 5}, {"after_ms", 20}, {"probability", 0.25}, {"seed", 3},
+                   {"count", 0}, {"armed", false}};
+  json f2 = fault_json("two", "api", "hang");
+  f2["target"] = {{"ranks", {{"random", 2}, {"seed", 9}}}, {"comm", 2}, {"ops", json::array({"allreduce"})}};
+  json f3 = fault_json("three", "proc", "stop");
+  f3["params"] = {{"ms", 100}};
+  FaultPlan plan = parse_plan(json{{"seed", 17}, {"control", true}, {"faults", {f1, f2, f3}}}, "p.json");
+  json once = to_json(plan);
+  FaultPlan again = parse_plan(once, "roundtrip");
+  EXPECT_EQ(to_json(again), once);
+  ASSERT_EQ(again.faults.size(), 3u);
+  EXPECT_EQ(again.seed, 17u);
+  EXPECT_TRUE(again.control);
+  EXPECT_EQ(again.faults[0].target.ops, plan.faults[0].target.ops);
+  EXPECT_EQ(again.faults[0].target.peer, 2);
+  EXPECT_EQ(again.faults[0].target.direction, Direction::kSend);
+  EXPECT_EQ(again.faults[0].trigger.after_ms, 20u);
+  EXPECT_DOUBLE_EQ(again.faults[0].trigger.probability, 0.25);
+  EXPECT_FALSE(again.faults[0].trigger.armed);
+  EXPECT_EQ(again.faults[1].target.rank_select, Target::RankSelect::kRandom);
+  EXPECT_EQ(again.faults[1].target.random_count, 2);
+  EXPECT_EQ(again.faults[1].target.random_seed, 9u);
+  EXPECT_EQ(again.faults[1].target.comm, 2);
+  EXPECT_EQ(again.faults[2].param_double("ms", 0), 100);
+  // A single fault serialises to the same object the plan holds.
+  EXPECT_EQ(to_json(plan.faults[2]), once["faults"][2]);
+}
+
+TEST(PlanParse, LoadPlanFileFromDisk) {
+  test::TempDir dir;
+  json f = fault_json("disk", "net", "stall");
+  f["params"] = {{"ms", 40}};
+  test::write_text(dir.file("plan.json"), plan_json({f}).dump(2));
+  FaultPlan plan = load_plan_file(dir.file("plan.json"));
+  ASSERT_EQ(plan.faults.size(), 1u);
+  EXPECT_EQ(plan.faults[0].kind, "stall");
+  EXPECT_EQ(plan.seed, 7u);
+}
+
+TEST(PlanParse, DescribeJson) {
+  EXPECT_EQ(describe_json(json("ten")), "\"ten\"");
+  EXPECT_EQ(describe_json(json(-3)), "-3");
+  EXPECT_EQ(describe_json(json::object()), "an object");
+  EXPECT_EQ(describe_json(json::array()), "an array");
+  EXPECT_EQ(describe_json(json(nullptr)), "null");
+  EXPECT_EQ(describe_json(json(true)), "true");
+  std::string long_text = describe_json(json(std::string(200, 'x')));
+  EXPECT_EQ(long_text.size(), 80u);
+  EXPECT_EQ(long_text.substr(77), "...");
+}
+
+}  // namespace
+}  // namespace ncclfi
