@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""A small PyTorch DDP training job for ncclfi (DESIGN.md, Workloads): the job that PyTorch's own safety
+nets protect. Run it under torchrun, one process per GPU:
+
+    torchrun --nproc-per-node 2 --max-restarts 1 workloads/torch/ddp_train.py \\
+        --steps 200 --pg-timeout-s 30 --checkpoint-dir /tmp/ckpt --checkpoint-every 20
+
+- Data is synthetic and deterministic (a fixed random "teacher" network; each rank's batch depends only
+  on the seed, the step and the rank), so a run restarted from a checkpoint sees the same batches.
+- The process-group timeout is --pg-timeout-s; every TORCH_NCCL_* variable is PyTorch's to read from the
+  environment (the scenario sets them; the start event records them).
+- Rank 0 saves a checkpoint every K steps (atomically); after a torchrun restart every rank resumes from it.
+- A NaN or inf loss stops the job with exit code 7 and a nan_detected event.
+- Events (JSON lines with ts_ns, mono_ns, rank, pid, host, source="workload", event) go to $NCCLFI_EVENTS,
+  one os.write per line on an O_APPEND descriptor, so lines from several processes never interleave.
+  An `op` event closes every step (op "train_step", seq = step), so the last one says where a rank stopped.
+
+Needs only PyTorch (2.x). Exit codes: 0 ok, 6 bootstrap failure, 7 NaN/inf loss, 64 usage.
+"""
+
+import argparse
+import datetime
+import math
+import json
+import os
+import socket
+import sys
+import time
+
+EXIT_OK = 0
+EXIT_BOOTSTRAP = 6
+EXIT_NAN_LOSS = 7
+EXIT_USAGE = 64
+
+
+class EventLog:
+    """Appends JSON lines to $NCCLFI_EVENTS with the fields of ncclfi's event_log.h."""
+
+    def __init__(self, path, rank):
+        self.rank = rank
+        self.host = socket.gethostname()
+        self.fd = -1
+        if path:
+            self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+    def write(self, event, **fields):
+        if self.fd < 0:
+            return
+        record = {
+            "ts_ns": time.time_ns(),
+            "mono_ns": time.monotonic_ns(),
+            "rank": self.rank,
+            "pid": os.getpid(),
+            "host": self.host,
+            "source": "workload",
+            "event": event,
+        }
+        record.update(fields)
+        line = (json.dumps(record, separators=(",", ":")) + "\n").encode()
+        os.write(self.fd, line)  # one write per line: O_APPEND keeps lines whole across processes
+
+
+class UsageExitParser(argparse.ArgumentParser):
+    """argparse exits 2 on bad arguments; the workload contract says 64."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print("%s: error: %s" % (self.prog, message), file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def parse_args(argv):
+    parser = UsageExitParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=100, help="training steps in all")
+    parser.add_argument("--pg-timeout-s", type=float, default=600.0, help="init_process_group timeout")
+    parser.add_argument("--checkpoint-dir", default="", help="save and resume here (empty: no checkpoints)")
+    parser.add_argument("--checkpoint-every", type=int, default=20, help="steps between checkpoints")
+    parser.add_argument("--batch", type=int, default=64, help="samples per rank per step")
+    parser.add_argument("--hidden", type=int, default=512, help="hidden width of the model")
+    parser.add_argument("--lr", type=float, default=0.05, help="SGD learning rate")
+    parser.add_argument("--seed", type=int, default=1234, help="seed of the data and the model")
+    parser.add_argument("--step-sleep-ms", type=float, default=0.0, help="host sleep per step (slows the job)")
+    parser.add_argument("--nan-at-step", type=int, default=-1, help="test hook: make the loss NaN at this step")
+    args = parser.parse_args(argv)
+    if args.steps < 1 or args.batch < 1 or args.hidden < 1 or args.checkpoint_every < 1:
+        parser.error("--steps, --batch, --hidden and --checkpoint-every must be at least 1")
+    if args.pg_timeout_s <= 0:
+        parser.error("--pg-timeout-s must be positive")
+    return args
+
+
+def env_int(name, default=None):
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return int(value)
+
+
+def batch_for(torch, step, rank, args, teacher, device):
+    gen = torch.Generator(device="cpu")
+    gen.manual_seed(args.seed * 1_000_003 + step * 1_009 + rank)
+    x = torch.randn(args.batch, 64, generator=gen)
+    with torch.no_grad():
+        y = teacher(x)
+    return x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+
+
+def build_model(torch, args):
+    torch.manual_seed(args.seed)
+    return torch.nn.Sequential(
+        torch.nn.Linear(64, args.hidden), torch.nn.Tanh(),
+        torch.nn.Linear(args.hidden, args.hidden), torch.nn.Tanh(),
+        torch.nn.Linear(args.hidden, 8))
+
+
+def build_teacher(torch, args):
+    gen = torch.Generator(device="cpu")
+    gen.manual_seed(args.seed + 17)
+    teacher = torch.nn.Linear(64, 8)
+    with torch.no_grad():
+        teacher.weight.copy_(torch.randn(8, 64, generator=gen) / 8.0)
+        teacher.bias.copy_(torch.randn(8, generator=gen))
+    return teacher
+
+
+def save_checkpoint(torch, path, step, model, optimizer, losses):
+    tmp = path + ".tmp.%d" % os.getpid()
+    torch.save({"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "losses": losses}, tmp)
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def main(argv):
+    args = parse_args(argv)
+    rank = env_int("RANK", 0)
+    world_size = env_int("WORLD_SIZE", 1)
+    local_rank = env_int("LOCAL_RANK", 0)
+    attempt = env_int("TORCHELASTIC_RESTART_COUNT", 0)
+    log = EventLog(os.environ.get("NCCLFI_EVENTS", ""), rank)
+    log.write("start", world_size=world_size, local_rank=local_rank, attempt=attempt, args=" ".join(argv),
+              torch_nccl_env={k: v for k, v in sorted(os.environ.items()) if k.startswith("TORCH_NCCL_")})
+
+    try:
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel
+    except ImportError as error:
+        print("ddp_train.py: PyTorch is not importable: %s" % error, file=sys.stderr)
+        log.write("exit", code=EXIT_BOOTSTRAP, reason="no torch")
+        return EXIT_BOOTSTRAP
+    if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+        print("ddp_train.py: no CUDA device; this job needs one GPU per rank", file=sys.stderr)
+        log.write("exit", code=EXIT_BOOTSTRAP, reason="no CUDA device")
+        return EXIT_BOOTSTRAP
+
+    device = torch.device("cuda", local_rank % torch.cuda.device_count())
+    torch.cuda.set_device(device)
+    try:
+        dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=args.pg_timeout_s),
+                                rank=rank, world_size=world_size, device_id=device)
+    except Exception as error:  # noqa: BLE001 - any bootstrap failure ends the same way
+        print("ddp_train.py: init_process_group failed: %s" % error, file=sys.stderr)
+        log.write("exit", code=EXIT_BOOTSTRAP, reason=str(error))
+        return EXIT_BOOTSTRAP
+
+    model = build_model(torch, args).to(device)
+    teacher = build_teacher(torch, args)
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    start_step = 0
+    losses = []
+    ckpt_path = os.path.join(args.checkpoint_dir, "ddp_train.pt") if args.checkpoint_dir else ""
+    if ckpt_path and os.path.exists(ckpt_path):
+        state = torch.load(ckpt_path, map_location=device, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        start_step = int(state["step"])
+        losses = list(state["losses"])
+        log.write("resume", iter=start_step, path=ckpt_path, attempt=attempt)
+        if rank == 0:
+            print("ddp_train.py: resuming at step %d of %d (attempt %d)" % (start_step, args.steps, attempt),
+                  flush=True)
+    ddp = DistributedDataParallel(model, device_ids=[device.index])
+    loss_fn = torch.nn.MSELoss()
+    started = time.monotonic()
+
+    for step in range(start_step, args.steps):
+        t0 = time.monotonic_ns()
+        x, y = batch_for(torch, step, rank, args, teacher, device)
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(ddp(x), y)
+        if step == args.nan_at_step:
+            loss = loss * float("nan")
+        loss.backward()
+        optimizer.step()
+        value = loss.item()  # waits for this step's work, the gradient all-reduce included
+        if not math.isfinite(value):
+            print("ddp_train.py: rank %d: loss is %r at step %d: stopping" % (rank, value, step),
+                  file=sys.stderr, flush=True)
+            log.write("nan_detected", step=step, value=repr(value))
+            log.write("exit", code=EXIT_NAN_LOSS, reason="loss %r at step %d" % (value, step))
+            os._exit(EXIT_NAN_LOSS)  # peers then stop at their next collective, as in a real job
+        losses.append(value)
+        log.write("op", seq=step, op="train_step", bytes=0, dur_us=(time.monotonic_ns() - t0) / 1000.0,
+                  loss=value)
+        if rank == 0 and (step % 10 == 0 or step + 1 == args.steps):
+            print("step %5d  loss %.6f" % (step, value), flush=True)
+        if ckpt_path and (step + 1) % args.checkpoint_every == 0 and step + 1 < args.steps:
+            if rank == 0:
+                os.makedirs(args.checkpoint_dir, exist_ok=True)
+                save_checkpoint(torch, ckpt_path, step + 1, model, optimizer, losses)
+                log.write("checkpoint", iter=step + 1, path=ckpt_path)
+            dist.barrier()  # nobody runs ahead of a checkpoint that may still be written
+        if args.step_sleep_ms > 0:
+            time.sleep(args.step_sleep_ms / 1000.0)
+
+    # Every rank must hold the same parameters after DDP: compare a checksum across ranks.
+    with torch.no_grad():
+        checksum = torch.stack([p.double().sum() for p in model.parameters()]).sum().reshape(1)
+        low, high = checksum.clone(), checksum.clone()
+        dist.all_reduce(low, op=dist.ReduceOp.MIN)
+        dist.all_reduce(high, op=dist.ReduceOp.MAX)
+    in_sync = bool((low == high).item())
+    final = losses[-1] if losses else float("nan")
+    learned = len(losses) > 1 and math.isfinite(final) and final < losses[0]
+    verified = in_sync and math.isfinite(final)
+    log.write("done", iters=args.steps, resumed_from=start_step, seconds=time.monotonic() - started,
+              verified=verified, final_loss=final, params_in_sync=in_sync, loss_decreased=learned)
+    if rank == 0:
+        print("ddp_train.py: done: %d steps (resumed from %d), final loss %.6f, parameters %s" %
+              (args.steps, start_step, final, "identical on every rank" if in_sync else "DIFFER"), flush=True)
+    if ckpt_path and rank == 0:
+        save_checkpoint(torch, ckpt_path, args.steps, model, optimizer, losses)
+    dist.destroy_process_group()
+    log.write("exit", code=EXIT_OK)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
