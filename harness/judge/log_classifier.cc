@@ -55,7 +55,7 @@ std::vector<LogPattern> builtin_patterns() {
                    R"(Out of bounds values : 0*[1-9]\d* FAILED)", "Out of bounds values"));
   p.push_back(make(
       "nccl_tests.wrong", K::kDetection, "verification",
-      R"(^\s*\d+\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(0*[1-9]\d*|\S+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+0*[1-9]\d*)\s*$)"));
+      R"(^\s*\d+\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(0*[1-9]\d*(\s|$)|\S+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+0*[1-9]\d*\s*$))"));
   // torchrun / torchelastic (2.3, 2.5): a worker failed and the agent tears the group down; restarts.
   p.push_back(make("torchrun.restart", K::kRestart, "",
                    R"(Worker group FAILED\. \d+/\d+ attempts left; will restart worker group)", "will restart"));

@@ -1,0 +1,238 @@
+// Each checker's pass, fail and unknown answers; throwing checkers; worst answer wins.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "history_builder.h"
+#include "judge.h"
+
+namespace ncclfi::harness {
+namespace {
+using namespace testing;
+using json = nlohmann::json;
+
+// A 4-rank drop scenario: injection at 1 s, rank watchdogs at 4.0-4.2 s, all exit 3.
+History detected_run() {
+  History h = make_history(4);
+  add_inject(h, 1.0, 1);
+  for (int r = 0; r < 4; ++r) {
+    add_event(h, 4.0 + 0.05 * r, r, "workload", "watchdog_fired", {{"waited_ms", 3000}});
+    add_detection(h, 4.0 + 0.05 * r, r, "workload_watchdog");
+  }
+  all_exit(h, 4.3, 3);
+  return h;
+}
+
+CheckResult only_check(History h, const json& expect, const JudgeOptions& o = {}) {
+  Judgement j = judge(h, expect, o);
+  EXPECT_EQ(j.checks.size(), 1u);
+  return j.checks.empty() ? CheckResult{} : j.checks[0];
+}
+
+TEST(CheckOutcome, PassFailUnknown) {
+  EXPECT_EQ(only_check(detected_run(), {{"outcome", "detected"}}).answer, Answer::kPass);
+  EXPECT_EQ(only_check(detected_run(), {{"outcome", json::array({"hung", "detected"})}}).answer, Answer::kPass);
+  auto fail = only_check(detected_run(), {{"outcome", "recovered"}});
+  EXPECT_EQ(fail.answer, Answer::kFail);
+  EXPECT_NE(fail.reason.find("observed detected"), std::string::npos);
+  History finished = make_history(1);
+  all_exit(finished, 1, 0);
+  auto unknown = only_check(finished, {{"outcome", "degraded"}});  // no baseline
+  EXPECT_EQ(unknown.answer, Answer::kUnknown);
+  EXPECT_NE(unknown.reason.find("baseline"), std::string::npos);
+  EXPECT_EQ(only_check(detected_run(), {{"outcome", "exploded"}}).answer, Answer::kUnknown);  // throws
+}
+
+TEST(CheckDetectedBy, PassFailAndNothingDetected) {
+  EXPECT_EQ(only_check(detected_run(), {{"detected_by", {"workload_watchdog"}}}).answer, Answer::kPass);
+  EXPECT_EQ(only_check(detected_run(), {{"detected_by", {"api_error", "workload_watchdog"}}}).answer, Answer::kPass);
+  auto fail = only_check(detected_run(), {{"detected_by", {"torch_watchdog"}}});
+  EXPECT_EQ(fail.answer, Answer::kFail);
+  EXPECT_NE(fail.reason.find("workload_watchdog"), std::string::npos);
+  History quiet = make_history(1);
+  all_exit(quiet, 1, 0);
+  EXPECT_EQ(only_check(quiet, {{"detected_by", {"api_error"}}}).answer, Answer::kFail);
+  EXPECT_EQ(only_check(detected_run(), {{"detected_by", 42}}).answer, Answer::kUnknown);
+}
+
+TEST(CheckDetectedBy, SimultaneousFirstDetectionsAllCount) {
+  History h = detected_run();
+  add_detection(h, 4.0, 2, "api_error");  // same instant as rank 0's watchdog
+  EXPECT_EQ(only_check(h, {{"detected_by", {"api_error"}}}).answer, Answer::kPass);
+}
+
+TEST(CheckDetectionS, WithinBelowAboveAndUnmeasurable) {
+  EXPECT_EQ(only_check(detected_run(), {{"detection_s", {{"min", 2.5}, {"max", 5.0}}}}).answer, Answer::kPass);
+  EXPECT_EQ(only_check(detected_run(), {{"detection_s", {{"max", 2.0}}}}).answer, Answer::kFail);
+  EXPECT_EQ(only_check(detected_run(), {{"detection_s", {{"min", 3.5}}}}).answer, Answer::kFail);
+  History no_inject = detected_run();
+  no_inject.events.erase(no_inject.events.begin());
+  EXPECT_EQ(only_check(no_inject, {{"detection_s", {{"max", 5.0}}}}).answer, Answer::kUnknown);
+  History quiet = make_history(1);
+  add_inject(quiet, 1, 0);
+  all_exit(quiet, 2, 0);
+  EXPECT_EQ(only_check(quiet, {{"detection_s", {{"max", 5.0}}}}).answer, Answer::kFail);
+  EXPECT_EQ(only_check(detected_run(), {{"detection_s", {{"max", "soon"}}}}).answer, Answer::kUnknown);
+}
+
+TEST(CheckRanks, AllAnyAndList) {
+  EXPECT_EQ(only_check(detected_run(), {{"ranks", "all"}}).answer, Answer::kPass);
+  EXPECT_EQ(only_check(detected_run(), {{"ranks", "any"}}).answer, Answer::kPass);
+  EXPECT_EQ(only_check(detected_run(), {{"ranks", {0, 3}}}).answer, Answer::kPass);
+  History partial = detected_run();
+  partial.detections.pop_back();  // rank 3 saw nothing
+  auto fail = only_check(partial, {{"ranks", "all"}});
+  EXPECT_EQ(fail.answer, Answer::kFail);
+  EXPECT_NE(fail.reason.find("missing 3"), std::string::npos);
+  EXPECT_EQ(only_check(partial, {{"ranks", {3}}}).answer, Answer::kFail);
+  History quiet = make_history(2);
+  all_exit(quiet, 1, 0);
+  EXPECT_EQ(only_check(quiet, {{"ranks", "any"}}).answer, Answer::kFail);
+  History unknown_world = detected_run();
+  unknown_world.world_size = 0;
+  EXPECT_EQ(only_check(unknown_world, {{"ranks", "all"}}).answer, Answer::kUnknown);
+  EXPECT_EQ(only_check(detected_run(), {{"ranks", "most"}}).answer, Answer::kUnknown);
+}
+
+TEST(CheckRanks, HarnessDeadlineDoesNotCountAsSeeing) {
+  History h = make_history(1);
+  h.deadline_hit = true;
+  add_detection(h, 30, -1, "harness_deadline");
+  add_detection(h, 30, 0, "harness_deadline");
+  EXPECT_EQ(only_check(h, {{"ranks", "any"}}).answer, Answer::kFail);
+}
+
+TEST(CheckRestarts, CountsHarnessAndTorchrunRestarts) {
+  History h = make_history(1);
+  h.attempts = 2;
+  h.torchrun_restarts = 1;
+  add_exit(h, 1, 0, 3, {}, false, 0);
+  add_exit(h, 2, 0, 0, {}, false, 1);
+  EXPECT_EQ(only_check(h, {{"restarts", {{"min", 2}, {"max", 2}}}}).answer, Answer::kPass);
+  EXPECT_EQ(only_check(h, {{"restarts", {{"max", 1}}}}).answer, Answer::kFail);
+  EXPECT_EQ(only_check(h, {{"restarts", {{"min", 3}}}}).answer, Answer::kFail);
+  EXPECT_EQ(only_check(h, {{"restarts", 1}}).answer, Answer::kUnknown);
+}
+
+TEST(CheckLogMatches, ReadsRankLogsUnderRunDir) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ncclfi_judge_logs_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "attempt0");
+  std::ofstream(dir / "attempt0" / "rank0.log") << "starting\nNCCL WARN NET/Socket : peer closed\n";
+  std::ofstream(dir / "attempt0" / "rank1.log") << "watchdog: op 50 timed out after 3000 ms\n";
+  History h = detected_run();
+  h.rank_logs = {{"attempt0/rank0.log", "attempt0/rank1.log"}};
+  JudgeOptions o;
+  o.run_dir = dir.string();
+  EXPECT_EQ(only_check(h, {{"log_matches", {"NCCL WARN", "timed out after \\d+ ms"}}}, o).answer, Answer::kPass);
+  auto fail = only_check(h, {{"log_matches", {"NCCL WARN", "segfault"}}}, o);
+  EXPECT_EQ(fail.answer, Answer::kFail);
+  EXPECT_NE(fail.reason.find("/segfault/"), std::string::npos);
+  EXPECT_EQ(only_check(h, {{"log_matches", {"([bad"}}}, o).answer, Answer::kUnknown);  // throws
+  History no_logs = detected_run();
+  EXPECT_EQ(only_check(no_logs, {{"log_matches", {"x"}}}, o).answer, Answer::kUnknown);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CheckResult, VerifiedMismatchAndUnknown) {
+  History ok = make_history(2);
+  all_done(ok, 5, true);
+  all_exit(ok, 5.1, 0);
+  EXPECT_EQ(only_check(ok, {{"result", "verified"}}).answer, Answer::kPass);
+
+  History bad = make_history(2);
+  add_event(bad, 3, 1, "workload", "result_mismatch", {{"wrong", 5}});
+  all_done(bad, 5, false);
+  all_exit(bad, 5.1, 0);
+  EXPECT_EQ(only_check(bad, {{"result", "verified"}}).answer, Answer::kFail);
+
+  History partial = make_history(2);
+  add_event(partial, 5, 0, "workload", "done", {{"verified", true}});
+  all_exit(partial, 5.1, 0);
+  EXPECT_EQ(only_check(partial, {{"result", "verified"}}).answer, Answer::kFail);
+
+  History silent = make_history(2);  // an external command: no done events
+  all_exit(silent, 5.1, 0);
+  EXPECT_EQ(only_check(silent, {{"result", "verified"}}).answer, Answer::kUnknown);
+
+  EXPECT_EQ(only_check(detected_run(), {{"result", "verified"}}).answer, Answer::kFail);
+  EXPECT_EQ(only_check(ok, {{"result", "plausible"}}).answer, Answer::kUnknown);
+
+  // Recovered: only the final attempt's data counts.
+  History recovered = make_history(1);
+  recovered.attempts = 2;
+  add_event(recovered, 1, 0, "workload", "result_mismatch", {{"wrong", 1}}, 0);
+  add_exit(recovered, 1.1, 0, 4, {}, false, 0);
+  add_event(recovered, 5, 0, "workload", "done", {{"verified", true}}, 1);
+  add_exit(recovered, 5.1, 0, 0, {}, false, 1);
+  EXPECT_EQ(only_check(recovered, {{"result", "verified"}}).answer, Answer::kPass);
+}
+
+TEST(Judge, WorstAnswerWinsAndReasonsListNonPasses) {
+  json expect = {{"outcome", "detected"},
+                 {"detected_by", {"workload_watchdog"}},
+                 {"detection_s", {{"min", 2.5}, {"max", 5.0}}},
+                 {"ranks", "all"}};
+  History h = detected_run();
+  Judgement pass = judge(h, expect);
+  EXPECT_EQ(pass.verdict, Answer::kPass);
+  EXPECT_EQ(pass.checks.size(), 4u);
+  EXPECT_EQ(pass.reasons.size(), 4u);
+
+  expect["novel_field"] = true;  // unknown
+  History h2 = detected_run();
+  Judgement unknown = judge(h2, expect);
+  EXPECT_EQ(unknown.verdict, Answer::kUnknown);
+  ASSERT_EQ(unknown.reasons.size(), 1u);
+  EXPECT_NE(unknown.reasons[0].find("novel_field"), std::string::npos);
+
+  expect["outcome"] = "hung";  // fail beats unknown
+  History h3 = detected_run();
+  Judgement fail = judge(h3, expect);
+  EXPECT_EQ(fail.verdict, Answer::kFail);
+  EXPECT_EQ(fail.reasons.size(), 2u);
+}
+
+TEST(Judge, DegradedMarginIsASettingNotACheck) {
+  History h = make_history(1);
+  h.baseline_total_s = 1.0;
+  all_done(h, 2, true, 0, 1.3);
+  all_exit(h, 2, 0);
+  Judgement j = judge(h, {{"outcome", "clean"}, {"degraded_margin", 0.5}});
+  EXPECT_EQ(j.checks.size(), 1u);
+  EXPECT_EQ(j.verdict, Answer::kPass);
+  History h2 = make_history(1);
+  h2.baseline_total_s = 1.0;
+  all_done(h2, 2, true, 0, 1.3);
+  all_exit(h2, 2, 0);
+  EXPECT_EQ(judge(h2, {{"outcome", "degraded"}}).verdict, Answer::kPass);
+}
+
+TEST(Judge, InterruptedRunIsAtBestUnknown) {
+  History h = detected_run();
+  h.interrupted = true;
+  EXPECT_EQ(judge(h, {{"outcome", "detected"}}).verdict, Answer::kUnknown);
+}
+
+TEST(Judge, NeedsBaselineOnlyForCleanOrDegraded) {
+  EXPECT_TRUE(expectation_needs_baseline({{"outcome", "degraded"}}));
+  EXPECT_TRUE(expectation_needs_baseline({{"outcome", {"clean", "detected"}}}));
+  EXPECT_FALSE(expectation_needs_baseline({{"outcome", "detected"}}));
+  EXPECT_FALSE(expectation_needs_baseline(json::object()));
+}
+
+TEST(Judge, WorstOrdering) {
+  EXPECT_EQ(worst(Answer::kPass, Answer::kUnknown), Answer::kUnknown);
+  EXPECT_EQ(worst(Answer::kFail, Answer::kUnknown), Answer::kFail);
+  EXPECT_EQ(worst(Answer::kPass, Answer::kPass), Answer::kPass);
+}
+
+TEST(Judge, JudgementJsonRoundTrip) {
+  History h = detected_run();
+  Judgement j = judge(h, {{"outcome", "detected"}});
+  Judgement back = judgement_from_json(to_json(j));
+  EXPECT_EQ(to_json(back), to_json(j));
+}
+
+}  // namespace
+}  // namespace ncclfi::harness

@@ -1,0 +1,65 @@
+// Small builders for judge tests: histories with events, exits and detections at given seconds.
+#pragma once
+
+#include <string>
+
+#include "history.h"
+
+namespace ncclfi::harness::testing {
+
+inline constexpr int64_t kT0 = 1'700'000'000'000'000'000;  // a wall-clock origin
+inline int64_t at(double seconds) { return kT0 + static_cast<int64_t>(seconds * 1e9); }
+
+inline History make_history(int world_size) {
+  History h;
+  h.scenario = "test";
+  h.world_size = world_size;
+  h.start_ns = kT0;
+  h.end_ns = at(10);
+  return h;
+}
+
+inline void add_event(History& h, double s, int rank, const std::string& source, const std::string& event,
+                      nlohmann::json fields = nlohmann::json::object(), int attempt = 0) {
+  HistoryEvent e;
+  e.ts_ns = at(s);
+  e.rank = rank;
+  e.attempt = attempt;
+  e.source = source;
+  e.event = event;
+  e.fields = std::move(fields);
+  h.events.push_back(std::move(e));
+}
+
+inline void add_inject(History& h, double s, int rank, const std::string& kind = "drop", int attempt = 0) {
+  add_event(h, s, rank, "net", "inject", {{"fault_id", "f1"}, {"kind", kind}}, attempt);
+}
+
+inline void add_exit(History& h, double s, int rank, std::optional<int> code, std::optional<int> signal = {},
+                     bool by_harness = false, int attempt = 0) {
+  RankExit x;
+  x.rank = rank;
+  x.attempt = attempt;
+  x.pid = 1000 + rank;
+  x.exit_code = code;
+  x.signal = signal;
+  x.killed_by_harness = by_harness;
+  x.ts_ns = at(s);
+  h.exits.push_back(x);
+}
+
+inline void add_detection(History& h, double s, int rank, const std::string& mechanism, int attempt = 0) {
+  h.detections.push_back(Detection{mechanism, rank, attempt, at(s), "test evidence"});
+}
+
+inline void all_exit(History& h, double s, int code, int attempt = 0) {
+  for (int r = 0; r < h.world_size; ++r) add_exit(h, s, r, code, {}, false, attempt);
+}
+
+inline void all_done(History& h, double s, bool verified, int attempt = 0, double seconds = 5.0) {
+  for (int r = 0; r < h.world_size; ++r) {
+    add_event(h, s, r, "workload", "done", {{"iters", 10}, {"seconds", seconds}, {"verified", verified}}, attempt);
+  }
+}
+
+}  // namespace ncclfi::harness::testing

@@ -1,0 +1,177 @@
+// One test per outcome rule of DESIGN.md "Expectations and outcomes", plus detection latency.
+#include <gtest/gtest.h>
+
+#include "history_builder.h"
+#include "judge.h"
+#include "observe.h"
+
+namespace ncclfi::harness {
+namespace {
+using namespace testing;
+
+TEST(Outcome, CleanWhenFinishedWithinMarginOfBaseline) {
+  History h = make_history(2);
+  h.baseline_total_s = 5.0;
+  all_done(h, 5, true, 0, 5.5);  // +10%
+  all_exit(h, 5.1, 0);
+  std::string why;
+  EXPECT_EQ(decide_outcome(h, 0.2, &why), Outcome::kClean);
+  EXPECT_NE(why.find("margin"), std::string::npos);
+}
+
+TEST(Outcome, DegradedWhenTotalTimeSlowerThanMargin) {
+  History h = make_history(2);
+  h.baseline_total_s = 5.0;
+  all_done(h, 5, true, 0, 6.5);  // +30%
+  all_exit(h, 6.6, 0);
+  EXPECT_EQ(decide_outcome(h, 0.2), Outcome::kDegraded);
+  EXPECT_EQ(decide_outcome(h, 0.5), Outcome::kClean);
+}
+
+TEST(Outcome, DegradedWhenSlowestStepSlowerThanMargin) {
+  History h = make_history(1);
+  h.baseline_total_s = 5.0;
+  h.baseline_slowest_step_s = 0.010;
+  add_event(h, 1, 0, "workload", "op", {{"seq", 1}, {"dur_us", 9000}});
+  add_event(h, 2, 0, "workload", "op", {{"seq", 2}, {"dur_us", 25000}});  // 25 ms vs 10 ms
+  all_done(h, 5, true, 0, 5.0);
+  all_exit(h, 5.1, 0);
+  std::string why;
+  EXPECT_EQ(decide_outcome(h, 0.2, &why), Outcome::kDegraded);
+  EXPECT_NE(why.find("slowest step"), std::string::npos);
+  auto perf = measure_performance(h);
+  ASSERT_TRUE(perf.slowest_step_s);
+  EXPECT_DOUBLE_EQ(*perf.slowest_step_s, 0.025);
+  EXPECT_DOUBLE_EQ(*perf.total_s, 5.0);
+}
+
+TEST(Outcome, CleanWithoutBaselineSaysSo) {
+  History h = make_history(1);
+  all_exit(h, 1, 0);
+  std::string why;
+  EXPECT_EQ(decide_outcome(h, 0.2, &why), Outcome::kClean);
+  EXPECT_NE(why.find("no baseline"), std::string::npos);
+}
+
+TEST(Outcome, DetectedWhenJobStoppedAndSomethingNoticed) {
+  History h = make_history(2);
+  add_inject(h, 1, 1);
+  add_event(h, 4, 0, "workload", "watchdog_fired", {{"waited_ms", 3000}});
+  add_detection(h, 4, 0, "workload_watchdog");
+  all_exit(h, 4.1, 3);
+  EXPECT_EQ(decide_outcome(h, 0.2), Outcome::kDetected);
+}
+
+TEST(Outcome, DetectedEvenIfTheDeadlineHadToKillAfterADetection) {
+  History h = make_history(2);
+  h.deadline_hit = true;
+  add_detection(h, 4, 0, "torch_watchdog");
+  add_exit(h, 30, 0, {}, 9, true);
+  add_exit(h, 30, 1, {}, 9, true);
+  observe_exits(h);
+  History sorted = h;
+  sort_history(sorted);
+  EXPECT_EQ(decide_outcome(sorted, 0.2), Outcome::kDetected);
+}
+
+TEST(Outcome, HungWhenOnlyTheDeadlineEndedIt) {
+  History h = make_history(2);
+  h.deadline_hit = true;
+  add_inject(h, 1, 1);
+  add_exit(h, 30, 0, {}, 15, true);
+  add_exit(h, 30, 1, {}, 15, true);
+  observe_exits(h);
+  std::string why;
+  EXPECT_EQ(decide_outcome(h, 0.2, &why), Outcome::kHung);
+  EXPECT_NE(why.find("deadline"), std::string::npos);
+}
+
+TEST(Outcome, SilentCorruptionWhenFinishedWithMismatch) {
+  History h = make_history(2);
+  add_event(h, 2, 1, "workload", "result_mismatch", {{"wrong", 3}, {"checked", 100}});
+  all_done(h, 5, false);
+  all_exit(h, 5.1, 0);
+  EXPECT_EQ(decide_outcome(h, 0.2), Outcome::kSilentCorruption);
+}
+
+TEST(Outcome, SilentCorruptionWhenFinishedWithNaN) {
+  History h = make_history(1);
+  add_event(h, 2, 0, "workload", "nan_detected", {{"step", 5}});
+  all_exit(h, 5.1, 0);
+  EXPECT_EQ(decide_outcome(h, 0.2), Outcome::kSilentCorruption);
+}
+
+TEST(Outcome, RecoveredAfterHarnessRestart) {
+  History h = make_history(2);
+  h.attempts = 2;
+  add_inject(h, 1, 1);
+  add_detection(h, 4, 0, "workload_watchdog");
+  all_exit(h, 4.1, 3, 0);
+  all_done(h, 9, true, 1);
+  all_exit(h, 9.1, 0, 1);
+  std::string why;
+  EXPECT_EQ(decide_outcome(h, 0.2, &why), Outcome::kRecovered);
+  EXPECT_NE(why.find("1 restart"), std::string::npos);
+}
+
+TEST(Outcome, RecoveredAfterTorchrunRestart) {
+  History h = make_history(1);
+  h.torchrun_restarts = 1;
+  add_detection(h, 4, 0, "torch_watchdog");
+  all_exit(h, 9, 0);
+  EXPECT_EQ(decide_outcome(h, 0.2), Outcome::kRecovered);
+}
+
+TEST(Outcome, RestartThatFailsAgainIsDetected) {
+  History h = make_history(1);
+  h.attempts = 2;
+  add_detection(h, 4, 0, "workload_watchdog", 0);
+  add_exit(h, 4, 0, 3, {}, false, 0);
+  add_detection(h, 8, 0, "workload_watchdog", 1);
+  add_exit(h, 8, 0, 3, {}, false, 1);
+  EXPECT_EQ(decide_outcome(h, 0.2), Outcome::kDetected);
+}
+
+TEST(Latency, FirstInjectionToFirstDetectionAtOrAfterIt) {
+  History h = make_history(2);
+  add_detection(h, 0.5, 0, "api_error");  // before any injection: not the first detection
+  add_inject(h, 2.0, 1);
+  add_inject(h, 2.5, 1);
+  add_detection(h, 6.0, 1, "async_error");
+  add_detection(h, 5.25, 0, "workload_watchdog");
+  all_exit(h, 6.1, 3);
+  Judgement j = judge(h, nlohmann::json::object());
+  ASSERT_TRUE(j.first_injection_ns);
+  EXPECT_EQ(*j.first_injection_ns, at(2.0));
+  ASSERT_TRUE(j.first_detection);
+  EXPECT_EQ(j.first_detection->mechanism, "workload_watchdog");
+  ASSERT_TRUE(j.detection_s);
+  EXPECT_NEAR(*j.detection_s, 3.25, 1e-9);
+  EXPECT_EQ(j.mechanisms, (std::vector<std::string>{"api_error", "workload_watchdog", "async_error"}));
+  EXPECT_EQ(j.verdict, Answer::kUnknown);  // no expectation
+}
+
+TEST(Latency, NoInjectionMeansNoLatency) {
+  History h = make_history(1);
+  add_detection(h, 1, 0, "api_error");
+  add_exit(h, 1, 0, 2);
+  Judgement j = judge(h, nlohmann::json::object());
+  EXPECT_TRUE(j.first_detection);
+  EXPECT_FALSE(j.detection_s);
+}
+
+TEST(Attempts, SharedEventLogIsSplitByHarnessLaunches) {
+  History h = make_history(1);
+  h.attempts = 2;
+  add_event(h, 0, -1, "harness", "launch", {}, 0);
+  add_event(h, 5, -1, "harness", "launch", {}, 1);
+  add_event(h, 6, 0, "workload", "done", {{"verified", true}, {"seconds", 1.0}});  // read with attempt 0
+  add_exit(h, 4, 0, 3, {}, false, 0);
+  add_exit(h, 7, 0, 0, {}, false, 1);
+  Judgement j = judge(h, {{"result", "verified"}});
+  EXPECT_EQ(h.events.back().attempt, 1);
+  EXPECT_EQ(j.checks[0].answer, Answer::kPass) << j.checks[0].reason;
+}
+
+}  // namespace
+}  // namespace ncclfi::harness

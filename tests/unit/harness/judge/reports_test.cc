@@ -1,0 +1,261 @@
+// Reports: atomic writes, verdict.json round trip, console table and progress line, JUnit structure
+// and escaping, HTML self-containedness, re-rendering from run directories.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "history_builder.h"
+#include "reports.h"
+
+namespace ncclfi::harness {
+namespace {
+using namespace testing;
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("ncclfi_judge_reports_" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+RunRecord make_record(const std::string& name, const nlohmann::json& expect, const fs::path& run_dir) {
+  RunRecord r;
+  r.scenario = name;
+  r.summary = "summary of " + name;
+  r.tags = {"cpu", "net"};
+  r.run_dir = run_dir.string();
+  r.expect = expect;
+  r.history = make_history(2);
+  add_event(r.history, 0.5, 0, "workload", "op", {{"seq", 1}, {"dur_us", 10}});
+  add_event(r.history, 0.6, 1, "workload", "op", {{"seq", 1}, {"dur_us", 12}});
+  add_inject(r.history, 1.0, 1);
+  add_detection(r.history, 4.0, 0, "workload_watchdog");
+  add_detection(r.history, 4.1, 1, "workload_watchdog");
+  all_exit(r.history, 4.2, 3);
+  r.judgement = judge(r.history, expect);
+  return r;
+}
+
+TEST(AtomicWrite, CreatesReplacesAndLeavesNoTemp) {
+  fs::path dir = scratch("atomic");
+  const fs::path target = dir / "sub" / "file.json";
+  write_file_atomic(target.string(), "first");
+  EXPECT_EQ(slurp(target), "first");
+  write_file_atomic(target.string(), "second, longer content");
+  EXPECT_EQ(slurp(target), "second, longer content");
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir / "sub")) {
+    ++entries;
+    EXPECT_EQ(e.path().filename(), "file.json");
+  }
+  EXPECT_EQ(entries, 1u);
+  EXPECT_EQ(fs::status(target).permissions() & fs::perms::others_read, fs::perms::others_read);
+}
+
+TEST(AtomicWrite, FailureKeepsOldFileAndThrows) {
+  fs::path dir = scratch("atomic_fail");
+  const fs::path target = dir / "taken";
+  fs::create_directories(target / "child");  // a non-empty directory cannot be replaced by rename
+  EXPECT_THROW(write_file_atomic(target.string(), "x"), std::runtime_error);
+  EXPECT_TRUE(fs::is_directory(target));
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 1u);  // no temp file left behind
+}
+
+TEST(Verdict, WrittenAtomicallyAndReloaded) {
+  fs::path dir = scratch("verdict");
+  RunRecord r = make_record("net-drop", {{"outcome", "detected"}}, dir);
+  write_verdict(r);
+  auto doc = nlohmann::json::parse(slurp(dir / "verdict.json"));
+  EXPECT_EQ(doc["verdict"], "pass");
+  EXPECT_EQ(doc["outcome"], "detected");
+  EXPECT_NEAR(doc["detection_s"].get<double>(), 3.0, 1e-9);
+  RunRecord back = run_record_from_json(doc);
+  EXPECT_EQ(verdict_json(back), verdict_json(r));
+}
+
+TEST(Console, FinalTableHasColumnsAndTotals) {
+  fs::path dir = scratch("table");
+  std::vector<RunRecord> runs = {make_record("pass-case", {{"outcome", "detected"}}, dir),
+                                 make_record("fail-case", {{"outcome", "hung"}}, dir)};
+  RunRecord skipped;
+  skipped.scenario = "gpu-only";
+  skipped.skipped = true;
+  skipped.skip_reason = "no GPU";
+  runs.push_back(skipped);
+  const std::string table = format_final_table(runs, false);
+  EXPECT_NE(table.find("scenario"), std::string::npos);
+  EXPECT_NE(table.find("detection"), std::string::npos);
+  EXPECT_NE(table.find("pass-case"), std::string::npos);
+  EXPECT_NE(table.find("detected(workload_watchdog)"), std::string::npos);
+  EXPECT_NE(table.find("3.00s"), std::string::npos);
+  EXPECT_NE(table.find("1 passed, 1 failed, 0 unknown, 1 skipped"), std::string::npos);
+  EXPECT_EQ(table.find("\033["), std::string::npos);
+  EXPECT_NE(format_final_table(runs, true).find("\033[31mfail"), std::string::npos);
+}
+
+TEST(Console, ProgressLineIsOneLineWithinWidth) {
+  ProgressState s;
+  s.index = 3;
+  s.total = 12;
+  s.scenario = "net-drop-recv-hang";
+  s.phase = "running";
+  s.ranks_running = 4;
+  s.ranks_total = 4;
+  s.elapsed_s = 3.25;
+  s.deadline_s = 30;
+  s.injections = 1;
+  s.detections = {"workload_watchdog"};
+  const std::string line = format_progress_line(s, 200);
+  EXPECT_EQ(line, "[3/12] net-drop-recv-hang  running  ranks 4/4  3.2s/30s  injected 1  detected: workload_watchdog");
+  const std::string narrow = format_progress_line(s, 30);
+  EXPECT_EQ(narrow.size(), 30u);
+  EXPECT_EQ(narrow.substr(27), "...");
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+// A small well-formedness check: balanced tags, no stray '<' or '&' in text or attributes.
+bool well_formed_xml(const std::string& xml, std::string* why) {
+  std::vector<std::string> stack;
+  size_t i = xml.find("?>");
+  if (xml.rfind("<?xml", 0) != 0 || i == std::string::npos) return *why = "no XML declaration", false;
+  i += 2;
+  static const std::regex entity("^&(amp|lt|gt|quot|apos|#[0-9]+);");
+  while (i < xml.size()) {
+    if (xml[i] == '&') {
+      if (!std::regex_search(xml.substr(i, 10), entity)) return *why = "bare & at " + std::to_string(i), false;
+      ++i;
+      continue;
+    }
+    if (xml[i] != '<') {
+      ++i;
+      continue;
+    }
+    size_t end = xml.find('>', i);
+    if (end == std::string::npos) return *why = "unterminated tag", false;
+    std::string tag = xml.substr(i + 1, end - i - 1);
+    if (tag.find('<') != std::string::npos) return *why = "'<' inside tag " + tag, false;
+    if (!tag.empty() && tag[0] == '/') {
+      if (stack.empty() || stack.back() != tag.substr(1)) return *why = "mismatched </" + tag + ">", false;
+      stack.pop_back();
+    } else if (!tag.empty() && tag.back() != '/') {
+      stack.push_back(tag.substr(0, tag.find(' ')));
+    }
+    i = end + 1;
+  }
+  if (!stack.empty()) return *why = "unclosed <" + stack.back() + ">", false;
+  return true;
+}
+
+TEST(JUnit, StructureCountsAndEscaping) {
+  fs::path dir = scratch("junit");
+  std::vector<RunRecord> runs = {make_record("ok & <fine>", {{"outcome", "detected"}}, dir),
+                                 make_record("bad \"quoted\" 'x'", {{"outcome", "hung"}}, dir),
+                                 make_record("odd", {{"mystery", 1}}, dir)};
+  runs[1].judgement.reasons.insert(runs[1].judgement.reasons.begin(), "control \x01 char and bad utf8 \xff end");
+  RunRecord skipped;
+  skipped.scenario = "gpu <only>";
+  skipped.skipped = true;
+  skipped.skip_reason = "needs 2 GPUs & CUDA";
+  runs.push_back(skipped);
+  SuiteInfo suite;
+  suite.name = "suite <cpu>";
+  const std::string xml = render_junit(suite, runs);
+  std::string why;
+  EXPECT_TRUE(well_formed_xml(xml, &why)) << why << "\n" << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"suite &lt;cpu&gt;\" tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\""),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("name=\"ok &amp; &lt;fine&gt;\""), std::string::npos);
+  EXPECT_NE(xml.find("name=\"bad &quot;quoted&quot; &apos;x&apos;\""), std::string::npos);
+  EXPECT_NE(xml.find("<failure message="), std::string::npos);
+  EXPECT_NE(xml.find("<error message="), std::string::npos);
+  EXPECT_NE(xml.find("<skipped message=\"needs 2 GPUs &amp; CUDA\"/>"), std::string::npos);
+  EXPECT_EQ(xml.find('\x01'), std::string::npos);
+  EXPECT_EQ(xml.find('\xff'), std::string::npos);
+  EXPECT_NE(xml.find("\xEF\xBF\xBD"), std::string::npos);  // U+FFFD for the bad byte
+  EXPECT_EQ(std::count(xml.begin(), xml.end(), '\n') > 0, true);
+  size_t testcases = 0;
+  for (size_t p = 0; (p = xml.find("<testcase ", p)) != std::string::npos; ++p) ++testcases;
+  EXPECT_EQ(testcases, 4u);
+}
+
+TEST(Html, SelfContainedWithTimelinePerScenario) {
+  fs::path dir = scratch("html");
+  std::vector<RunRecord> runs = {make_record("a</script><script>alert(1)</script>", {{"outcome", "detected"}}, dir),
+                                 make_record("b", {{"outcome", "hung"}}, dir)};
+  runs[1].history.attempts = 2;
+  add_event(runs[1].history, 5, -1, "harness", "restart", {}, 1);
+  const std::string html = render_html(SuiteInfo{}, runs);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  // Nothing fetched: no external references of any kind.
+  for (const char* needle : {"src=", "<link", "@import", "url(", "https://", "fetch(", "XMLHttpRequest"}) {
+    EXPECT_EQ(html.find(needle), std::string::npos) << needle;
+  }
+  // The only URL is the SVG namespace, which is an identifier, not a fetch.
+  std::string without_ns = std::regex_replace(html, std::regex("xmlns=\"http://www.w3.org/2000/svg\""), "");
+  EXPECT_EQ(without_ns.find("http://"), std::string::npos);
+  EXPECT_NE(html.find("<style>"), std::string::npos);
+  EXPECT_NE(html.find("<script>"), std::string::npos);
+  size_t svgs = 0;
+  for (size_t p = 0; (p = html.find("<svg ", p)) != std::string::npos; ++p) ++svgs;
+  EXPECT_EQ(svgs, 2u);
+  EXPECT_NE(html.find("rank 0"), std::string::npos);
+  EXPECT_NE(html.find("rank 1"), std::string::npos);
+  EXPECT_NE(html.find("fill=\"#d93025\""), std::string::npos);  // injection marker
+  EXPECT_NE(html.find("fill=\"#f29900\""), std::string::npos);  // detection marker
+  EXPECT_NE(html.find("fill=\"#8c1d18\""), std::string::npos);  // abnormal exit marker
+  EXPECT_NE(html.find("stroke=\"#1a73e8\""), std::string::npos);  // restart line
+  EXPECT_NE(html.find("stroke=\"#9aa5b1\""), std::string::npos);  // op tick
+  EXPECT_EQ(html.find("<script>alert(1)"), std::string::npos);  // scenario names are escaped
+  EXPECT_NE(html.find("&lt;/script&gt;"), std::string::npos);
+}
+
+TEST(Suite, WritesFilesAndRerendersFromRunDirs) {
+  fs::path root = scratch("suite");
+  std::vector<RunRecord> runs = {make_record("one", {{"outcome", "detected"}}, root / "runs" / "one" / "t1"),
+                                 make_record("two", {{"outcome", "hung"}}, root / "runs" / "two" / "t1")};
+  for (const auto& r : runs) write_verdict(r);
+  SuiteInfo suite;
+  suite.out_dir = root.string();
+  auto files = write_suite_reports(suite, runs, (root / "custom.xml").string());
+  EXPECT_TRUE(fs::exists(root / "summary.json"));
+  EXPECT_TRUE(fs::exists(root / "custom.xml"));
+  EXPECT_FALSE(fs::exists(root / "junit.xml"));
+  EXPECT_TRUE(fs::exists(root / "report.html"));
+  auto summary = nlohmann::json::parse(slurp(root / "summary.json"));
+  EXPECT_EQ(summary["total"], 2);
+  EXPECT_EQ(summary["passed"], 1);
+  EXPECT_EQ(summary["failed"], 1);
+
+  // A corrupt verdict becomes an unknown record instead of aborting the re-render.
+  fs::create_directories(root / "runs" / "three" / "t1");
+  std::ofstream(root / "runs" / "three" / "t1" / "verdict.json") << "{ torn";
+  auto loaded = load_runs((root / "runs").string());
+  ASSERT_EQ(loaded.size(), 3u);
+  EXPECT_EQ(loaded[0].scenario, "one");
+  EXPECT_FALSE(loaded[1].harness_error.empty());  // sorted by run dir: one, three, two
+  EXPECT_EQ(loaded[1].judgement.verdict, Answer::kUnknown);
+  const std::string table = rerender_reports((root / "runs").string());
+  EXPECT_NE(table.find("1 passed, 1 failed, 1 unknown"), std::string::npos) << table;
+  EXPECT_TRUE(fs::exists(root / "runs" / "report.html"));
+  EXPECT_TRUE(fs::exists(root / "runs" / "junit.xml"));
+  // A single run dir re-renders too.
+  EXPECT_NE(rerender_reports((root / "runs" / "one" / "t1").string()).find("one"), std::string::npos);
+  EXPECT_THROW(load_runs((root / "missing").string()), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace ncclfi::harness
