@@ -2,7 +2,8 @@
 # GPU proof of ncclfi-workload and workloads/torch/ddp_train.py on 2 GPUs (run by scripts/gpu-check).
 #   BUILD            build directory with bin/ncclfi-workload and lib/libncclfi-preload.so
 #   OUT              where the logs go (a tarball of every rank's log and event file, plus this output)
-#   WORKLOAD_CHECKS  sub-checks to run (default: all): correct nonblocking bandwidth hang restart ddp ddp_hang
+#   WORKLOAD_CHECKS  sub-checks to run (default: all): correct nonblocking bandwidth hang async corrupt
+#                    restart ddp ddp_nan ddp_hang
 #   NCCL_TESTS_DIR   optional: nccl-tests binaries, to compare bus bandwidth side by side
 # Exit 0 when every sub-check passed, 77 when the host has fewer than 2 GPUs, 1 otherwise.
 set -u
@@ -12,7 +13,7 @@ OUT=${OUT:-$(mktemp -d)}
 export NCCL_NVLS_ENABLE=0
 W=$BUILD/bin/ncclfi-workload
 PRELOAD=$BUILD/lib/libncclfi-preload.so
-CHECKS=${WORKLOAD_CHECKS:-correct nonblocking bandwidth hang restart ddp ddp_hang}
+CHECKS=${WORKLOAD_CHECKS:-correct nonblocking bandwidth hang async corrupt restart ddp ddp_nan ddp_hang}
 work=$(mktemp -d /tmp/ncclfi-gpu-workload.XXXXXX)
 fails=0
 mkdir -p "$OUT"
@@ -71,7 +72,7 @@ if want correct; then
      [ "$(events count "$work/correct/events.jsonl" result_mismatch)" = 0 ]; then
     ok "correct: every op x dtype x size verified on both ranks ($(grep -c -v '^#' "$work/correct/rank0.log") cases)"
   else
-    bad "correct: exits $rc0/$rc1"; tail -5 "$work/correct/rank0.log" "$work/correct/rank1.log"
+    bad "correct: exits $rc0/$rc1"; tail -n 5 "$work/correct/rank0.log" "$work/correct/rank1.log"
   fi
 fi
 
@@ -80,7 +81,7 @@ if want nonblocking; then
   if [ "$rc0$rc1" = 00 ] && grep -q 'non-blocking communicator' "$work/nonblocking/rank0.log"; then
     ok "nonblocking: every op verified on a non-blocking communicator"
   else
-    bad "nonblocking: exits $rc0/$rc1"; tail -5 "$work/nonblocking/rank0.log" "$work/nonblocking/rank1.log"
+    bad "nonblocking: exits $rc0/$rc1"; tail -n 5 "$work/nonblocking/rank0.log" "$work/nonblocking/rank1.log"
   fi
 fi
 
@@ -116,10 +117,53 @@ JSON
     if [ "$rc0$rc1" = 33 ] && [[ "$detail" == within* ]]; then
       ok "hang: both ranks' watchdogs aborted and exited 3 within timeout + 1 s"
     else
-      bad "hang: exits $rc0/$rc1"; tail -3 "$work/hang/rank0.log" "$work/hang/rank1.log"
+      bad "hang: exits $rc0/$rc1"; tail -n 3 "$work/hang/rank0.log" "$work/hang/rank1.log"
     fi
   else
     echo "    no $PRELOAD: hang check skipped"; bad "hang: preload missing"
+  fi
+fi
+
+if want async; then
+  if [ -f "$PRELOAD" ]; then
+    cat >"$work/async-plan.json" <<'JSON'
+{"seed": 1, "faults": [{"id": "async-r1", "layer": "api", "kind": "async_error", "params": {"code": 6},
+  "target": {"ranks": [1], "ops": ["allreduce"]}, "trigger": {"after_calls": 20}}]}
+JSON
+    run2 async 60 LD_PRELOAD="$PRELOAD" NCCLFI_PLAN="$work/async-plan.json" -- \
+      --op all_reduce --bytes 1M --iters 100000 --warmup 0 --timeout-s 5 --op-events 0
+    echo "    exits $rc0/$rc1; async_error events from rank(s): $(events field "$work/async/events.jsonl" async_error rank)"
+    if [ "$rc1" = 5 ] && { [ "$rc0" = 3 ] || [ "$rc0" = 5 ]; }; then
+      ok "async: rank 1 saw the async error (exit 5), rank 0 stopped too (exit $rc0)"
+    else
+      bad "async: exits $rc0/$rc1"; tail -n 3 "$work/async/rank0.log" "$work/async/rank1.log"
+    fi
+  else
+    bad "async: preload missing"
+  fi
+fi
+
+if want corrupt; then
+  if [ -f "$PRELOAD" ]; then
+    cat >"$work/corrupt-plan.json" <<'JSON'
+{"seed": 1, "faults": [{"id": "corrupt-r1", "layer": "api", "kind": "corrupt", "params": {"mode": "nan", "count": 4},
+  "target": {"ranks": [1], "ops": ["allreduce"]}, "trigger": {"after_calls": 10}}]}
+JSON
+    run2 corrupt 60 LD_PRELOAD="$PRELOAD" NCCLFI_PLAN="$work/corrupt-plan.json" -- \
+      --op all_reduce --bytes 1M --iters 30 --warmup 0 --timeout-s 10 --op-events 0
+    mism=$(events field "$work/corrupt/events.jsonl" result_mismatch wrong)
+    verified=$(events field "$work/corrupt/events.jsonl" done verified)
+    echo "    without --check: exits $rc0/$rc1, result_mismatch wrong counts: '$mism', verified: $verified"
+    run2 corrupt_check 60 LD_PRELOAD="$PRELOAD" NCCLFI_PLAN="$work/corrupt-plan.json" -- \
+      --op all_reduce --bytes 1M --iters 30 --warmup 0 --timeout-s 5 --op-events 0 --check
+    echo "    with --check: exits $rc0/$rc1"
+    if [ "$mism" = 4 ] && [ "$verified" = "True False" ] && [ "$rc1" = 4 ]; then
+      ok "corrupt: 4 NaN elements counted exactly, reported silently without --check, exit 4 with --check"
+    else
+      bad "corrupt"
+    fi
+  else
+    bad "corrupt: preload missing"
   fi
 fi
 
@@ -164,6 +208,26 @@ if want ddp; then
   fi
 fi
 
+if want ddp_nan; then
+  if [ $torch_ok = 1 ]; then
+    mkdir -p "$work/ddp_nan"
+    NCCLFI_EVENTS="$work/ddp_nan/events.jsonl" timeout -s KILL 120 python3 -m torch.distributed.run --nproc-per-node 2 \
+      --master-port "$(port)" "$repo/workloads/torch/ddp_train.py" --steps 30 --pg-timeout-s 30 --nan-at-step 7 \
+      >"$work/ddp_nan/torchrun.log" 2>&1
+    rc=$?
+    steps=$(events field "$work/ddp_nan/events.jsonl" nan_detected step)
+    codes=$(events field "$work/ddp_nan/events.jsonl" exit code)
+    echo "    torchrun exit $rc, nan_detected at step(s) '$steps', rank exit codes '$codes'"
+    if [ $rc != 0 ] && [ -n "$steps" ] && grep -q 'exitcode  *: 7' "$work/ddp_nan/torchrun.log"; then
+      ok "ddp_nan: the NaN loss stopped the job with exit 7 and a nan_detected event"
+    else
+      bad "ddp_nan"; tail -n 15 "$work/ddp_nan/torchrun.log"
+    fi
+  else
+    bad "ddp_nan: no torch"
+  fi
+fi
+
 if want ddp_hang; then
   if [ $torch_ok = 1 ] && [ -f "$PRELOAD" ]; then
     mkdir -p "$work/ddp_hang"
@@ -173,10 +237,17 @@ if want ddp_hang; then
 {"seed": 1, "faults": [{"id": "ddp-hang-r1", "layer": "api", "kind": "hang",
   "target": {"ranks": [1], "ops": ["allreduce"]}, "trigger": {"after_calls": 45}}]}
 JSON
+    # PyTorch dlopens its own libnccl (RTLD_LOCAL, through libtorch_cuda's RPATH), where the preload's
+    # dlsym(RTLD_NEXT) cannot see it: preload that same libnccl after ours so the real symbols resolve.
+    torch_nccl=$(python3 -c 'import glob, os, torch
+d = os.path.dirname(torch.__file__)
+c = glob.glob(os.path.join(os.path.dirname(d), "nvidia", "nccl", "lib", "libnccl.so*")) + glob.glob(os.path.join(d, "lib", "libnccl.so*"))
+print(sorted(c)[0] if c else "")')
+    echo "    PyTorch's libnccl: ${torch_nccl:-not found}"
     start=$(date +%s%N)
-    LD_PRELOAD="$PRELOAD" NCCLFI_PLAN="$work/ddp-hang-plan.json" NCCLFI_EVENTS="$work/ddp_hang/events.jsonl" \
+    NCCLFI_LOG=1 LD_PRELOAD="$PRELOAD${torch_nccl:+:$torch_nccl}" NCCLFI_PLAN="$work/ddp-hang-plan.json" NCCLFI_EVENTS="$work/ddp_hang/events.jsonl" \
     TORCH_NCCL_DUMP_ON_TIMEOUT=0 TORCH_NCCL_TRACE_BUFFER_SIZE=0 TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC=1000 \
-      timeout -s KILL 300 python3 -m torch.distributed.run --nproc-per-node 2 --max-restarts 1 \
+      timeout -s KILL 200 python3 -m torch.distributed.run --nproc-per-node 2 --max-restarts 1 \
       --master-port "$(port)" "$repo/workloads/torch/ddp_train.py" --steps 60 --pg-timeout-s 10 \
       --checkpoint-dir "$work/ddp_hang/ckpt" --checkpoint-every 10 >"$work/ddp_hang/torchrun.log" 2>&1
     rc=$?

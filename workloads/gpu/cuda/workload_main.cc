@@ -28,6 +28,12 @@ int fail(const EventLog& log, int code, const std::string& message) {
   return code;
 }
 
+std::string format_seconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", seconds);
+  return text;
+}
+
 std::string args_string(int argc, char** argv) {
   std::string joined;
   for (int i = 1; i < argc; ++i) joined += (i > 1 ? " " : "") + std::string(argv[i]);
@@ -181,10 +187,10 @@ int run_workload(int argc, char** argv) {
   if (info.rank == 0 && !args.quiet) {
     std::printf("# ncclfi-workload: %d ranks, NCCL %s, %s communicator, watchdog %s, check %s\n",
                 info.world_size, nccl_version_string().c_str(), args.nonblocking ? "non-blocking" : "blocking",
-                args.watchdog ? ("on (" + std::to_string(args.timeout_s) + " s)").c_str() : "off",
+                args.watchdog ? ("on, " + format_seconds(args.timeout_s) + " s").c_str() : "off",
                 args.check ? "stops the job" : "reports only");
     for (OpKind op : args.ops) {
-      if (std::string(op_implementation(op)) != "native") {
+      if (op != OpKind::kSendRecv && std::string(op_implementation(op)) != "native") {
         std::printf("# %s: this NCCL lacks it, run as grouped send/recv\n", op_spec(op).name.data());
       }
     }
@@ -208,7 +214,13 @@ int run_workload(int argc, char** argv) {
   const uint64_t expected = plan.expected_digest(info.rank, info.world_size, plan.total_steps());
   const bool verified = outcome.wrong_total == 0 && outcome.digest == expected;
   watchdog.set_comm(nullptr);
-  ncclCommFinalize(comm);
+  // On a non-blocking communicator ncclCommFinalize returns ncclInProgress: destroying it before the
+  // finalize settles crashes inside NCCL (seen on 2.28.3).
+  const ncclResult_t finalized = await_nonblocking(comm, ncclCommFinalize(comm));
+  if (finalized != ncclSuccess) {
+    log.write(ev::kNcclError, {{"code", static_cast<int>(finalized)}, {"message", ncclGetErrorString(finalized)},
+                               {"where", "ncclCommFinalize"}});
+  }
   ncclCommDestroy(comm);
   log.write(ev::kDone, {{"iters", plan.total_steps()},
                         {"steps_run", outcome.steps_run},
