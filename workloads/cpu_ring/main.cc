@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdarg>
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -83,7 +83,8 @@ struct OpState {
 [[noreturn]] void plugin_failed(const EventLog& events, const PluginError& error) {
   events.write(ev::kNcclError, {{"code", static_cast<int>(error.code)}, {"where", error.where}});
   die(events, ncclfi::kExitNcclError,
-      "net plugin call " + error.where + " failed with ncclResult_t " + std::to_string(static_cast<int>(error.code)));
+      "net plugin call " + error.where + " failed with ncclResult_t " +
+          std::to_string(static_cast<int>(error.code)));
 }
 
 void watchdog(const OpState& state, const EventLog& events, double timeout_s) {
@@ -124,7 +125,8 @@ RingLinks connect_ring(LoadedNetPlugin& plugin, void* ctx, ncclfi::Rendezvous& r
   const int64_t deadline = Clock::mono_ns() + static_cast<int64_t>(std::max(timeout_s, 60.0) * 1e9);
   while (!links.send_comm || !links.recv_comm) {
     if (!links.send_comm) {
-      if (ncclResult_t r = plugin.connect(ctx, 0, next_handle, &links.send_comm)) plugin_failed(events, {"connect", r});
+      if (ncclResult_t r = plugin.connect(ctx, 0, next_handle, &links.send_comm))
+        plugin_failed(events, {"connect", r});
     }
     if (!links.recv_comm) {
       if (ncclResult_t r = plugin.accept(listen_comm, &links.recv_comm)) plugin_failed(events, {"accept", r});
@@ -168,7 +170,8 @@ int run(const Options& opt) {
 
   // Bootstrap has its own generous limit: the watchdog's timeout is for collectives, and ranks of a
   // large CPU job on a small host can take seconds to start.
-  const auto rdv_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::max(opt.timeout_s, 60.0) * 1000));
+  const auto rdv_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(std::max(opt.timeout_s, 60.0) * 1000));
   std::unique_ptr<ncclfi::Rendezvous> rdv;
   try {
     rdv = std::make_unique<ncclfi::Rendezvous>(info, rdv_timeout);
@@ -189,10 +192,12 @@ int run(const Options& opt) {
     if (ncclResult_t r = plugin->reg_mr(links.send_comm, data.data(), bytes, NCCL_PTR_HOST, &links.send_mh)) {
       plugin_failed(events, {"regMr", r});
     }
-    if (ncclResult_t r = plugin->reg_mr(links.recv_comm, data.data(), bytes, NCCL_PTR_HOST, &links.recv_data_mh)) {
+    if (ncclResult_t r =
+            plugin->reg_mr(links.recv_comm, data.data(), bytes, NCCL_PTR_HOST, &links.recv_data_mh)) {
       plugin_failed(events, {"regMr", r});
     }
-    if (ncclResult_t r = plugin->reg_mr(links.recv_comm, tmp.data(), bytes, NCCL_PTR_HOST, &links.recv_tmp_mh)) {
+    if (ncclResult_t r =
+            plugin->reg_mr(links.recv_comm, tmp.data(), bytes, NCCL_PTR_HOST, &links.recv_tmp_mh)) {
       plugin_failed(events, {"regMr", r});
     }
   }
@@ -205,7 +210,8 @@ int run(const Options& opt) {
   const auto t0 = std::chrono::steady_clock::now();
   const int total = opt.warmup + opt.iters;
   for (int seq = 0; seq < total; ++seq) {
-    for (size_t i = 0; i < count; ++i) data[i] = ncclfi::cpu_ring::input_value(links.rank, i, static_cast<uint64_t>(seq));
+    for (size_t i = 0; i < count; ++i)
+      data[i] = ncclfi::cpu_ring::input_value(links.rank, i, static_cast<uint64_t>(seq));
     state.seq.store(seq);
     state.start_mono_ns.store(Clock::mono_ns());
     state.in_op.store(true);
@@ -213,19 +219,25 @@ int run(const Options& opt) {
     PluginError error;
     if (!ncclfi::cpu_ring::ring_allreduce(links, data, tmp, &error)) plugin_failed(events, error);
     const auto dur_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+            .count();
     state.in_op.store(false);
     uint64_t wrong = 0;
     for (size_t i = 0; i < count; ++i) {
-      if (data[i] != ncclfi::cpu_ring::expected_value(links.world_size, i, static_cast<uint64_t>(seq))) ++wrong;
+      if (data[i] != ncclfi::cpu_ring::expected_value(links.world_size, i, static_cast<uint64_t>(seq)))
+        ++wrong;
     }
-    events.write(ev::kOp, {{"seq", seq}, {"op", "allreduce"}, {"bytes", count * sizeof(uint32_t)},
-                           {"dur_us", dur_us}, {"warmup", seq < opt.warmup}});
+    events.write(ev::kOp, {{"seq", seq},
+                           {"op", "allreduce"},
+                           {"bytes", count * sizeof(uint32_t)},
+                           {"dur_us", dur_us},
+                           {"warmup", seq < opt.warmup}});
     if (wrong > 0) {
       all_verified = false;
-      events.write(ev::kResultMismatch, {{"op", "allreduce"}, {"seq", seq}, {"wrong", wrong}, {"checked", count}});
-      std::fprintf(stderr, "ncclfi-cpu-ring: rank %d allreduce seq %d: %llu of %zu elements wrong\n", links.rank,
-                   seq, static_cast<unsigned long long>(wrong), count);
+      events.write(ev::kResultMismatch,
+                   {{"op", "allreduce"}, {"seq", seq}, {"wrong", wrong}, {"checked", count}});
+      std::fprintf(stderr, "ncclfi-cpu-ring: rank %d allreduce seq %d: %llu of %zu elements wrong\n",
+                   links.rank, seq, static_cast<unsigned long long>(wrong), count);
       if (opt.check) die(events, ncclfi::kExitVerification, "verification failed (--check)");
     }
   }
@@ -256,17 +268,21 @@ int run(const Options& opt) {
 
 int main(int argc, char** argv) {
   Options opt;
-  CLI::App app{"ncclfi-cpu-ring: ring all-reduce over an NCCL net plugin on host memory (no GPU).\n"
-               "Ranks from RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (torchrun names), Open MPI or Slurm.\n"
-               "Example: RANK=0 WORLD_SIZE=2 MASTER_PORT=29500 ncclfi-cpu-ring --bytes 1M --iters 50 --check"};
-  app.add_option("--plugin", opt.plugin, "net plugin to load (path or name); default $NCCL_NET_PLUGIN, else "
-                                         "../lib/libnccl-net-ncclfi.so next to this binary");
+  CLI::App app{
+      "ncclfi-cpu-ring: ring all-reduce over an NCCL net plugin on host memory (no GPU).\n"
+      "Ranks from RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (torchrun names), Open MPI or Slurm.\n"
+      "Example: RANK=0 WORLD_SIZE=2 MASTER_PORT=29500 ncclfi-cpu-ring --bytes 1M --iters 50 --check"};
+  app.add_option("--plugin", opt.plugin,
+                 "net plugin to load (path or name); default $NCCL_NET_PLUGIN, else "
+                 "../lib/libnccl-net-ncclfi.so next to this binary");
   app.add_option("--bytes", opt.bytes_text, "bytes per all-reduce: 4096, 64K, 1M, 1G (default 1M)");
   app.add_option("--iters", opt.iters, "timed iterations (default 20)")->check(CLI::NonNegativeNumber);
   app.add_option("--warmup", opt.warmup, "warm-up iterations (default 2)")->check(CLI::NonNegativeNumber);
-  app.add_option("--timeout-s", opt.timeout_s, "watchdog: abort (exit 3) when one all-reduce takes longer; 0 = off")
+  app.add_option("--timeout-s", opt.timeout_s,
+                 "watchdog: abort (exit 3) when one all-reduce takes longer; 0 = off")
       ->check(CLI::NonNegativeNumber);
-  app.add_flag("--check", opt.check, "stop with exit 4 on the first wrong element (else: result_mismatch event)");
+  app.add_flag("--check", opt.check,
+               "stop with exit 4 on the first wrong element (else: result_mismatch event)");
   try {
     app.parse(argc, argv);
     opt.bytes = ncclfi::cpu_ring::parse_bytes(opt.bytes_text);

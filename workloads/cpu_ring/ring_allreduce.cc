@@ -18,11 +18,13 @@ size_t segment_begin(size_t count, int world_size, int segment) {
   return count * static_cast<size_t>(segment) / static_cast<size_t>(world_size);
 }
 
-int wrap(int value, int n) { return ((value % n) + n) % n; }
+int wrap(int value, int n) {
+  return ((value % n) + n) % n;
+}
 
 // Posts one receive and one send, then polls both to completion.
-bool exchange(const RingLinks& links, uint32_t* send_ptr, size_t send_elems, uint32_t* recv_ptr, size_t recv_elems,
-              void* recv_mh, PluginError* error) {
+bool exchange(const RingLinks& links, uint32_t* send_ptr, size_t send_elems, uint32_t* recv_ptr,
+              size_t recv_elems, void* recv_mh, PluginError* error) {
   const size_t send_bytes = send_elems * sizeof(uint32_t);
   size_t recv_bytes = recv_elems * sizeof(uint32_t);
   int prev = wrap(links.rank - 1, links.world_size);
@@ -30,8 +32,8 @@ bool exchange(const RingLinks& links, uint32_t* send_ptr, size_t send_elems, uin
   void* send_req = nullptr;
   void* recv_data = recv_ptr;
   while (!recv_req) {
-    ncclResult_t r = links.plugin->irecv(links.recv_comm, 1, &recv_data, &recv_bytes, &prev, &recv_mh, nullptr,
-                                         &recv_req);
+    ncclResult_t r =
+        links.plugin->irecv(links.recv_comm, 1, &recv_data, &recv_bytes, &prev, &recv_mh, nullptr, &recv_req);
     if (r != ncclSuccess) {
       *error = {"irecv", r};
       return false;
@@ -100,8 +102,8 @@ bool ring_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std::ve
     const int send_seg = wrap(links.rank - step, n);
     const int recv_seg = wrap(links.rank - step - 1, n);
     const size_t recv_off = segment_begin(count, n, recv_seg);
-    if (!exchange(links, data.data() + segment_begin(count, n, send_seg), seg_size(send_seg), tmp.data() + recv_off,
-                  seg_size(recv_seg), links.recv_tmp_mh, error)) {
+    if (!exchange(links, data.data() + segment_begin(count, n, send_seg), seg_size(send_seg),
+                  tmp.data() + recv_off, seg_size(recv_seg), links.recv_tmp_mh, error)) {
       return false;
     }
     for (size_t i = 0; i < seg_size(recv_seg); ++i) data[recv_off + i] += tmp[recv_off + i];
@@ -111,7 +113,8 @@ bool ring_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std::ve
     const int send_seg = wrap(links.rank - step + 1, n);
     const int recv_seg = wrap(links.rank - step, n);
     if (!exchange(links, data.data() + segment_begin(count, n, send_seg), seg_size(send_seg),
-                  data.data() + segment_begin(count, n, recv_seg), seg_size(recv_seg), links.recv_data_mh, error)) {
+                  data.data() + segment_begin(count, n, recv_seg), seg_size(recv_seg), links.recv_data_mh,
+                  error)) {
       return false;
     }
   }
@@ -133,10 +136,14 @@ uint64_t parse_bytes(const std::string& text) {
   if (!unit.empty() && unit.back() == 'B') unit.pop_back();
   if (!unit.empty() && unit.back() == 'I') unit.pop_back();
   uint64_t scale = 1;
-  if (unit == "K") scale = 1ULL << 10;
-  else if (unit == "M") scale = 1ULL << 20;
-  else if (unit == "G") scale = 1ULL << 30;
-  else if (!unit.empty()) throw std::invalid_argument("not a size: '" + text + "' (examples: 4096, 64K, 1M, 1G)");
+  if (unit == "K")
+    scale = 1ULL << 10;
+  else if (unit == "M")
+    scale = 1ULL << 20;
+  else if (unit == "G")
+    scale = 1ULL << 30;
+  else if (!unit.empty())
+    throw std::invalid_argument("not a size: '" + text + "' (examples: 4096, 64K, 1M, 1G)");
   return value * scale;
 }
 

@@ -10,10 +10,11 @@ namespace {
 class InnerBackend final : public NetBackend {
  public:
   explicit InnerBackend(std::unique_ptr<LoadedNetPlugin> plugin)
-      : plugin_(std::move(plugin)), kind_("wrap:" + std::string(plugin_->name()) + " v" +
-                                          std::to_string(plugin_->version())) {}
+      : plugin_(std::move(plugin)),
+        kind_("wrap:" + std::string(plugin_->name()) + " v" + std::to_string(plugin_->version())) {}
   const char* kind() const override { return kind_.c_str(); }
-  NetStatus init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* config, ncclDebugLogger_t logger) override {
+  NetStatus init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* config,
+                 ncclDebugLogger_t logger) override {
     return nccl_status(plugin_->init(ctx, comm_id, config, logger));
   }
   NetStatus finalize(void* ctx) override { return nccl_status(plugin_->finalize(ctx)); }
@@ -33,7 +34,9 @@ class InnerBackend final : public NetBackend {
   NetStatus reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) override {
     return nccl_status(plugin_->reg_mr(comm, data, size, type, mhandle));
   }
-  NetStatus dereg_mr(void* comm, void* mhandle) override { return nccl_status(plugin_->dereg_mr(comm, mhandle)); }
+  NetStatus dereg_mr(void* comm, void* mhandle) override {
+    return nccl_status(plugin_->dereg_mr(comm, mhandle));
+  }
   NetStatus isend(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle,
                   void** request) override {
     return nccl_status(plugin_->isend(send_comm, data, size, tag, mhandle, phandle, request));

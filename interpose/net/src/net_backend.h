@@ -28,7 +28,8 @@ class NetBackend {
  public:
   virtual ~NetBackend() = default;
   virtual const char* kind() const = 0;  // "tcp" or "wrap:<inner name>"
-  virtual NetStatus init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* config, ncclDebugLogger_t logger) = 0;
+  virtual NetStatus init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* config,
+                         ncclDebugLogger_t logger) = 0;
   virtual NetStatus finalize(void* ctx) = 0;
   virtual NetStatus devices(int* ndev) = 0;
   virtual NetStatus get_properties(int dev, ncclNetProperties_v11_t* props) = 0;

@@ -33,27 +33,45 @@ const char* net_status_name(NetStatus status) {
   if (status == kNetOk) return "ok";
   if (status > kNcclStatusBase) {
     switch (to_nccl_result(status)) {
-      case ncclUnhandledCudaError: return "ncclUnhandledCudaError";
-      case ncclSystemError: return "ncclSystemError";
-      case ncclInternalError: return "ncclInternalError";
-      case ncclInvalidArgument: return "ncclInvalidArgument";
-      case ncclInvalidUsage: return "ncclInvalidUsage";
-      case ncclRemoteError: return "ncclRemoteError";
-      case ncclInProgress: return "ncclInProgress";
-      default: return "ncclUnknownError";
+      case ncclUnhandledCudaError:
+        return "ncclUnhandledCudaError";
+      case ncclSystemError:
+        return "ncclSystemError";
+      case ncclInternalError:
+        return "ncclInternalError";
+      case ncclInvalidArgument:
+        return "ncclInvalidArgument";
+      case ncclInvalidUsage:
+        return "ncclInvalidUsage";
+      case ncclRemoteError:
+        return "ncclRemoteError";
+      case ncclInProgress:
+        return "ncclInProgress";
+      default:
+        return "ncclUnknownError";
     }
   }
   switch (-status) {
-    case ECONNRESET: return "ECONNRESET";
-    case ECONNREFUSED: return "ECONNREFUSED";
-    case EPIPE: return "EPIPE";
-    case ETIMEDOUT: return "ETIMEDOUT";
-    case EINVAL: return "EINVAL";
-    case EMSGSIZE: return "EMSGSIZE (message truncated)";
-    case ENOMEM: return "ENOMEM";
-    case ENOTSUP: return "ENOTSUP";
-    case EPROTO: return "EPROTO";
-    default: return "system error";
+    case ECONNRESET:
+      return "ECONNRESET";
+    case ECONNREFUSED:
+      return "ECONNREFUSED";
+    case EPIPE:
+      return "EPIPE";
+    case ETIMEDOUT:
+      return "ETIMEDOUT";
+    case EINVAL:
+      return "EINVAL";
+    case EMSGSIZE:
+      return "EMSGSIZE (message truncated)";
+    case ENOMEM:
+      return "ENOMEM";
+    case ENOTSUP:
+      return "ENOTSUP";
+    case EPROTO:
+      return "EPROTO";
+    default:
+      return "system error";
   }
 }
 

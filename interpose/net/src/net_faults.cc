@@ -28,9 +28,12 @@ ncclResult_t fault_error_code(const Fault& fault, ncclResult_t fallback) {
     ncclResult_t code;
   };
   static constexpr Named kNames[] = {
-      {"UnhandledCudaError", "cuda", ncclUnhandledCudaError}, {"SystemError", "system", ncclSystemError},
-      {"InternalError", "internal", ncclInternalError},       {"InvalidArgument", "argument", ncclInvalidArgument},
-      {"InvalidUsage", "usage", ncclInvalidUsage},            {"RemoteError", "remote", ncclRemoteError},
+      {"UnhandledCudaError", "cuda", ncclUnhandledCudaError},
+      {"SystemError", "system", ncclSystemError},
+      {"InternalError", "internal", ncclInternalError},
+      {"InvalidArgument", "argument", ncclInvalidArgument},
+      {"InvalidUsage", "usage", ncclInvalidUsage},
+      {"RemoteError", "remote", ncclRemoteError},
       {"InProgress", "inprogress", ncclInProgress},
   };
   for (const Named& n : kNames) {
@@ -75,10 +78,10 @@ void TokenBucket::set_rate(double bits_per_second) {
   bits_per_second_ = bits_per_second;
 }
 
-int64_t TokenBucket::reserve(uint64_t bytes, int64_t now_ns) {
+int64_t TokenBucket::reserve(uint64_t bytes, int64_t earliest_ns) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (bits_per_second_ <= 0) return now_ns;
-  const int64_t start = std::max(now_ns, next_free_ns_);
+  if (bits_per_second_ <= 0) return earliest_ns;
+  const int64_t start = std::max(earliest_ns, next_free_ns_);
   next_free_ns_ = start + static_cast<int64_t>(static_cast<double>(bytes) * 8e9 / bits_per_second_);
   return next_free_ns_;
 }

@@ -31,8 +31,9 @@ class TokenBucket {
   void set_rate(double bits_per_second);
   bool active() const { return bits_per_second_ > 0; }
   double rate() const { return bits_per_second_; }
-  // The monotonic time (ns) at which `bytes` reserved now have passed through.
-  int64_t reserve(uint64_t bytes, int64_t now_ns);
+  // Reserves `bytes` that could start flowing at `earliest_ns`; returns the monotonic time (ns) at which
+  // they have passed through. Reservations queue behind each other (one link).
+  int64_t reserve(uint64_t bytes, int64_t earliest_ns);
 
  private:
   std::mutex mu_;

@@ -21,7 +21,8 @@ FaultPoint* const kPoints[] = {&g_listen_point, &g_connect_point, &g_accept_poin
                                &g_isend_point,  &g_irecv_point,   &g_test_point};
 
 int64_t mono_now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -62,6 +63,7 @@ struct NetShim::Request {
   const ArmedFault* corrupt = nullptr;
   uint64_t corrupt_seed = 0;
   std::vector<char> corrupt_copy;  // send: the flipped copy that went on the wire
+  int64_t post_ns = 0;
   bool inner_done = false;
   int size = 0;
   int64_t release_ns = 0;
@@ -216,7 +218,8 @@ bool NetShim::is_device_mr(void* mhandle) {
   return device_mrs_.count(mhandle) != 0;
 }
 
-NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, const CallSite& s, Request* req) {
+NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, const CallSite& s,
+                                 Request* req) {
   const Fault& f = fault->fault();
   nlohmann::json extra = {{"request", req->id}, {"bytes", s.bytes}, {"peer", s.peer}};
   NetStatus result = kNetOk;
@@ -240,7 +243,9 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
       extra["skipped"] = "device memory";
     } else {
       req->corrupt = fault;
-      req->corrupt_seed = static_cast<uint64_t>(f.param_int("seed", static_cast<int64_t>(f.trigger.seed ? f.trigger.seed : seed_))) * 1000003ULL +
+      req->corrupt_seed = static_cast<uint64_t>(f.param_int(
+                              "seed", static_cast<int64_t>(f.trigger.seed ? f.trigger.seed : seed_))) *
+                              1000003ULL +
                           fault->firings();
     }
   } else if (f.kind == "error") {
@@ -264,6 +269,7 @@ NetStatus NetShim::isend(void* send_comm, void* data, size_t size, int tag, void
     req->comm = comm;
     req->id = next_request_id_.fetch_add(1);
     req->is_send = true;
+    req->post_ns = mono_now();
     req->data = static_cast<char*>(data);
     req->bytes = size;
     req->peer = comm->peer;
@@ -277,8 +283,8 @@ NetStatus NetShim::isend(void* send_comm, void* data, size_t size, int tag, void
     }
     if (req->corrupt) {
       req->corrupt_copy.assign(req->data, req->data + size);
-      flip_bits(req->corrupt_copy.data(), size, static_cast<uint64_t>(req->corrupt->fault().param_int("bits", 1)),
-                req->corrupt_seed);
+      flip_bits(req->corrupt_copy.data(), size,
+                static_cast<uint64_t>(req->corrupt->fault().param_int("bits", 1)), req->corrupt_seed);
     }
   }
   void* payload = req->corrupt_copy.empty() ? data : req->corrupt_copy.data();
@@ -308,6 +314,7 @@ NetStatus NetShim::irecv(void* recv_comm, int n, void** data, size_t* sizes, int
     req->comm = comm;
     req->id = next_request_id_.fetch_add(1);
     req->is_send = false;
+    req->post_ns = mono_now();
     req->data = n > 0 ? static_cast<char*>(data[0]) : nullptr;
     req->bytes = n > 0 ? sizes[0] : 0;
     req->peer = n > 0 ? tags[0] : comm->peer;
@@ -337,7 +344,8 @@ void NetShim::finish_completion(Request* req, int64_t now) {
   if (req->corrupt && !req->is_send && req->size > 0) {
     const Fault& f = req->corrupt->fault();
     const auto bits = static_cast<uint64_t>(f.param_int("bits", 1));
-    std::vector<uint64_t> flipped = flip_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed);
+    std::vector<uint64_t> flipped =
+        flip_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed);
     if (flipped.size() > 16) flipped.resize(16);
     NCCLFI_NET_INFO("fault %s: flipped %llu bits in request %llu", f.id.c_str(),
                     static_cast<unsigned long long>(bits), static_cast<unsigned long long>(req->id));
@@ -345,7 +353,9 @@ void NetShim::finish_completion(Request* req, int64_t now) {
   }
   int64_t release = now + req->hold_ns;
   if (req->comm->bucket.active()) {
-    release = std::max(release, req->comm->bucket.reserve(static_cast<uint64_t>(req->size), now));
+    // The bytes could have started flowing when the request was posted: a throttled link that was idle
+    // delivers the first message size/rate after the post, not after the (faster) real arrival.
+    release = std::max(release, req->comm->bucket.reserve(static_cast<uint64_t>(req->size), req->post_ns));
   }
   req->release_ns = release;
 }
@@ -395,6 +405,8 @@ NetStatus NetShim::close_recv(void* recv_comm) {
   return st;
 }
 
-NetStatus NetShim::close_listen(void* listen_comm) { return backend_->close_listen(listen_comm); }
+NetStatus NetShim::close_listen(void* listen_comm) {
+  return backend_->close_listen(listen_comm);
+}
 
 }  // namespace ncclfi::net

@@ -37,9 +37,10 @@ class NetShim {
   NetStatus accept(void* listen_comm, void** recv_comm);
   NetStatus reg_mr(void* comm, void* data, size_t size, int type, void** mhandle);
   NetStatus dereg_mr(void* comm, void* mhandle);
-  NetStatus isend(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle, void** request);
-  NetStatus irecv(void* recv_comm, int n, void** data, size_t* sizes, int* tags, void** mhandles, void** phandles,
+  NetStatus isend(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle,
                   void** request);
+  NetStatus irecv(void* recv_comm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                  void** phandles, void** request);
   NetStatus test(void* request, int* done, int* sizes);
   NetStatus close_send(void* send_comm);
   NetStatus close_recv(void* recv_comm);

@@ -17,6 +17,11 @@
 #define NCCLFI_NET_MAX_VERSION 11
 #endif
 
+#if NCCLFI_NET_MAX_VERSION < 11
+// A copy exporting only old tables leaves the newer adapters unused.
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+
 using ncclfi::net::NetShim;
 using ncclfi::net::NetStatus;
 
@@ -78,7 +83,8 @@ ncclResult_t dereg_mr(void* comm, void* mhandle) {
 }
 ncclResult_t isend_v10(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle,
                        void** request) {
-  return guarded("isend", [&] { return shim().isend(send_comm, data, size, tag, mhandle, phandle, request); });
+  return guarded("isend",
+                 [&] { return shim().isend(send_comm, data, size, tag, mhandle, phandle, request); });
 }
 ncclResult_t irecv_v10(void* recv_comm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
                        void** phandles, void** request) {
@@ -105,7 +111,9 @@ ncclResult_t close_listen(void* listen_comm) {
 ncclResult_t finalize_v11(void* ctx) {
   return guarded("finalize", [&] { return shim().finalize(ctx); });
 }
-ncclResult_t set_net_attr_v11(void*, ncclNetAttr_v11_t*) { return ncclSuccess; }  // a hint we do not use
+ncclResult_t set_net_attr_v11(void*, ncclNetAttr_v11_t*) {
+  return ncclSuccess;
+}  // a hint we do not use
 
 // ---- v10 ----
 ncclResult_t init_v10(ncclDebugLogger_t logger, ncclProfilerCallback_t) {
@@ -122,7 +130,8 @@ ncclResult_t get_properties_v10(int dev, ncclNetProperties_v10_t* props) {
 ncclResult_t listen_legacy(int dev, void* handle, void** listen_comm) {
   return guarded("listen", [&] { return shim().listen(g_legacy_ctx, dev, handle, listen_comm); });
 }
-ncclResult_t connect_v10(int dev, ncclNetCommConfig_t*, void* handle, void** send_comm, ncclNetDeviceHandle_t**) {
+ncclResult_t connect_v10(int dev, ncclNetCommConfig_t*, void* handle, void** send_comm,
+                         ncclNetDeviceHandle_t**) {
   return guarded("connect", [&] { return shim().connect(g_legacy_ctx, dev, handle, send_comm); });
 }
 
@@ -146,9 +155,9 @@ ncclResult_t get_properties_v8(int dev, ncclNetProperties_v8_t* props) {
   return guarded("getProperties", [&] {
     ncclNetProperties_v11_t p{};
     NetStatus status = shim().get_properties(dev, &p);
-    *props = ncclNetProperties_v8_t{p.name,     p.pciPath,  p.guid,          p.ptrSupport,
-                                    p.regIsGlobal, p.speed, p.port,          p.latency,
-                                    p.maxComms, p.maxRecvs, p.netDeviceType, p.netDeviceVersion};
+    *props = ncclNetProperties_v8_t{p.name,        p.pciPath,  p.guid,          p.ptrSupport,
+                                    p.regIsGlobal, p.speed,    p.port,          p.latency,
+                                    p.maxComms,    p.maxRecvs, p.netDeviceType, p.netDeviceVersion};
     return status;
   });
 }
@@ -156,7 +165,8 @@ ncclResult_t isend_v8(void* send_comm, void* data, int size, int tag, void* mhan
   if (size < 0) return ncclInvalidArgument;
   return isend_v10(send_comm, data, static_cast<size_t>(size), tag, mhandle, nullptr, request);
 }
-ncclResult_t irecv_v8(void* recv_comm, int n, void** data, int* sizes, int* tags, void** mhandles, void** request) {
+ncclResult_t irecv_v8(void* recv_comm, int n, void** data, int* sizes, int* tags, void** mhandles,
+                      void** request) {
   constexpr int kMaxGroup = 8;
   if (n < 0 || n > kMaxGroup) return ncclInvalidArgument;
   size_t wide[kMaxGroup];
@@ -170,35 +180,100 @@ extern "C" {
 
 #if NCCLFI_NET_MAX_VERSION >= 11
 __attribute__((visibility("default"))) extern const ncclNet_v11_t ncclNetPlugin_v11 = {
-    NCCLFI_NET_PLUGIN_NAME, init_v11, devices,    get_properties_v11, listen_v11,   connect_v11,
-    accept,                 reg_mr,   nullptr,    dereg_mr,           isend_v10,    irecv_v10,
-    iflush,                 test,     close_send, close_recv,         close_listen, nullptr,
-    nullptr,                nullptr,  finalize_v11, set_net_attr_v11,
+    NCCLFI_NET_PLUGIN_NAME,
+    init_v11,
+    devices,
+    get_properties_v11,
+    listen_v11,
+    connect_v11,
+    accept,
+    reg_mr,
+    nullptr,
+    dereg_mr,
+    isend_v10,
+    irecv_v10,
+    iflush,
+    test,
+    close_send,
+    close_recv,
+    close_listen,
+    nullptr,
+    nullptr,
+    nullptr,
+    finalize_v11,
+    set_net_attr_v11,
 };
 #endif
 
 #if NCCLFI_NET_MAX_VERSION >= 10
 __attribute__((visibility("default"))) extern const ncclNet_v10_t ncclNetPlugin_v10 = {
-    NCCLFI_NET_PLUGIN_NAME, init_v10, devices,    get_properties_v10, listen_legacy, connect_v10,
-    accept,                 reg_mr,   nullptr,    dereg_mr,           isend_v10,     irecv_v10,
-    iflush,                 test,     close_send, close_recv,         close_listen,  nullptr,
-    nullptr,                nullptr,
+    NCCLFI_NET_PLUGIN_NAME,
+    init_v10,
+    devices,
+    get_properties_v10,
+    listen_legacy,
+    connect_v10,
+    accept,
+    reg_mr,
+    nullptr,
+    dereg_mr,
+    isend_v10,
+    irecv_v10,
+    iflush,
+    test,
+    close_send,
+    close_recv,
+    close_listen,
+    nullptr,
+    nullptr,
+    nullptr,
 };
 #endif
 
 #if NCCLFI_NET_MAX_VERSION >= 9
 __attribute__((visibility("default"))) extern const ncclNet_v9_t ncclNetPlugin_v9 = {
-    NCCLFI_NET_PLUGIN_NAME, init_v9, devices,    get_properties_v10, listen_legacy, connect_v9,
-    accept,                 reg_mr,  nullptr,    dereg_mr,           isend_v9,      irecv_v9,
-    iflush,                 test,    close_send, close_recv,         close_listen,  nullptr,
-    nullptr,                nullptr,
+    NCCLFI_NET_PLUGIN_NAME,
+    init_v9,
+    devices,
+    get_properties_v10,
+    listen_legacy,
+    connect_v9,
+    accept,
+    reg_mr,
+    nullptr,
+    dereg_mr,
+    isend_v9,
+    irecv_v9,
+    iflush,
+    test,
+    close_send,
+    close_recv,
+    close_listen,
+    nullptr,
+    nullptr,
+    nullptr,
 };
 #endif
 
 __attribute__((visibility("default"))) extern const ncclNet_v8_t ncclNetPlugin_v8 = {
-    NCCLFI_NET_PLUGIN_NAME, init_v9, devices,    get_properties_v8, listen_legacy, connect_v9,
-    accept,                 reg_mr,  nullptr,    dereg_mr,          isend_v8,      irecv_v8,
-    iflush,                 test,    close_send, close_recv,        close_listen,  nullptr,
+    NCCLFI_NET_PLUGIN_NAME,
+    init_v9,
+    devices,
+    get_properties_v8,
+    listen_legacy,
+    connect_v9,
+    accept,
+    reg_mr,
+    nullptr,
+    dereg_mr,
+    isend_v8,
+    irecv_v8,
+    iflush,
+    test,
+    close_send,
+    close_recv,
+    close_listen,
+    nullptr,
     nullptr,
 };
 

@@ -14,14 +14,16 @@ struct LegacyContext {
   ncclNetCommConfig_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
 };
 
-LegacyContext* legacy(void* ctx) { return static_cast<LegacyContext*>(ctx); }
+LegacyContext* legacy(void* ctx) {
+  return static_cast<LegacyContext*>(ctx);
+}
 
 }  // namespace
 
 std::string nccl_plugin_fallback_name(const std::string& entry) {
   const bool has_slash = entry.find('/') != std::string::npos;
-  const bool is_lib_so = entry.rfind("lib", 0) == 0 && entry.size() > 3 &&
-                         entry.compare(entry.size() - 3, 3, ".so") == 0;
+  const bool is_lib_so =
+      entry.rfind("lib", 0) == 0 && entry.size() > 3 && entry.compare(entry.size() - 3, 3, ".so") == 0;
   if (has_slash || is_lib_so) return "";
   return "libnccl-net-" + entry + ".so";
 }
@@ -66,11 +68,16 @@ LoadedNetPlugin::~LoadedNetPlugin() {
 
 const char* LoadedNetPlugin::name() const {
   switch (version_) {
-    case 11: return v11_->name;
-    case 10: return v10_->name;
-    case 9: return v9_->name;
-    case 8: return v8_->name;
-    default: return "";
+    case 11:
+      return v11_->name;
+    case 10:
+      return v10_->name;
+    case 9:
+      return v9_->name;
+    case 8:
+      return v8_->name;
+    default:
+      return "";
   }
 }
 
@@ -106,10 +113,14 @@ ncclResult_t LoadedNetPlugin::finalize(void* ctx) {
 
 ncclResult_t LoadedNetPlugin::devices(int* ndev) {
   switch (version_) {
-    case 11: return v11_->devices(ndev);
-    case 10: return v10_->devices(ndev);
-    case 9: return v9_->devices(ndev);
-    default: return v8_->devices(ndev);
+    case 11:
+      return v11_->devices(ndev);
+    case 10:
+      return v10_->devices(ndev);
+    case 9:
+      return v9_->devices(ndev);
+    default:
+      return v8_->devices(ndev);
   }
 }
 
@@ -171,60 +182,82 @@ ncclResult_t LoadedNetPlugin::get_properties(int dev, ncclNetProperties_v11_t* p
 
 ncclResult_t LoadedNetPlugin::listen(void* ctx, int dev, void* handle, void** listen_comm) {
   switch (version_) {
-    case 11: return v11_->listen(ctx, dev, handle, listen_comm);
-    case 10: return v10_->listen(dev, handle, listen_comm);
-    case 9: return v9_->listen(dev, handle, listen_comm);
-    default: return v8_->listen(dev, handle, listen_comm);
+    case 11:
+      return v11_->listen(ctx, dev, handle, listen_comm);
+    case 10:
+      return v10_->listen(dev, handle, listen_comm);
+    case 9:
+      return v9_->listen(dev, handle, listen_comm);
+    default:
+      return v8_->listen(dev, handle, listen_comm);
   }
 }
 
 ncclResult_t LoadedNetPlugin::connect(void* ctx, int dev, void* handle, void** send_comm) {
   ncclNetDeviceHandle_t* dev_comm = nullptr;
   switch (version_) {
-    case 11: return v11_->connect(ctx, dev, handle, send_comm, &dev_comm);
+    case 11:
+      return v11_->connect(ctx, dev, handle, send_comm, &dev_comm);
     case 10: {
       ncclNetCommConfig_t fallback{NCCL_NET_TRAFFIC_CLASS_UNDEF};
       return v10_->connect(dev, ctx ? &legacy(ctx)->config : &fallback, handle, send_comm, &dev_comm);
     }
-    case 9: return v9_->connect(dev, handle, send_comm, &dev_comm);
-    default: return v8_->connect(dev, handle, send_comm, &dev_comm);
+    case 9:
+      return v9_->connect(dev, handle, send_comm, &dev_comm);
+    default:
+      return v8_->connect(dev, handle, send_comm, &dev_comm);
   }
 }
 
 ncclResult_t LoadedNetPlugin::accept(void* listen_comm, void** recv_comm) {
   ncclNetDeviceHandle_t* dev_comm = nullptr;
   switch (version_) {
-    case 11: return v11_->accept(listen_comm, recv_comm, &dev_comm);
-    case 10: return v10_->accept(listen_comm, recv_comm, &dev_comm);
-    case 9: return v9_->accept(listen_comm, recv_comm, &dev_comm);
-    default: return v8_->accept(listen_comm, recv_comm, &dev_comm);
+    case 11:
+      return v11_->accept(listen_comm, recv_comm, &dev_comm);
+    case 10:
+      return v10_->accept(listen_comm, recv_comm, &dev_comm);
+    case 9:
+      return v9_->accept(listen_comm, recv_comm, &dev_comm);
+    default:
+      return v8_->accept(listen_comm, recv_comm, &dev_comm);
   }
 }
 
 ncclResult_t LoadedNetPlugin::reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
   switch (version_) {
-    case 11: return v11_->regMr(comm, data, size, type, mhandle);
-    case 10: return v10_->regMr(comm, data, size, type, mhandle);
-    case 9: return v9_->regMr(comm, data, size, type, mhandle);
-    default: return v8_->regMr(comm, data, size, type, mhandle);
+    case 11:
+      return v11_->regMr(comm, data, size, type, mhandle);
+    case 10:
+      return v10_->regMr(comm, data, size, type, mhandle);
+    case 9:
+      return v9_->regMr(comm, data, size, type, mhandle);
+    default:
+      return v8_->regMr(comm, data, size, type, mhandle);
   }
 }
 
 ncclResult_t LoadedNetPlugin::dereg_mr(void* comm, void* mhandle) {
   switch (version_) {
-    case 11: return v11_->deregMr(comm, mhandle);
-    case 10: return v10_->deregMr(comm, mhandle);
-    case 9: return v9_->deregMr(comm, mhandle);
-    default: return v8_->deregMr(comm, mhandle);
+    case 11:
+      return v11_->deregMr(comm, mhandle);
+    case 10:
+      return v10_->deregMr(comm, mhandle);
+    case 9:
+      return v9_->deregMr(comm, mhandle);
+    default:
+      return v8_->deregMr(comm, mhandle);
   }
 }
 
 ncclResult_t LoadedNetPlugin::isend(void* send_comm, void* data, size_t size, int tag, void* mhandle,
                                     void* phandle, void** request) {
   switch (version_) {
-    case 11: return v11_->isend(send_comm, data, size, tag, mhandle, phandle, request);
-    case 10: return v10_->isend(send_comm, data, size, tag, mhandle, phandle, request);
-    case 9: return v9_->isend(send_comm, data, size, tag, mhandle, request);
+    case 11:
+      return v11_->isend(send_comm, data, size, tag, mhandle, phandle, request);
+    case 10:
+      return v10_->isend(send_comm, data, size, tag, mhandle, phandle, request);
+    case 9:
+      return v9_->isend(send_comm, data, size, tag, mhandle, request);
     default:
       if (size > static_cast<size_t>(INT_MAX)) return ncclInvalidArgument;
       return v8_->isend(send_comm, data, static_cast<int>(size), tag, mhandle, request);
@@ -234,9 +267,12 @@ ncclResult_t LoadedNetPlugin::isend(void* send_comm, void* data, size_t size, in
 ncclResult_t LoadedNetPlugin::irecv(void* recv_comm, int n, void** data, size_t* sizes, int* tags,
                                     void** mhandles, void** phandles, void** request) {
   switch (version_) {
-    case 11: return v11_->irecv(recv_comm, n, data, sizes, tags, mhandles, phandles, request);
-    case 10: return v10_->irecv(recv_comm, n, data, sizes, tags, mhandles, phandles, request);
-    case 9: return v9_->irecv(recv_comm, n, data, sizes, tags, mhandles, request);
+    case 11:
+      return v11_->irecv(recv_comm, n, data, sizes, tags, mhandles, phandles, request);
+    case 10:
+      return v10_->irecv(recv_comm, n, data, sizes, tags, mhandles, phandles, request);
+    case 9:
+      return v9_->irecv(recv_comm, n, data, sizes, tags, mhandles, request);
     default: {
       constexpr int kMaxGroup = 8;
       if (n > kMaxGroup || n < 0) return ncclInvalidArgument;
@@ -253,37 +289,53 @@ ncclResult_t LoadedNetPlugin::irecv(void* recv_comm, int n, void** data, size_t*
 
 ncclResult_t LoadedNetPlugin::test(void* request, int* done, int* sizes) {
   switch (version_) {
-    case 11: return v11_->test(request, done, sizes);
-    case 10: return v10_->test(request, done, sizes);
-    case 9: return v9_->test(request, done, sizes);
-    default: return v8_->test(request, done, sizes);
+    case 11:
+      return v11_->test(request, done, sizes);
+    case 10:
+      return v10_->test(request, done, sizes);
+    case 9:
+      return v9_->test(request, done, sizes);
+    default:
+      return v8_->test(request, done, sizes);
   }
 }
 
 ncclResult_t LoadedNetPlugin::close_send(void* send_comm) {
   switch (version_) {
-    case 11: return v11_->closeSend(send_comm);
-    case 10: return v10_->closeSend(send_comm);
-    case 9: return v9_->closeSend(send_comm);
-    default: return v8_->closeSend(send_comm);
+    case 11:
+      return v11_->closeSend(send_comm);
+    case 10:
+      return v10_->closeSend(send_comm);
+    case 9:
+      return v9_->closeSend(send_comm);
+    default:
+      return v8_->closeSend(send_comm);
   }
 }
 
 ncclResult_t LoadedNetPlugin::close_recv(void* recv_comm) {
   switch (version_) {
-    case 11: return v11_->closeRecv(recv_comm);
-    case 10: return v10_->closeRecv(recv_comm);
-    case 9: return v9_->closeRecv(recv_comm);
-    default: return v8_->closeRecv(recv_comm);
+    case 11:
+      return v11_->closeRecv(recv_comm);
+    case 10:
+      return v10_->closeRecv(recv_comm);
+    case 9:
+      return v9_->closeRecv(recv_comm);
+    default:
+      return v8_->closeRecv(recv_comm);
   }
 }
 
 ncclResult_t LoadedNetPlugin::close_listen(void* listen_comm) {
   switch (version_) {
-    case 11: return v11_->closeListen(listen_comm);
-    case 10: return v10_->closeListen(listen_comm);
-    case 9: return v9_->closeListen(listen_comm);
-    default: return v8_->closeListen(listen_comm);
+    case 11:
+      return v11_->closeListen(listen_comm);
+    case 10:
+      return v10_->closeListen(listen_comm);
+    case 9:
+      return v9_->closeListen(listen_comm);
+    default:
+      return v8_->closeListen(listen_comm);
   }
 }
 

@@ -269,7 +269,8 @@ void TcpComm::worker_loop(Worker* worker) {
         std::lock_guard<std::mutex> lock(channel->mu);
         busy = !channel->ops.empty();
       }
-      if (busy) fds.push_back(pollfd{channel->fd, static_cast<short>(channel->sending ? POLLOUT : POLLIN), 0});
+      if (busy)
+        fds.push_back(pollfd{channel->fd, static_cast<short>(channel->sending ? POLLOUT : POLLIN), 0});
     }
     poll(fds.data(), fds.size(), kIdlePollMs);
     worker->sleeping.store(false);

@@ -27,7 +27,7 @@ struct WireHeader {
 // First bytes on every socket of a connection, so accept() can group and order them.
 struct WireHello {
   uint32_t magic;
-  uint16_t index;   // 0: control, 1..nsocks: data
+  uint16_t index;  // 0: control, 1..nsocks: data
   uint16_t nsocks;
   uint64_t conn_id;
   uint64_t listen_id;
@@ -53,8 +53,8 @@ struct TcpRequest {
   bool is_send = false;
   uint32_t seq = 0;
   char* data = nullptr;
-  size_t size = 0;          // send: bytes; recv: capacity of the posted buffer
-  size_t received = 0;      // recv: bytes the matching send carried
+  size_t size = 0;              // send: bytes; recv: capacity of the posted buffer
+  size_t received = 0;          // recv: bytes the matching send carried
   std::atomic<int> pending{0};  // ops still to finish
   std::atomic<int> status{0};   // 0 or a negative errno
   std::vector<char> header;     // WireHeader + inline payload

@@ -124,7 +124,9 @@ NetStatus TcpTransport::init(void** ctx, uint64_t, ncclNetCommConfig_t*, ncclDeb
   return kNetOk;
 }
 
-NetStatus TcpTransport::finalize(void*) { return kNetOk; }
+NetStatus TcpTransport::finalize(void*) {
+  return kNetOk;
+}
 
 NetStatus TcpTransport::devices(int* ndev) {
   *ndev = 1;
@@ -164,8 +166,10 @@ NetStatus TcpTransport::listen(void*, int dev, void* handle, void** listen_comm)
   const int fd = socket(local_.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -errno;
   TcpAddress addr = local_;
-  if (addr.sa.sa_family == AF_INET) addr.in4.sin_port = 0;
-  else addr.in6.sin6_port = 0;
+  if (addr.sa.sa_family == AF_INET)
+    addr.in4.sin_port = 0;
+  else
+    addr.in6.sin6_port = 0;
   socklen_t len = local_len_;
   if (bind(fd, &addr.sa, len) != 0 || ::listen(fd, 128) != 0 || getsockname(fd, &addr.sa, &len) != 0) {
     const int err = errno;
@@ -221,7 +225,8 @@ NetStatus TcpTransport::connect(void*, int dev, void* handle, void** send_comm) 
     int err = 0;
     socklen_t len = sizeof(err);
     getsockopt(state->fds[i], SOL_SOCKET, SO_ERROR, &err, &len);
-    const WireHello hello{kTcpMagic, static_cast<uint16_t>(i), h->nsocks, state->conn_id, h->listen_id, config_.rank, 0};
+    const WireHello hello{
+        kTcpMagic, static_cast<uint16_t>(i), h->nsocks, state->conn_id, h->listen_id, config_.rank, 0};
     // A just-connected socket has an empty send buffer: the 24-byte hello goes out whole.
     if (err != 0 || send(state->fds[i], &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello)) {
       if (err == 0) err = errno;
@@ -253,14 +258,16 @@ NetStatus TcpTransport::accept(void* listen_comm, void** recv_comm) {
   }
   for (size_t i = 0; i < lc->pending.size();) {
     PendingSocket& p = lc->pending[i];
-    const ssize_t n = recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(WireHello) - p.got, MSG_DONTWAIT);
+    const ssize_t n =
+        recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(WireHello) - p.got, MSG_DONTWAIT);
     if (n > 0) p.got += static_cast<size_t>(n);
     const bool bad = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
     if (!bad && p.got < sizeof(WireHello)) {
       ++i;
       continue;
     }
-    if (bad || p.hello.magic != kTcpMagic || p.hello.listen_id != lc->listen_id || p.hello.index > p.hello.nsocks) {
+    if (bad || p.hello.magic != kTcpMagic || p.hello.listen_id != lc->listen_id ||
+        p.hello.index > p.hello.nsocks) {
       close(p.fd);  // a stray or broken connection: ignore it
     } else {
       PartialConn& conn = lc->partial[p.hello.conn_id];
@@ -287,7 +294,9 @@ NetStatus TcpTransport::reg_mr(void*, void*, size_t, int type, void** mhandle) {
   return type == NCCL_PTR_HOST ? kNetOk : -ENOTSUP;  // host memory only
 }
 
-NetStatus TcpTransport::dereg_mr(void*, void*) { return kNetOk; }
+NetStatus TcpTransport::dereg_mr(void*, void*) {
+  return kNetOk;
+}
 
 NetStatus TcpTransport::isend(void* send_comm, void* data, size_t size, int, void*, void*, void** request) {
   return static_cast<TcpComm*>(send_comm)->post_send(data, size, request);
@@ -316,7 +325,9 @@ NetStatus TcpTransport::close_recv(void* recv_comm) {
   return kNetOk;
 }
 
-int TcpTransport::remote_rank(void* comm) const { return comm ? static_cast<TcpComm*>(comm)->peer_rank() : -1; }
+int TcpTransport::remote_rank(void* comm) const {
+  return comm ? static_cast<TcpComm*>(comm)->peer_rank() : -1;
+}
 
 NetStatus TcpTransport::close_listen(void* listen_comm) {
   auto* lc = static_cast<TcpListenComm*>(listen_comm);

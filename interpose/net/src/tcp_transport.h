@@ -5,8 +5,8 @@
 // fails the request with EMSGSIZE.
 #pragma once
 
-#include <sys/socket.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <cstdint>
@@ -30,7 +30,7 @@ struct TcpConfig {
   int speed_mbps = 100000;       // reported to NCCL (drives its graph search)
   std::string ifname;            // NCCL_SOCKET_IFNAME's first entry; empty: loopback
   std::string device_name = "ncclfi";
-  int rank = -1;                 // this process's rank, told to the peer (fault targets by peer)
+  int rank = -1;  // this process's rank, told to the peer (fault targets by peer)
 };
 
 union TcpAddress {
@@ -47,7 +47,8 @@ class TcpTransport final : public NetBackend {
   explicit TcpTransport(TcpConfig config);
   ~TcpTransport() override;
   const char* kind() const override { return "tcp"; }
-  NetStatus init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* config, ncclDebugLogger_t logger) override;
+  NetStatus init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* config,
+                 ncclDebugLogger_t logger) override;
   NetStatus finalize(void* ctx) override;
   NetStatus devices(int* ndev) override;
   NetStatus get_properties(int dev, ncclNetProperties_v11_t* props) override;

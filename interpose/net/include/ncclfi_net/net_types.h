@@ -212,12 +212,13 @@ typedef struct ncclNetAttr_v11 ncclNetAttr_v11_t;  // opaque here: we only pass 
 
 typedef struct {
   const char* name;
-  ncclResult_t (*init)(void** ctx, uint64_t commId, ncclNetCommConfig_t* config, ncclDebugLogger_t logFunction,
-                       ncclProfilerCallback_t profFunction);
+  ncclResult_t (*init)(void** ctx, uint64_t commId, ncclNetCommConfig_t* config,
+                       ncclDebugLogger_t logFunction, ncclProfilerCallback_t profFunction);
   ncclResult_t (*devices)(int* ndev);
   ncclResult_t (*getProperties)(int dev, ncclNetProperties_v11_t* props);
   ncclResult_t (*listen)(void* ctx, int dev, void* handle, void** listenComm);
-  ncclResult_t (*connect)(void* ctx, int dev, void* handle, void** sendComm, ncclNetDeviceHandle_t** sendDevComm);
+  ncclResult_t (*connect)(void* ctx, int dev, void* handle, void** sendComm,
+                          ncclNetDeviceHandle_t** sendDevComm);
   ncclResult_t (*accept)(void* listenComm, void** recvComm, ncclNetDeviceHandle_t** recvDevComm);
   ncclResult_t (*regMr)(void* comm, void* data, size_t size, int type, void** mhandle);
   ncclResult_t (*regMrDmaBuf)(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,

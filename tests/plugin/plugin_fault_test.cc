@@ -1,0 +1,421 @@
+// Each net fault's effect, measured across processes over real sockets (issue 3, Proof).
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "plugin_test_util.h"
+
+namespace ncclfi::plugin_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::vector<char> pattern(size_t size) {
+  std::vector<char> v(size);
+  for (size_t i = 0; i < size; ++i) v[i] = static_cast<char>((i * 37 + i / 253) & 0xff);
+  return v;
+}
+
+// A plan file with one fault, and the event log the children write.
+struct PlanFiles {
+  std::string plan;
+  std::string events;
+};
+PlanFiles plan_with(const nlohmann::json& fault) {
+  nlohmann::json plan = {{"seed", 7}, {"faults", nlohmann::json::array({fault})}};
+  PlanFiles files;
+  files.plan = write_temp_file("plan.json", plan.dump());
+  files.events = files.plan.substr(0, files.plan.rfind('/')) + "/events.jsonl";
+  return files;
+}
+
+PairOptions options_for(const PlanFiles& files) {
+  PairOptions options;
+  options.sender_env = {{"NCCLFI_PLAN", files.plan}, {"NCCLFI_EVENTS", files.events}};
+  options.receiver_env = options.sender_env;
+  return options;
+}
+
+std::vector<nlohmann::json> injections(const std::string& events_path) {
+  std::vector<nlohmann::json> out;
+  std::stringstream lines(read_file(events_path));
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("event", "") == "inject") out.push_back(j);
+  }
+  return out;
+}
+
+// Sends `count` messages of `size` one after another; returns each one's post-to-done time in ms.
+std::vector<double> timed_sends(Endpoint& ep, int count, size_t size) {
+  std::vector<double> ms;
+  auto buf = pattern(size);
+  for (int i = 0; i < count; ++i) {
+    ncclResult_t res;
+    const double t0 = now_ms();
+    void* req = post_send(*ep.plugin, ep.comm, buf.data(), size, 0, &res);
+    int done = 0, got = 0;
+    CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "send %d", i);
+    ms.push_back(now_ms() - t0);
+  }
+  return ms;
+}
+
+int receive_all(Endpoint& ep, int count, size_t size) {
+  std::vector<char> buf(size);
+  for (int i = 0; i < count; ++i) {
+    ncclResult_t res;
+    void* req = post_recv(*ep.plugin, ep.comm, buf.data(), size, 0, &res);
+    int done = 0, got = 0;
+    CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "recv %d", i);
+  }
+  return 0;
+}
+
+TEST(NetFaultDelay, CompletionHeldForTheAskedTime) {
+  const auto files = plan_with({{"id", "slow"},
+                                {"layer", "net"},
+                                {"kind", "delay"},
+                                {"params", {{"ms", 100}}},
+                                {"target", {{"ranks", {0}}, {"direction", "send"}}},
+                                {"trigger", {{"after_calls", 3}}}});
+  auto [s, r] = run_pair(
+      options_for(files),
+      [](Endpoint& ep) {
+        const auto ms = timed_sends(ep, 4, 1024);
+        const double baseline = (ms[0] + ms[1] + ms[3]) / 3;
+        const double added = ms[2] - baseline;
+        std::fprintf(stderr, "delay: baseline %.3f ms, delayed %.3f ms, added %.3f ms\n", baseline, ms[2],
+                     added);
+        CHILD_CHECK(std::fabs(added - 100.0) <= 2.0, "added %.3f ms, asked 100 ms", added);
+        CHILD_CHECK(ms[3] < 20, "the delay leaked onto the next request: %.3f ms", ms[3]);
+        return 0;
+      },
+      [](Endpoint& ep) { return receive_all(ep, 4, 1024); });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+  const auto inj = injections(files.events);
+  ASSERT_EQ(inj.size(), 1u);
+  EXPECT_EQ(inj[0]["fault_id"], "slow");
+  EXPECT_EQ(inj[0]["rank"], 0);
+  EXPECT_EQ(inj[0]["bytes"], 1024);
+  EXPECT_TRUE(inj[0].contains("request"));
+  EXPECT_TRUE(inj[0].contains("ts_ns"));
+}
+
+TEST(NetFaultDelay, JitterStaysWithinItsBound) {
+  const auto files = plan_with({{"id", "jit"},
+                                {"layer", "net"},
+                                {"kind", "delay"},
+                                {"params", {{"ms", 50}, {"jitter_ms", 20}}},
+                                {"target", {{"ranks", {0}}, {"direction", "send"}}},
+                                {"trigger", {{"count", 0}}}});
+  auto [s, r] = run_pair(
+      options_for(files),
+      [](Endpoint& ep) {
+        const auto ms = timed_sends(ep, 5, 512);
+        double lo = 1e9, hi = 0;
+        for (double m : ms) {
+          lo = std::min(lo, m);
+          hi = std::max(hi, m);
+          CHILD_CHECK(m >= 50.0 && m <= 72.0, "delay %.3f ms outside [50, 70] + 2", m);
+        }
+        CHILD_CHECK(hi - lo > 0.5, "no jitter: %.3f..%.3f", lo, hi);
+        return 0;
+      },
+      [](Endpoint& ep) { return receive_all(ep, 5, 512); });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+}
+
+TEST(NetFaultThrottle, RateWithinFivePercent) {
+  const auto files = plan_with({{"id", "thr"},
+                                {"layer", "net"},
+                                {"kind", "throttle"},
+                                {"params", {{"gbps", 1.0}}},
+                                {"target", {{"ranks", {1}}, {"direction", "recv"}}}});
+  constexpr size_t kMsg = 1 << 20;
+  constexpr int kCount = 48;
+  constexpr int kWindow = 8;
+  auto [s, r] = run_pair(
+      options_for(files),
+      [](Endpoint& ep) {
+        auto buf = pattern(kMsg);
+        std::vector<void*> reqs;
+        for (int i = 0; i < kCount; ++i) {
+          ncclResult_t res;
+          reqs.push_back(post_send(*ep.plugin, ep.comm, buf.data(), kMsg, 0, &res));
+          if (reqs.size() == kWindow || i == kCount - 1) {
+            for (void* req : reqs) {
+              int done = 0, got = 0;
+              CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 20s) == ncclSuccess && done,
+                          "send");
+            }
+            reqs.clear();
+          }
+        }
+        return 0;
+      },
+      [](Endpoint& ep) {
+        std::vector<std::vector<char>> bufs(kWindow, std::vector<char>(kMsg));
+        std::vector<void*> reqs;
+        const double t0 = now_ms();
+        for (int i = 0; i < kCount; ++i) {
+          ncclResult_t res;
+          reqs.push_back(post_recv(*ep.plugin, ep.comm, bufs[reqs.size()].data(), kMsg, 0, &res));
+          if (reqs.size() == kWindow || i == kCount - 1) {
+            for (void* req : reqs) {
+              int done = 0, got = 0;
+              CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 20s) == ncclSuccess && done,
+                          "recv");
+            }
+            reqs.clear();
+          }
+        }
+        const double seconds = (now_ms() - t0) / 1000.0;
+        const double gbps = static_cast<double>(kMsg) * kCount * 8 / seconds / 1e9;
+        std::fprintf(stderr, "throttle: asked 1.000 Gbit/s, observed %.4f Gbit/s\n", gbps);
+        CHILD_CHECK(std::fabs(gbps - 1.0) <= 0.05, "observed %.4f Gbit/s", gbps);
+        return 0;
+      });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+}
+
+TEST(NetFaultDrop, DroppedRequestNeverCompletesOthersDo) {
+  const auto files = plan_with({{"id", "drop1"},
+                                {"layer", "net"},
+                                {"kind", "drop"},
+                                {"target", {{"ranks", {1}}, {"direction", "recv"}, {"peer", 0}}},
+                                {"trigger", {{"after_calls", 3}}}});
+  auto [s, r] = run_pair(
+      options_for(files),
+      [](Endpoint& ep) {
+        auto ms = timed_sends(ep, 6, 70000);
+        ep.recv_value();
+        return 0;
+      },
+      [](Endpoint& ep) {
+        std::vector<std::vector<char>> bufs(6, std::vector<char>(70000));
+        std::vector<void*> reqs;
+        for (auto& b : bufs) {
+          ncclResult_t res;
+          reqs.push_back(post_recv(*ep.plugin, ep.comm, b.data(), b.size(), 0, &res));
+          CHILD_CHECK(reqs.back(), "irecv");
+        }
+        for (size_t i = 0; i < reqs.size(); ++i) {
+          if (i == 2) continue;
+          int done = 0, got = 0;
+          CHILD_CHECK(wait_request(*ep.plugin, reqs[i], &done, &got, 10s) == ncclSuccess && done, "recv %zu",
+                      i);
+          CHILD_CHECK(std::memcmp(bufs[i].data(), pattern(70000).data(), 70000) == 0, "recv %zu bytes", i);
+        }
+        int done = 0, got = 0;
+        CHILD_CHECK(wait_request(*ep.plugin, reqs[2], &done, &got, 1000ms) == ncclSuccess, "test on dropped");
+        CHILD_CHECK(!done, "the dropped request completed");
+        ep.send_value(1);
+        return 0;
+      });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+  const auto inj = injections(files.events);
+  ASSERT_EQ(inj.size(), 1u);
+  EXPECT_EQ(inj[0]["peer"], 0);
+  EXPECT_EQ(inj[0]["point"], "net/irecv");
+  EXPECT_EQ(inj[0]["call"], 3);
+}
+
+TEST(NetFaultDrop, OtherPeerDoesNotMatch) {
+  const auto files = plan_with({{"id", "drop1"},
+                                {"layer", "net"},
+                                {"kind", "drop"},
+                                {"target", {{"ranks", {1}}, {"peer", 3}}},
+                                {"trigger", {{"count", 0}}}});
+  auto [s, r] = run_pair(
+      options_for(files),
+      [](Endpoint& ep) {
+        timed_sends(ep, 3, 100);
+        return 0;
+      },
+      [](Endpoint& ep) { return receive_all(ep, 3, 100); });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+  EXPECT_TRUE(injections(files.events).empty());
+}
+
+TEST(NetFaultCorrupt, FlipsExactlyTheAskedBits) {
+  for (int bits : {1, 7, 64}) {
+    const auto files = plan_with({{"id", "flip"},
+                                  {"layer", "net"},
+                                  {"kind", "corrupt"},
+                                  {"params", {{"bits", bits}, {"seed", 3}}},
+                                  {"target", {{"ranks", {1}}}},
+                                  {"trigger", {{"after_calls", 2}}}});
+    auto [s, r] = run_pair(
+        options_for(files),
+        [](Endpoint& ep) {
+          timed_sends(ep, 3, 65536 + 17);
+          return 0;
+        },
+        [bits](Endpoint& ep) {
+          const auto want = pattern(65536 + 17);
+          for (int i = 0; i < 3; ++i) {
+            std::vector<char> buf(want.size());
+            ncclResult_t res;
+            void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+            int done = 0, got = 0;
+            CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done,
+                        "recv");
+            int flipped = 0;
+            for (size_t k = 0; k < want.size(); ++k) {
+              flipped += __builtin_popcount(static_cast<unsigned char>(buf[k] ^ want[k]));
+            }
+            CHILD_CHECK(flipped == (i == 1 ? bits : 0), "message %d: %d bits flipped, asked %d", i, flipped,
+                        bits);
+          }
+          return 0;
+        });
+    EXPECT_EQ(s, 0) << bits << " bits";
+    EXPECT_EQ(r, 0) << bits << " bits";
+    EXPECT_EQ(injections(files.events).size(), 1u);
+  }
+}
+
+TEST(NetFaultError, IsendReturnsTheAskedCode) {
+  const auto files = plan_with({{"id", "nic"},
+                                {"layer", "net"},
+                                {"kind", "error"},
+                                {"params", {{"code", "ncclRemoteError"}}},
+                                {"target", {{"ranks", {0}}, {"ops", {"isend"}}}},
+                                {"trigger", {{"after_calls", 2}}}});
+  auto [s, r] = run_pair(
+      options_for(files),
+      [](Endpoint& ep) {
+        char buf[64] = {};
+        void* req = nullptr;
+        CHILD_CHECK(ep.plugin->isend(ep.comm, buf, 64, 0, nullptr, nullptr, &req) == ncclSuccess,
+                    "first isend");
+        const ncclResult_t second = ep.plugin->isend(ep.comm, buf, 64, 0, nullptr, nullptr, &req);
+        CHILD_CHECK(second == ncclRemoteError, "second isend returned %d", static_cast<int>(second));
+        ep.send_value(1);
+        return 0;
+      },
+      [](Endpoint& ep) {
+        ep.recv_value();
+        return 0;
+      });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+}
+
+TEST(NetFaultError, TestReturnsTheAskedNumericCode) {
+  const auto files = plan_with({{"id", "nic"},
+                                {"layer", "net"},
+                                {"kind", "error"},
+                                {"params", {{"code", 5}}},
+                                {"target", {{"ranks", {1}}, {"ops", {"test"}}}}});
+  auto [s, r] = run_pair(
+      options_for(files),
+      [](Endpoint& ep) {
+        timed_sends(ep, 1, 1000);
+        ep.recv_value();
+        return 0;
+      },
+      [](Endpoint& ep) {
+        std::vector<char> buf(1000);
+        ncclResult_t res;
+        void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+        int done = 0, got = 0;
+        const ncclResult_t tr = wait_request(*ep.plugin, req, &done, &got, 10s);
+        ep.send_value(1);
+        CHILD_CHECK(tr == ncclInvalidUsage, "test returned %d", static_cast<int>(tr));
+        return 0;
+      });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+}
+
+TEST(NetFaultConnectFail, ConnectAndAcceptReturnTheAskedCode) {
+  for (const char* op : {"connect", "accept"}) {
+    const auto files = plan_with({{"id", "down"},
+                                  {"layer", "net"},
+                                  {"kind", "connect_fail"},
+                                  {"params", {{"code", "ncclRemoteError"}}},
+                                  {"target", {{"ops", {op}}}}});
+    const int code =
+        run_child({{"NCCLFI_PLAN", files.plan}, {"NCCLFI_EVENTS", files.events}, {"NCCLFI_RANK", "0"}}, [op] {
+          void* ctx = nullptr;
+          auto plugin = load_and_init(shim_path(), &ctx);
+          char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+          void* lc = nullptr;
+          CHILD_CHECK(plugin->listen(ctx, 0, handle, &lc) == ncclSuccess, "listen");
+          void* comm = nullptr;
+          const ncclResult_t result = std::strcmp(op, "connect") == 0 ? plugin->connect(ctx, 0, handle, &comm)
+                                                                      : plugin->accept(lc, &comm);
+          CHILD_CHECK(result == ncclRemoteError, "%s returned %d", op, static_cast<int>(result));
+          CHILD_CHECK(comm == nullptr, "a comm came back");
+          return 0;
+        });
+    EXPECT_EQ(code, 0) << op;
+    EXPECT_EQ(injections(files.events).size(), 1u) << op;
+  }
+}
+
+TEST(NetFaultStall, ConnectionMakesNoProgressForTheWindow) {
+  const auto files = plan_with({{"id", "flap"},
+                                {"layer", "net"},
+                                {"kind", "stall"},
+                                {"params", {{"ms", 300}}},
+                                {"target", {{"ranks", {1}}, {"direction", "recv"}}},
+                                {"trigger", {{"after_calls", 2}}}});
+  auto [s, r] = run_pair(
+      options_for(files),
+      [](Endpoint& ep) {
+        timed_sends(ep, 4, 4096);
+        ep.recv_value();
+        return 0;
+      },
+      [](Endpoint& ep) {
+        std::vector<char> buf(4096);
+        std::vector<double> ms;
+        for (int i = 0; i < 4; ++i) {
+          ncclResult_t res;
+          const double t0 = now_ms();
+          void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+          int done = 0, got = 0;
+          CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "recv");
+          ms.push_back(now_ms() - t0);
+        }
+        std::fprintf(stderr, "stall: %.2f %.2f %.2f %.2f ms\n", ms[0], ms[1], ms[2], ms[3]);
+        CHILD_CHECK(ms[1] >= 299.0 && ms[1] <= 320.0, "stalled request took %.2f ms", ms[1]);
+        CHILD_CHECK(ms[3] < 50.0, "still stalled after the window: %.2f ms", ms[3]);
+        ep.send_value(1);
+        return 0;
+      });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+}
+
+TEST(NetInert, NoPlanMeansNoEventsAndNoWrapping) {
+  const std::string events = write_temp_file("unused", "") + ".events";
+  PairOptions options;
+  options.sender_env = {{"NCCLFI_EVENTS", events}};
+  options.receiver_env = options.sender_env;
+  auto [s, r] = run_pair(
+      options,
+      [](Endpoint& ep) {
+        auto ms = timed_sends(ep, 3, 5000);
+        return 0;
+      },
+      [](Endpoint& ep) { return receive_all(ep, 3, 5000); });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+  EXPECT_EQ(access(events.c_str(), F_OK), -1) << "the shim wrote events without a plan";
+}
+
+}  // namespace
+}  // namespace ncclfi::plugin_test
