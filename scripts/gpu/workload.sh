@@ -231,11 +231,14 @@ fi
 if want ddp_hang; then
   if [ $torch_ok = 1 ] && [ -f "$PRELOAD" ]; then
     mkdir -p "$work/ddp_hang"
-    # Rank 1 hangs in its 45th all-reduce (about step 40 of 60). The restarted attempt resumes from the
-    # step-40 checkpoint and makes fewer than 45 all-reduce calls, so the same plan does not fire again.
+    # Rank 1 hangs in its 120th all-reduce. DDP makes about 2.1 all-reduce calls per step here (two
+    # gradient buckets, plus the barrier after each checkpoint), so the hang comes near step 56 of 80
+    # (measured: the 45th call came at step 21). torchrun restarts both ranks; the new processes count
+    # calls from zero and resume from the step-55 checkpoint, so they make about 55 calls and the same
+    # plan does not fire again: attempt 1 runs clean, as a harness with faults_on_attempts [0] would.
     cat >"$work/ddp-hang-plan.json" <<'JSON'
 {"seed": 1, "faults": [{"id": "ddp-hang-r1", "layer": "api", "kind": "hang",
-  "target": {"ranks": [1], "ops": ["allreduce"]}, "trigger": {"after_calls": 45}}]}
+  "target": {"ranks": [1], "ops": ["allreduce"]}, "trigger": {"after_calls": 120}}]}
 JSON
     # PyTorch dlopens its own libnccl (RTLD_LOCAL, through libtorch_cuda's RPATH), where the preload's
     # dlsym(RTLD_NEXT) cannot see it: preload that same libnccl after ours so the real symbols resolve.
@@ -248,11 +251,11 @@ print(sorted(c)[0] if c else "")')
     NCCLFI_LOG=1 LD_PRELOAD="$PRELOAD${torch_nccl:+:$torch_nccl}" NCCLFI_PLAN="$work/ddp-hang-plan.json" NCCLFI_EVENTS="$work/ddp_hang/events.jsonl" \
     TORCH_NCCL_DUMP_ON_TIMEOUT=0 TORCH_NCCL_TRACE_BUFFER_SIZE=0 TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC=1000 \
       timeout -s KILL 200 python3 -m torch.distributed.run --nproc-per-node 2 --max-restarts 1 \
-      --master-port "$(port)" "$repo/workloads/torch/ddp_train.py" --steps 60 --pg-timeout-s 10 \
-      --checkpoint-dir "$work/ddp_hang/ckpt" --checkpoint-every 10 >"$work/ddp_hang/torchrun.log" 2>&1
+      --master-port "$(port)" "$repo/workloads/torch/ddp_train.py" --steps 80 --pg-timeout-s 10 \
+      --checkpoint-dir "$work/ddp_hang/ckpt" --checkpoint-every 5 >"$work/ddp_hang/torchrun.log" 2>&1
     rc=$?
     echo "    torchrun exit $rc after $(( ($(date +%s%N) - start) / 1000000 )) ms"
-    grep -E 'Watchdog caught|failed \(exitcode|will restart|resuming|done:' "$work/ddp_hang/torchrun.log" | cut -c1-200 | head -8
+    grep -E 'Watchdog caught|failed \(exitcode|will restart|resuming|done:' "$work/ddp_hang/torchrun.log" | cut -c1-260 | head -8
     events ddp-timeline "$work/ddp_hang/events.jsonl"
     verified=$(events field "$work/ddp_hang/events.jsonl" done verified)
     if [ $rc = 0 ] && grep -q 'Watchdog caught collective operation timeout' "$work/ddp_hang/torchrun.log" &&
