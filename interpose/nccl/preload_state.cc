@@ -56,6 +56,12 @@ Mode initialise() {
   std::call_once(once, [] {
     Mode mode = Mode::kFast;
     try {
+      // No plan and no trace: do not even build the injector (it would open the event log).
+      const Params& params = Params::get();
+      if (params.plan_path.empty() && !params.trace_ops) {
+        g_mode.store(Mode::kFast, std::memory_order_release);
+        return;
+      }
       Injector& inj = Injector::instance(Layer::kApi, "preload");
       std::array<FaultPoint*, kOpKindCount + 3> points{};
       for (int i = 0; i < kOpKindCount; ++i) points[static_cast<size_t>(i)] = &g_op_points[i];

@@ -1,0 +1,77 @@
+// A host-memory stand-in for the few CUDA driver calls the preload's `corrupt` uses, loaded through
+// NCCLFI_CUDA_DRIVER_LIB in the CPU tests: device pointers are host pointers, copies run at once and
+// host functions are called at once (stream order is call order). Each call is recorded in
+// NCCL_DOUBLE_LOG next to the NCCL double's lines, so a test sees the order of op and corruption.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <cuda.h>
+
+namespace {
+
+void record(const std::string& line) {
+  static int fd = [] {
+    const char* path = std::getenv("NCCL_DOUBLE_LOG");
+    return path != nullptr ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+  }();
+  if (fd < 0) return;
+  std::string out = line + "\n";
+  if (write(fd, out.data(), out.size()) < 0) std::abort();
+}
+
+std::string hex(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%#llx", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)));
+  return buf;
+}
+
+CUcontext g_ctx = reinterpret_cast<CUcontext>(0xc0);
+
+}  // namespace
+
+#define API extern "C" __attribute__((visibility("default"))) CUresult
+
+API cuInit(unsigned int) { return CUDA_SUCCESS; }
+API cuDeviceGet(CUdevice* dev, int ordinal) {
+  *dev = ordinal;
+  return CUDA_SUCCESS;
+}
+API cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice) {
+  *ctx = g_ctx;
+  return CUDA_SUCCESS;
+}
+API cuStreamGetCtx(CUstream, CUcontext* ctx) {
+  *ctx = g_ctx;
+  return CUDA_SUCCESS;
+}
+API cuCtxPushCurrent_v2(CUcontext) { return CUDA_SUCCESS; }
+API cuCtxPopCurrent_v2(CUcontext* ctx) {
+  *ctx = g_ctx;
+  return CUDA_SUCCESS;
+}
+API cuMemAllocHost_v2(void** p, size_t bytes) {
+  *p = std::malloc(bytes);
+  return *p != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+API cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* c, CUstream stream) {
+  const auto* src = c->srcMemoryType == CU_MEMORYTYPE_HOST ? static_cast<const unsigned char*>(c->srcHost)
+                                                           : reinterpret_cast<const unsigned char*>(c->srcDevice);
+  auto* dst = c->dstMemoryType == CU_MEMORYTYPE_HOST ? static_cast<unsigned char*>(c->dstHost)
+                                                     : reinterpret_cast<unsigned char*>(c->dstDevice);
+  for (size_t row = 0; row < c->Height; ++row) {
+    std::memcpy(dst + row * c->dstPitch, src + row * c->srcPitch, c->WidthInBytes);
+  }
+  record(std::string("cuMemcpy2DAsync ") + (c->dstMemoryType == CU_MEMORYTYPE_HOST ? "down" : "up") +
+         " stream=" + hex(stream) + " width=" + std::to_string(c->WidthInBytes) +
+         " height=" + std::to_string(c->Height));
+  return CUDA_SUCCESS;
+}
+API cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* user) {
+  record("cuLaunchHostFunc stream=" + hex(stream));
+  fn(user);
+  return CUDA_SUCCESS;
+}
