@@ -61,6 +61,17 @@ uint64_t ArmedFault::decide(const char* point_name) {
     if (now - first < static_cast<int64_t>(trig.after_ms) * 1000000) return 0;
   }
   if (call < trig.after_calls) return 0;
+  if (trig.probability >= 1.0 && trig.after_ms == 0) {
+    // Deterministic trigger: the call index alone decides, so under any number of threads exactly
+    // calls after_calls .. after_calls+count-1 fire (a shared "fired" counter could let call N+1 win
+    // the race against call N). A firing that libfiu vetoes is not handed to a later call.
+    const uint64_t firing = call - trig.after_calls + 1;
+    if (trig.count != 0 && firing > trig.count) return 0;
+    if (fiu_fail(point_name) == 0) return 0;
+    fired_.fetch_add(1, std::memory_order_relaxed);
+    t_last_firing = firing;
+    return firing;
+  }
   if (trig.probability < 1.0 && seeded_uniform(seed_, fault_.id, call) >= trig.probability) return 0;
   uint64_t fired = fired_.load(std::memory_order_relaxed);
   if (trig.count != 0 && fired >= trig.count) return 0;
