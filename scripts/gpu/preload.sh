@@ -19,7 +19,7 @@ LOG=$OUT/preload
 WORKLOAD=$BUILD/bin/ncclfi-workload
 PRELOAD=$(readlink -f "$BUILD/lib/libncclfi-preload.so")
 PARTS=${PARTS:-"perf faults torch"}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 PORT=${PORT:-29800}
 RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-90}
 PG_TIMEOUT_S=${PG_TIMEOUT_S:-20}
@@ -91,8 +91,8 @@ if [[ " $PARTS " == *" perf "* ]]; then
   for round in $(seq 1 "$ROUNDS"); do
     launch "plain-1g-$round" -- --op allreduce --bytes 1G --iters 100 --warmup 10
     launch "pre-1g-$round" "${PRE[@]}" -- --op allreduce --bytes 1G --iters 100 --warmup 10
-    launch "plain-8-$round" -- --op allreduce --bytes 8 --iters 5000 --warmup 500
-    launch "pre-8-$round" "${PRE[@]}" -- --op allreduce --bytes 8 --iters 5000 --warmup 500
+    launch "plain-8-$round" -- --op allreduce --bytes 8 --iters 20000 --warmup 1000
+    launch "pre-8-$round" "${PRE[@]}" -- --op allreduce --bytes 8 --iters 20000 --warmup 1000
   done
   best() {  # best PREFIX COL max|min
     for round in $(seq 1 "$ROUNDS"); do col "$1-$round" "$2"; done |
@@ -106,69 +106,98 @@ if [[ " $PARTS " == *" perf "* ]]; then
   check perf-busbw-1g $? "preloaded/plain = $(awk -v a="$bw_plain" -v b="$bw_pre" 'BEGIN {printf "%.4f", (a>0)?b/a:0}') (>= 0.995)"
   awk -v a="$lat_plain" -v b="$lat_pre" 'BEGIN {exit !(a > 0 && b <= a * 1.02)}'
   check perf-latency-8b $? "preloaded/plain = $(awk -v a="$lat_plain" -v b="$lat_pre" 'BEGIN {printf "%.4f", (a>0)?b/a:0}') (<= 1.02)"
-  ! grep -q ncclfi "$LOG"/pre-*.rank*.log
-  check perf-inert-output $? "no ncclfi line in the preloaded runs' output"
+  ! grep -qE "ncclfi\[|ncclfi preload" "$LOG"/pre-*.rank*.log
+  check perf-inert-output $? "no line of the preload in the preloaded runs' output"
   for r in $(seq 1 "$ROUNDS"); do [[ $(exit_codes "pre-1g-$r") == "0 0" && $(exit_codes "pre-8-$r") == "0 0" ]] || FAILED=1; done
 fi
 
 # ---------------------------------------------------------------------------------------------- faults
 if [[ " $PARTS " == *" faults "* ]]; then
   say "== faults: 2-rank ncclfi-workload, faults on rank 1's allreduce (watchdog timeout 5 s)"
-  W=(--op allreduce --bytes 64M --iters 40 --warmup 2 --timeout-s 5)
-  fault_run() {  # fault_run NAME FAULTS-JSON [extra workload args]
+  W=(--op allreduce --bytes 64M --iters 40 --warmup 2)
+  fault_run() {  # fault_run NAME FAULTS-JSON [workload args; default --timeout-s 5]
     local name=$1 faults=$2; shift 2
+    [[ $# -gt 0 ]] || set -- --timeout-s 5
     launch "$name" "${PRE[@]}" NCCLFI_PLAN="$(plan "$name" "$faults")" NCCLFI_LOG=1 -- "${W[@]}" "$@"
   }
+  # FAULTS (space-separated names) limits which fault runs happen; empty: all of them.
+  want() { [[ -z ${FAULTS:-} || " $FAULTS " == *" $1 "* ]]; }
   on1='"target": {"ranks": [1], "ops": ["allreduce"]}'
 
-  launch base "${PRE[@]}" -- "${W[@]}"
+  launch base "${PRE[@]}" -- "${W[@]}" --timeout-s 5
   check base $([[ $(exit_codes base) == "0 0" ]]; echo $?) "no fault: exit $(exit_codes base), $(secs base) s"
 
-  fault_run delay "[{\"id\": \"d\", \"layer\": \"api\", \"kind\": \"delay\", \"params\": {\"ms\": 400}, $on1, \"trigger\": {\"after_calls\": 10, \"count\": 5}}]"
-  awk -v a="$(secs base)" -v b="$(secs delay)" 'BEGIN {exit !(b >= a + 1.8)}'
-  check delay $([[ $? -eq 0 && $(exit_codes delay) == "0 0" && $(count_events delay inject 1) == 5 ]]; echo $?) \
-    "5 x 400 ms on rank 1: $(secs delay) s vs $(secs base) s, exit $(exit_codes delay), injections $(count_events delay inject 1)"
+  if want delay; then
+    fault_run delay "[{\"id\": \"d\", \"layer\": \"api\", \"kind\": \"delay\", \"params\": {\"ms\": 400}, $on1, \"trigger\": {\"after_calls\": 10, \"count\": 5}}]"
+    awk -v a="$(secs base)" -v b="$(secs delay)" 'BEGIN {exit !(b >= a + 1.8)}'
+    check delay $([[ $? -eq 0 && $(exit_codes delay) == "0 0" && $(count_events delay inject 1) == 5 ]]; echo $?) \
+      "5 x 400 ms on rank 1: $(secs delay) s vs $(secs base) s, exit $(exit_codes delay), injections $(count_events delay inject 1)"
+  fi
 
-  fault_run hang-ms "[{\"id\": \"h\", \"layer\": \"api\", \"kind\": \"hang\", \"params\": {\"ms\": 3000}, $on1, \"trigger\": {\"after_calls\": 10}}]" --timeout-s 30
-  awk -v a="$(secs base)" -v b="$(secs hang-ms)" 'BEGIN {exit !(b >= a + 2.8)}'
-  check hang-ms $([[ $? -eq 0 && $(exit_codes hang-ms) == "0 0" ]]; echo $?) "3 s hang then forward: $(secs hang-ms) s, exit $(exit_codes hang-ms)"
+  if want hang-ms; then
+    fault_run hang-ms "[{\"id\": \"h\", \"layer\": \"api\", \"kind\": \"hang\", \"params\": {\"ms\": 3000}, $on1, \"trigger\": {\"after_calls\": 10}}]" --timeout-s 30
+    awk -v a="$(secs base)" -v b="$(secs hang-ms)" 'BEGIN {exit !(b >= a + 2.8)}'
+    check hang-ms $([[ $? -eq 0 && $(exit_codes hang-ms) == "0 0" ]]; echo $?) "3 s hang then forward: $(secs hang-ms) s, exit $(exit_codes hang-ms)"
+  fi
 
-  fault_run hang "[{\"id\": \"h\", \"layer\": \"api\", \"kind\": \"hang\", $on1, \"trigger\": {\"after_calls\": 10}}]"
-  check hang $([[ $(exit_codes hang) == "3 "* ]]; echo $?) "hang for ever on rank 1: rank 0's watchdog exits 3 (rank 1: its own watchdog's code): exit $(exit_codes hang) after $(secs hang) s"
+  if want hang; then
+    fault_run hang "[{\"id\": \"h\", \"layer\": \"api\", \"kind\": \"hang\", $on1, \"trigger\": {\"after_calls\": 10}}]"
+    check hang $([[ $(exit_codes hang) == "3 "* ]]; echo $?) "hang for ever on rank 1: rank 0's watchdog exits 3 (rank 1: its own watchdog's code): exit $(exit_codes hang) after $(secs hang) s"
+  fi
 
-  fault_run skip "[{\"id\": \"s\", \"layer\": \"api\", \"kind\": \"skip\", $on1, \"trigger\": {\"after_calls\": 10}}]"
-  check skip $([[ $(exit_codes skip) == *3* ]]; echo $?) "rank 1 skips one allreduce: a peer hangs, watchdog exit 3: exit $(exit_codes skip) after $(secs skip) s"
+  if want skip; then
+    fault_run skip "[{\"id\": \"s\", \"layer\": \"api\", \"kind\": \"skip\", $on1, \"trigger\": {\"after_calls\": 10}}]"
+    check skip $([[ $(exit_codes skip) == *3* ]]; echo $?) "rank 1 skips one allreduce: a peer hangs, watchdog exit 3: exit $(exit_codes skip) after $(secs skip) s"
+  fi
 
-  fault_run error "[{\"id\": \"e\", \"layer\": \"api\", \"kind\": \"error\", \"params\": {\"code\": \"ncclRemoteError\"}, $on1, \"trigger\": {\"after_calls\": 10}}]"
-  check error $([[ $(exit_codes error) == [0-9]*" 2" ]] && grep -q "returned .*(6)" "$LOG/error.rank1.log"; echo $?) \
-    "rank 1 gets ncclRemoteError (6) from ncclAllReduce, exits 2: exit $(exit_codes error); $(grep -m1 -o 'allreduce.*returned.*' "$LOG/error.rank1.log")"
+  if want error; then
+    fault_run error "[{\"id\": \"e\", \"layer\": \"api\", \"kind\": \"error\", \"params\": {\"code\": \"ncclRemoteError\"}, $on1, \"trigger\": {\"after_calls\": 10}}]"
+    check error $([[ $(exit_codes error) == [0-9]*" 2" ]] && grep -q "returned .*(6)" "$LOG/error.rank1.log"; echo $?) \
+      "rank 1 gets ncclRemoteError (6) from ncclAllReduce, exits 2: exit $(exit_codes error); $(grep -m1 -o 'returned.*' "$LOG/error.rank1.log")"
+  fi
 
-  fault_run async "[{\"id\": \"a\", \"layer\": \"api\", \"kind\": \"async_error\", \"params\": {\"code\": \"ncclRemoteError\"}, $on1, \"trigger\": {\"after_calls\": 10}}]"
-  check async_error $([[ $(exit_codes async) == [0-9]*" 5" ]]; echo $?) \
-    "ncclCommGetAsyncError reports it, rank 1's watchdog exits 5: exit $(exit_codes async); $(grep -m1 -o 'ncclCommGetAsyncError.*' "$LOG/async.rank1.log")"
+  if want async_error; then
+    fault_run async "[{\"id\": \"a\", \"layer\": \"api\", \"kind\": \"async_error\", \"params\": {\"code\": \"ncclRemoteError\"}, $on1, \"trigger\": {\"after_calls\": 10}}]"
+    check async_error $([[ $(exit_codes async) == [0-9]*" 5" ]]; echo $?) \
+      "ncclCommGetAsyncError reports it, rank 1's watchdog exits 5: exit $(exit_codes async); $(grep -m1 -o 'ncclCommGetAsyncError.*' "$LOG/async.rank1.log")"
+  fi
 
-  for mode in bitflip nan zero; do
-    fault_run "corrupt-$mode" "[{\"id\": \"c\", \"layer\": \"api\", \"kind\": \"corrupt\", \"params\": {\"mode\": \"$mode\", \"count\": 3}, $on1, \"trigger\": {\"after_calls\": 10}}]"
-    w1=$(count_events "corrupt-$mode" result_mismatch 1 wrong=3); w0=$(count_events "corrupt-$mode" result_mismatch 0)
-    check "corrupt-$mode" $([[ $(exit_codes "corrupt-$mode") == "0 0" && $w1 == 1 && $w0 == 0 ]]; echo $?) \
-      "3 elements of rank 1's result: result_mismatch with wrong=3 on rank 1: $w1, any on rank 0: $w0, exit $(exit_codes "corrupt-$mode")"
-  done
-  fault_run corrupt-check "[{\"id\": \"c\", \"layer\": \"api\", \"kind\": \"corrupt\", \"params\": {\"mode\": \"bitflip\", \"count\": 1}, $on1, \"trigger\": {\"after_calls\": 10}}]" --check
-  check corrupt-check $([[ $(exit_codes corrupt-check) == *4* ]]; echo $?) "with --check the job stops with 4: exit $(exit_codes corrupt-check)"
+  if want corrupt; then
+    for mode in bitflip nan zero; do
+      fault_run "corrupt-$mode" "[{\"id\": \"c\", \"layer\": \"api\", \"kind\": \"corrupt\", \"params\": {\"mode\": \"$mode\", \"count\": 3}, $on1, \"trigger\": {\"after_calls\": 10}}]"
+      w1=$(count_events "corrupt-$mode" result_mismatch 1 wrong=3); w0=$(count_events "corrupt-$mode" result_mismatch 0)
+      check "corrupt-$mode" $([[ $(exit_codes "corrupt-$mode") == "0 0" && $w1 == 1 && $w0 == 0 ]]; echo $?) \
+        "3 elements of rank 1's result: result_mismatch with wrong=3 on rank 1: $w1, any on rank 0: $w0, exit $(exit_codes "corrupt-$mode")"
+    done
+  fi
+  if want corrupt-check; then
+    fault_run corrupt-check "[{\"id\": \"c\", \"layer\": \"api\", \"kind\": \"corrupt\", \"params\": {\"mode\": \"bitflip\", \"count\": 1}, $on1, \"trigger\": {\"after_calls\": 10}}]" --check
+    check corrupt-check $([[ $(exit_codes corrupt-check) == *4* ]]; echo $?) "with --check the job stops with 4: exit $(exit_codes corrupt-check)"
+  fi
 
-  fault_run crash-signal "[{\"id\": \"k\", \"layer\": \"api\", \"kind\": \"crash\", \"params\": {\"signal\": \"SIGKILL\"}, $on1, \"trigger\": {\"after_calls\": 10}}]"
-  check crash-signal $([[ $(exit_codes crash-signal) == [0-9]*" 137" ]]; echo $?) "rank 1 killed by SIGKILL (137): exit $(exit_codes crash-signal)"
-  fault_run crash-exit "[{\"id\": \"k\", \"layer\": \"api\", \"kind\": \"crash\", \"params\": {\"exit_code\": 17}, $on1, \"trigger\": {\"after_calls\": 10}}]"
-  check crash-exit $([[ $(exit_codes crash-exit) == [0-9]*" 17" ]]; echo $?) "rank 1 exits 17: exit $(exit_codes crash-exit)"
+  if want crash-signal; then
+    fault_run crash-signal "[{\"id\": \"k\", \"layer\": \"api\", \"kind\": \"crash\", \"params\": {\"signal\": \"SIGKILL\"}, $on1, \"trigger\": {\"after_calls\": 10}}]"
+    check crash-signal $([[ $(exit_codes crash-signal) == [0-9]*" 137" ]]; echo $?) "rank 1 killed by SIGKILL (137): exit $(exit_codes crash-signal)"
+  fi
+  if want crash-exit; then
+    fault_run crash-exit "[{\"id\": \"k\", \"layer\": \"api\", \"kind\": \"crash\", \"params\": {\"exit_code\": 17}, $on1, \"trigger\": {\"after_calls\": 10}}]"
+    check crash-exit $([[ $(exit_codes crash-exit) == [0-9]*" 17" ]]; echo $?) "rank 1 exits 17: exit $(exit_codes crash-exit)"
+  fi
 
-  fault_run init-fail "[{\"id\": \"i\", \"layer\": \"api\", \"kind\": \"init_fail\", \"params\": {\"code\": \"ncclSystemError\"}, \"target\": {\"ranks\": [1]}}]"
-  check init_fail $([[ $(exit_codes init-fail) == [0-9]*" 6" ]]; echo $?) "rank 1's communicator creation fails, exit 6: exit $(exit_codes init-fail); $(grep -m1 -o 'ncclCommInit.*' "$LOG/init-fail.rank1.log")"
-  fault_run init-hang "[{\"id\": \"i\", \"layer\": \"api\", \"kind\": \"init_hang\", \"target\": {\"ranks\": [1]}}]"
-  check init_hang $([[ $(exit_codes init-hang) == *3* ]]; echo $?) "rank 1's creation never returns: watchdog exit 3: exit $(exit_codes init-hang) after $(secs init-hang) s"
+  if want init_fail; then
+    fault_run init-fail "[{\"id\": \"i\", \"layer\": \"api\", \"kind\": \"init_fail\", \"params\": {\"code\": \"ncclSystemError\"}, \"target\": {\"ranks\": [1]}}]"
+    check init_fail $([[ $(exit_codes init-fail) == [0-9]*" 6" ]]; echo $?) "rank 1's communicator creation fails, exit 6: exit $(exit_codes init-fail); $(grep -m1 -o 'ncclCommInit.*' "$LOG/init-fail.rank1.log")"
+  fi
+  if want init_hang; then
+    fault_run init-hang "[{\"id\": \"i\", \"layer\": \"api\", \"kind\": \"init_hang\", \"target\": {\"ranks\": [1]}}]"
+    check init_hang $([[ $(exit_codes init-hang) == *3* ]]; echo $?) "rank 1's creation never returns: watchdog exit 3: exit $(exit_codes init-hang) after $(secs init-hang) s"
+  fi
 
-  launch trace "${PRE[@]}" NCCLFI_TRACE_OPS=1 -- --op allreduce --bytes 1M --iters 20 --warmup 2
-  t0=$(count_events trace op_enqueue 0 op=allreduce); t1=$(count_events trace op_enqueue 1 op=allreduce)
-  check op-trace $([[ $t0 -ge 22 && $t1 -ge 22 ]]; echo $?) "op_enqueue events per rank: $t0 / $t1 (>= 22 = warmup + iters)"
+  if want op-trace; then
+    launch trace "${PRE[@]}" NCCLFI_TRACE_OPS=1 -- --op allreduce --bytes 1M --iters 20 --warmup 2
+    t0=$(count_events trace op_enqueue 0 op=allreduce); t1=$(count_events trace op_enqueue 1 op=allreduce)
+    check op-trace $([[ $t0 -ge 22 && $t1 -ge 22 ]]; echo $?) "op_enqueue events per rank: $t0 / $t1 (>= 22 = warmup + iters)"
+  fi
 fi
 
 # ----------------------------------------------------------------------------------------------- torch
