@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdarg>
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -72,6 +73,31 @@ TEST(PluginProperties, HostOnlyOneRecvConfiguredSpeedAndNoSocketUntilListen) {
     // Inert until asked: init/devices/getProperties open no socket, so nothing listens.
     CHILD_CHECK(count_sockets() == before, "sockets opened before listen()");
     CHILD_CHECK(plugin->finalize(ctx) == ncclSuccess, "finalize");
+    return 0;
+  });
+  EXPECT_EQ(code, 0);
+}
+
+std::string g_logged;  // what the plugin sent to NCCL's logger (child process only)
+void capture_logger(ncclDebugLogLevel level, unsigned long flags, const char*, int, const char* fmt, ...) {
+  char text[1024];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(text, sizeof(text), fmt, args);
+  va_end(args);
+  g_logged += std::to_string(static_cast<int>(level)) + ":" + std::to_string(flags) + ":" + text + "\n";
+}
+
+TEST(PluginLogging, GoesThroughNcclLoggerWithAFixedPrefix) {
+  const int code = run_child({{"NCCLFI_NET_INNER", "no-such-plugin-xyz"}}, [] {
+    std::string error;
+    auto plugin = net::LoadedNetPlugin::open(shim_path(), &error);
+    CHILD_CHECK(plugin != nullptr, "%s", error.c_str());
+    void* ctx = nullptr;
+    CHILD_CHECK(plugin->init(&ctx, 1, nullptr, capture_logger) != ncclSuccess, "init");
+    // A WARN (level 2) under the NET subsystem (0x10), prefixed, naming the problem.
+    CHILD_CHECK(g_logged.find("2:16:NET/ncclfi : ") != std::string::npos, "logged: %s", g_logged.c_str());
+    CHILD_CHECK(g_logged.find("no-such-plugin-xyz") != std::string::npos, "logged: %s", g_logged.c_str());
     return 0;
   });
   EXPECT_EQ(code, 0);

@@ -400,11 +400,12 @@ TEST(NetFaultStall, ConnectionMakesNoProgressForTheWindow) {
   EXPECT_EQ(r, 0);
 }
 
-TEST(NetInert, NoPlanMeansNoEventsAndNoWrapping) {
+TEST(NetInert, NoPlanMeansNoEventsAndNoOutput) {
   const std::string events = write_temp_file("unused", "") + ".events";
   PairOptions options;
   options.sender_env = {{"NCCLFI_EVENTS", events}};
   options.receiver_env = options.sender_env;
+  options.output_prefix = events + ".";
   auto [s, r] = run_pair(
       options,
       [](Endpoint& ep) {
@@ -412,9 +413,46 @@ TEST(NetInert, NoPlanMeansNoEventsAndNoWrapping) {
         return 0;
       },
       [](Endpoint& ep) { return receive_all(ep, 3, 5000); });
+  EXPECT_EQ(s, 0) << read_file(events + ".sender.log");
+  EXPECT_EQ(r, 0) << read_file(events + ".receiver.log");
+  EXPECT_EQ(access(events.c_str(), F_OK), -1) << "the shim wrote events without a plan";
+  EXPECT_EQ(read_file(events + ".sender.log"), "");
+  EXPECT_EQ(read_file(events + ".receiver.log"), "");
+}
+
+TEST(NetWrapFaults, FaultsApplyOnTopOfAnInnerPlugin) {
+  const auto files = plan_with({{"id", "flip"},
+                                {"layer", "net"},
+                                {"kind", "corrupt"},
+                                {"params", {{"bits", 5}}},
+                                {"target", {{"ranks", {1}}}},
+                                {"trigger", {{"after_calls", 1}}}});
+  PairOptions options = options_for(files);
+  for (Env* env : {&options.sender_env, &options.receiver_env}) (*env)["NCCLFI_NET_INNER"] = inner_path(8);
+  auto [s, r] = run_pair(
+      options,
+      [](Endpoint& ep) {
+        timed_sends(ep, 1, 4096);
+        ep.recv_value();
+        return 0;
+      },
+      [](Endpoint& ep) {
+        const auto want = pattern(4096);
+        std::vector<char> buf(4096);
+        ncclResult_t res;
+        void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+        int done = 0, got = 0;
+        CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "recv");
+        int flipped = 0;
+        for (size_t k = 0; k < want.size(); ++k)
+          flipped += __builtin_popcount(static_cast<unsigned char>(buf[k] ^ want[k]));
+        ep.send_value(1);
+        CHILD_CHECK(flipped == 5, "%d bits flipped through the wrapped plugin", flipped);
+        return 0;
+      });
   EXPECT_EQ(s, 0);
   EXPECT_EQ(r, 0);
-  EXPECT_EQ(access(events.c_str(), F_OK), -1) << "the shim wrote events without a plan";
+  EXPECT_EQ(injections(files.events).size(), 1u);
 }
 
 }  // namespace

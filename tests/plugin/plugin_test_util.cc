@@ -50,6 +50,16 @@ void apply_env(const Env& env) {
   for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
 }
 
+void redirect_output(const std::string& prefix, const char* who) {
+  if (prefix.empty()) return;
+  const std::string path = prefix + who + ".log";
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) _exit(94);
+  dup2(fileno(f), STDOUT_FILENO);
+  dup2(fileno(f), STDERR_FILENO);
+  std::fclose(f);
+}
+
 int wait_child(pid_t pid, double deadline_ms) {
   for (;;) {
     int status = 0;
@@ -149,6 +159,7 @@ std::pair<int, int> run_pair(const PairOptions& options, const std::function<int
     Env env = options.receiver_env;
     env.emplace("NCCLFI_RANK", "1");
     apply_env(env);
+    redirect_output(options.output_prefix, "receiver");
     close(r2s[0]);
     close(s2r[1]);
     Endpoint ep;
@@ -178,6 +189,7 @@ std::pair<int, int> run_pair(const PairOptions& options, const std::function<int
     Env env = options.sender_env;
     env.emplace("NCCLFI_RANK", "0");
     apply_env(env);
+    redirect_output(options.output_prefix, "sender");
     close(r2s[1]);
     close(s2r[0]);
     Endpoint ep;

@@ -53,6 +53,8 @@ struct PairOptions {
   Env receiver_env;    // NCCLFI_RANK=1 is added unless given
   std::string plugin;  // default: shim_path()
   int timeout_s = 30;
+  // When set, each child's stdout and stderr go to <output_prefix>sender.log / receiver.log.
+  std::string output_prefix;
 };
 
 // Runs receiver (listen + accept) and sender (connect) in two children, then the two bodies; each body
