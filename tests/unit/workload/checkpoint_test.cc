@@ -136,7 +136,8 @@ TEST(Checkpoint, ExpectedDigestFoldsEveryStepAndResumesExactly) {
     if (step == 4) {
       EXPECT_EQ(digest, plan.expected_digest(1, 2, 4));
     }
-    digest = digest_step(digest, step, static_cast<int>(c.op), static_cast<int>(c.dtype), defined_elements(layout), 0);
+    digest = digest_step(digest, step, static_cast<int>(c.op), static_cast<int>(c.dtype),
+                         defined_elements(layout), 0);
   }
   EXPECT_EQ(digest, plan.expected_digest(1, 2, plan.total_steps()));
   EXPECT_NE(digest, plan.expected_digest(0, 2, plan.total_steps()));  // gather: rank 0 is root on even steps

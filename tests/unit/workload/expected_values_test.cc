@@ -31,7 +31,9 @@ SimResult simulate(OpKind op, DType dtype, uint64_t bytes, int nranks, uint64_t 
     fill_input_host(send[static_cast<size_t>(r)].data(), dtype, r, layout.send_count, seq);
     sim.recv.emplace_back(layout.recv_count * esize, 0);
   }
-  const auto get = [&](int r, uint64_t i) { return load_element(send[static_cast<size_t>(r)].data(), dtype, i); };
+  const auto get = [&](int r, uint64_t i) {
+    return load_element(send[static_cast<size_t>(r)].data(), dtype, i);
+  };
   const auto put = [&](int r, uint64_t i, double v) {
     store_element(sim.recv[static_cast<size_t>(r)].data(), dtype, i, static_cast<int64_t>(v));
   };
@@ -51,15 +53,25 @@ SimResult simulate(OpKind op, DType dtype, uint64_t bytes, int nranks, uint64_t 
         case OpKind::kReduceScatter:
           for (int s = 0; s < nranks; ++s) v += get(s, static_cast<uint64_t>(r) * c + i);
           break;
-        case OpKind::kAllGather: v = get(static_cast<int>(i / c), i % c); break;
+        case OpKind::kAllGather:
+          v = get(static_cast<int>(i / c), i % c);
+          break;
         case OpKind::kGather:
           if (r != l.root) continue;
           v = get(static_cast<int>(i / c), i % c);
           break;
-        case OpKind::kBroadcast: v = get(l.root, i); break;
-        case OpKind::kScatter: v = get(l.root, static_cast<uint64_t>(r) * c + i); break;
-        case OpKind::kAllToAll: v = get(static_cast<int>(i / c), static_cast<uint64_t>(r) * c + i % c); break;
-        case OpKind::kSendRecv: v = get((r + nranks - 1) % nranks, i); break;
+        case OpKind::kBroadcast:
+          v = get(l.root, i);
+          break;
+        case OpKind::kScatter:
+          v = get(l.root, static_cast<uint64_t>(r) * c + i);
+          break;
+        case OpKind::kAllToAll:
+          v = get(static_cast<int>(i / c), static_cast<uint64_t>(r) * c + i % c);
+          break;
+        case OpKind::kSendRecv:
+          v = get((r + nranks - 1) % nranks, i);
+          break;
       }
       put(r, i, v);
     }
@@ -102,12 +114,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(OpKind::kAllReduce, OpKind::kAllGather, OpKind::kReduceScatter,
                                          OpKind::kReduce, OpKind::kBroadcast, OpKind::kAllToAll,
                                          OpKind::kSendRecv, OpKind::kGather, OpKind::kScatter),
-                       ::testing::Values(DType::kFloat, DType::kDouble, DType::kHalf, DType::kBfloat16, DType::kInt8,
-                                         DType::kUint8, DType::kInt32, DType::kInt64),
+                       ::testing::Values(DType::kFloat, DType::kDouble, DType::kHalf, DType::kBfloat16,
+                                         DType::kInt8, DType::kUint8, DType::kInt32, DType::kInt64),
                        ::testing::Values(1, 2, 3, 8)),
     [](const auto& param_info) {
       return std::string(op_spec(std::get<0>(param_info.param)).name) + "_" +
-             std::string(dtype_name(std::get<1>(param_info.param))) + "_" + std::to_string(std::get<2>(param_info.param));
+             std::string(dtype_name(std::get<1>(param_info.param))) + "_" +
+             std::to_string(std::get<2>(param_info.param));
     });
 
 TEST(ExpectedValues, InputsAreSmallNonZeroIntegers) {

@@ -58,9 +58,10 @@ TEST(WorkloadArgs, DefaultsAreAShortAllReduce) {
 }
 
 TEST(WorkloadArgs, ListsAndFlags) {
-  const WorkloadArgs args = parse({"--op", "all_reduce,all-to-all", "--dtype", "half,bf16", "--bytes", "8,1M,1G",
-                                   "--iters", "7", "--warmup", "2", "--check", "--nonblocking", "--no-watchdog",
-                                   "--timeout-s", "2.5", "--checkpoint", "/tmp/x", "--checkpoint-every", "10"});
+  const WorkloadArgs args =
+      parse({"--op", "all_reduce,all-to-all", "--dtype", "half,bf16", "--bytes", "8,1M,1G", "--iters", "7",
+             "--warmup", "2", "--check", "--nonblocking", "--no-watchdog", "--timeout-s", "2.5",
+             "--checkpoint", "/tmp/x", "--checkpoint-every", "10"});
   EXPECT_EQ(args.ops, (std::vector<OpKind>{OpKind::kAllReduce, OpKind::kAllToAll}));
   EXPECT_EQ(args.dtypes, (std::vector<DType>{DType::kHalf, DType::kBfloat16}));
   EXPECT_EQ(args.sizes, (std::vector<uint64_t>{8, 1u << 20, 1u << 30}));

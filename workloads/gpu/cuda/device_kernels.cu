@@ -7,21 +7,42 @@ namespace ncclfi::workload {
 namespace {
 
 // DType values (dtype.h): the ncclDataType_t numbering.
-enum : int { kInt8 = 0, kUint8 = 1, kInt32 = 2, kInt64 = 4, kHalf = 6, kFloat = 7, kDouble = 8, kBfloat16 = 9 };
+enum : int {
+  kInt8 = 0,
+  kUint8 = 1,
+  kInt32 = 2,
+  kInt64 = 4,
+  kHalf = 6,
+  kFloat = 7,
+  kDouble = 8,
+  kBfloat16 = 9
+};
 
 template <typename T>
-__device__ T from_int(int64_t v) { return static_cast<T>(v); }
+__device__ T from_int(int64_t v) {
+  return static_cast<T>(v);
+}
 template <>
-__device__ __half from_int<__half>(int64_t v) { return __float2half(static_cast<float>(v)); }
+__device__ __half from_int<__half>(int64_t v) {
+  return __float2half(static_cast<float>(v));
+}
 template <>
-__device__ __nv_bfloat16 from_int<__nv_bfloat16>(int64_t v) { return __float2bfloat16(static_cast<float>(v)); }
+__device__ __nv_bfloat16 from_int<__nv_bfloat16>(int64_t v) {
+  return __float2bfloat16(static_cast<float>(v));
+}
 
 template <typename T>
-__device__ double to_double(T v) { return static_cast<double>(v); }
+__device__ double to_double(T v) {
+  return static_cast<double>(v);
+}
 template <>
-__device__ double to_double<__half>(__half v) { return static_cast<double>(__half2float(v)); }
+__device__ double to_double<__half>(__half v) {
+  return static_cast<double>(__half2float(v));
+}
 template <>
-__device__ double to_double<__nv_bfloat16>(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
+__device__ double to_double<__nv_bfloat16>(__nv_bfloat16 v) {
+  return static_cast<double>(__bfloat162float(v));
+}
 
 template <typename T>
 __global__ void fill_kernel(T* send, int rank, uint64_t count, uint64_t seq) {
@@ -67,8 +88,8 @@ cudaError_t fill_as(void* send, int rank, uint64_t count, uint64_t seq, cudaStre
 template <typename T>
 cudaError_t verify_as(const void* recv, const OpLayout& layout, uint64_t seq, VerifyCounters* counters,
                       cudaStream_t stream) {
-  verify_kernel<T><<<grid_for(layout.recv_count), 256, 0, stream>>>(static_cast<const T*>(recv), layout, seq,
-                                                                     counters);
+  verify_kernel<T>
+      <<<grid_for(layout.recv_count), 256, 0, stream>>>(static_cast<const T*>(recv), layout, seq, counters);
   return cudaGetLastError();
 }
 
@@ -76,14 +97,22 @@ cudaError_t verify_as(const void* recv, const OpLayout& layout, uint64_t seq, Ve
 
 cudaError_t launch_fill(void* send, int dtype, int rank, uint64_t count, uint64_t seq, cudaStream_t stream) {
   switch (dtype) {
-    case kInt8: return fill_as<int8_t>(send, rank, count, seq, stream);
-    case kUint8: return fill_as<uint8_t>(send, rank, count, seq, stream);
-    case kInt32: return fill_as<int32_t>(send, rank, count, seq, stream);
-    case kInt64: return fill_as<int64_t>(send, rank, count, seq, stream);
-    case kHalf: return fill_as<__half>(send, rank, count, seq, stream);
-    case kFloat: return fill_as<float>(send, rank, count, seq, stream);
-    case kDouble: return fill_as<double>(send, rank, count, seq, stream);
-    case kBfloat16: return fill_as<__nv_bfloat16>(send, rank, count, seq, stream);
+    case kInt8:
+      return fill_as<int8_t>(send, rank, count, seq, stream);
+    case kUint8:
+      return fill_as<uint8_t>(send, rank, count, seq, stream);
+    case kInt32:
+      return fill_as<int32_t>(send, rank, count, seq, stream);
+    case kInt64:
+      return fill_as<int64_t>(send, rank, count, seq, stream);
+    case kHalf:
+      return fill_as<__half>(send, rank, count, seq, stream);
+    case kFloat:
+      return fill_as<float>(send, rank, count, seq, stream);
+    case kDouble:
+      return fill_as<double>(send, rank, count, seq, stream);
+    case kBfloat16:
+      return fill_as<__nv_bfloat16>(send, rank, count, seq, stream);
   }
   return cudaErrorInvalidValue;
 }
@@ -91,14 +120,22 @@ cudaError_t launch_fill(void* send, int dtype, int rank, uint64_t count, uint64_
 cudaError_t launch_verify(const void* recv, int dtype, const OpLayout& layout, uint64_t seq,
                           VerifyCounters* counters, cudaStream_t stream) {
   switch (dtype) {
-    case kInt8: return verify_as<int8_t>(recv, layout, seq, counters, stream);
-    case kUint8: return verify_as<uint8_t>(recv, layout, seq, counters, stream);
-    case kInt32: return verify_as<int32_t>(recv, layout, seq, counters, stream);
-    case kInt64: return verify_as<int64_t>(recv, layout, seq, counters, stream);
-    case kHalf: return verify_as<__half>(recv, layout, seq, counters, stream);
-    case kFloat: return verify_as<float>(recv, layout, seq, counters, stream);
-    case kDouble: return verify_as<double>(recv, layout, seq, counters, stream);
-    case kBfloat16: return verify_as<__nv_bfloat16>(recv, layout, seq, counters, stream);
+    case kInt8:
+      return verify_as<int8_t>(recv, layout, seq, counters, stream);
+    case kUint8:
+      return verify_as<uint8_t>(recv, layout, seq, counters, stream);
+    case kInt32:
+      return verify_as<int32_t>(recv, layout, seq, counters, stream);
+    case kInt64:
+      return verify_as<int64_t>(recv, layout, seq, counters, stream);
+    case kHalf:
+      return verify_as<__half>(recv, layout, seq, counters, stream);
+    case kFloat:
+      return verify_as<float>(recv, layout, seq, counters, stream);
+    case kDouble:
+      return verify_as<double>(recv, layout, seq, counters, stream);
+    case kBfloat16:
+      return verify_as<__nv_bfloat16>(recv, layout, seq, counters, stream);
   }
   return cudaErrorInvalidValue;
 }

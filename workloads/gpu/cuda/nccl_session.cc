@@ -33,7 +33,9 @@ AlltoAllFn alltoall_fn() {
 const char* at(const void* base, uint64_t elements, size_t esize) {
   return static_cast<const char*>(base) + elements * esize;
 }
-char* at(void* base, uint64_t elements, size_t esize) { return static_cast<char*>(base) + elements * esize; }
+char* at(void* base, uint64_t elements, size_t esize) {
+  return static_cast<char*>(base) + elements * esize;
+}
 
 // Grouped point-to-point forms of the ops an older NCCL lacks.
 ncclResult_t p2p_op(const OpLayout& l, DType dtype, const void* send, void* recv, ncclComm_t comm,
@@ -71,15 +73,22 @@ ncclResult_t p2p_op(const OpLayout& l, DType dtype, const void* send, void* recv
 
 }  // namespace
 
-ncclDataType_t to_nccl(DType dtype) { return static_cast<ncclDataType_t>(static_cast<int>(dtype)); }
+ncclDataType_t to_nccl(DType dtype) {
+  return static_cast<ncclDataType_t>(static_cast<int>(dtype));
+}
 
 const char* op_implementation(OpKind op) {
   switch (op) {
-    case OpKind::kGather: return gather_fn() != nullptr ? "native" : "p2p";
-    case OpKind::kScatter: return scatter_fn() != nullptr ? "native" : "p2p";
-    case OpKind::kAllToAll: return alltoall_fn() != nullptr ? "native" : "p2p";
-    case OpKind::kSendRecv: return "p2p";
-    default: return "native";
+    case OpKind::kGather:
+      return gather_fn() != nullptr ? "native" : "p2p";
+    case OpKind::kScatter:
+      return scatter_fn() != nullptr ? "native" : "p2p";
+    case OpKind::kAllToAll:
+      return alltoall_fn() != nullptr ? "native" : "p2p";
+    case OpKind::kSendRecv:
+      return "p2p";
+    default:
+      return "native";
   }
 }
 
@@ -87,11 +96,16 @@ ncclResult_t enqueue_op(const OpLayout& l, DType dtype, const void* send, void* 
                         cudaStream_t stream) {
   const ncclDataType_t type = to_nccl(dtype);
   switch (l.op) {
-    case OpKind::kAllReduce: return ncclAllReduce(send, recv, l.chunk, type, ncclSum, comm, stream);
-    case OpKind::kAllGather: return ncclAllGather(send, recv, l.chunk, type, comm, stream);
-    case OpKind::kReduceScatter: return ncclReduceScatter(send, recv, l.chunk, type, ncclSum, comm, stream);
-    case OpKind::kReduce: return ncclReduce(send, recv, l.chunk, type, ncclSum, l.root, comm, stream);
-    case OpKind::kBroadcast: return ncclBroadcast(send, recv, l.chunk, type, l.root, comm, stream);
+    case OpKind::kAllReduce:
+      return ncclAllReduce(send, recv, l.chunk, type, ncclSum, comm, stream);
+    case OpKind::kAllGather:
+      return ncclAllGather(send, recv, l.chunk, type, comm, stream);
+    case OpKind::kReduceScatter:
+      return ncclReduceScatter(send, recv, l.chunk, type, ncclSum, comm, stream);
+    case OpKind::kReduce:
+      return ncclReduce(send, recv, l.chunk, type, ncclSum, l.root, comm, stream);
+    case OpKind::kBroadcast:
+      return ncclBroadcast(send, recv, l.chunk, type, l.root, comm, stream);
     case OpKind::kAllToAll:
       if (alltoall_fn() != nullptr) return alltoall_fn()(send, recv, l.chunk, type, comm, stream);
       return p2p_op(l, dtype, send, recv, comm, stream);

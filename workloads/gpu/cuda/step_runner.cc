@@ -18,15 +18,20 @@ void cuda_check(cudaError_t error, const char* what) {
   if (error != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(error));
 }
 
-int64_t now_ns() { return Clock::mono_ns(); }
+int64_t now_ns() {
+  return Clock::mono_ns();
+}
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------- Watchdog
 
-Watchdog::Watchdog(const WorkloadArgs& args, const EventLog& log, int rank) : args_(args), log_(log), rank_(rank) {}
+Watchdog::Watchdog(const WorkloadArgs& args, const EventLog& log, int rank)
+    : args_(args), log_(log), rank_(rank) {}
 
-Watchdog::~Watchdog() { stop_standalone(); }
+Watchdog::~Watchdog() {
+  stop_standalone();
+}
 
 void Watchdog::begin_host_call(const char* op, int64_t seq) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -81,7 +86,8 @@ void Watchdog::check() {
     const ncclResult_t query = ncclCommGetAsyncError(comm, &state);
     const ncclResult_t error = query != ncclSuccess ? query : state;
     if (error != ncclSuccess && error != ncclInProgress) {
-      log_.write(ev::kAsyncError, {{"code", static_cast<int>(error)}, {"message", ncclGetErrorString(error)}});
+      log_.write(ev::kAsyncError,
+                 {{"code", static_cast<int>(error)}, {"message", ncclGetErrorString(error)}});
       std::fprintf(stderr, "ncclfi-workload: rank %d: ncclCommGetAsyncError: %s (%d): aborting\n", rank_,
                    ncclGetErrorString(error), static_cast<int>(error));
       abort_and_exit(kExitAsyncError, "async_error");
@@ -151,7 +157,8 @@ StepRunner::StepRunner(const WorkloadArgs& args, const RunPlan& plan, ncclComm_t
     cuda_check(cudaEventCreate(&slot.start), "cudaEventCreate");
     cuda_check(cudaEventCreate(&slot.op_end), "cudaEventCreate");
     cuda_check(cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming), "cudaEventCreate");
-    cuda_check(cudaMalloc(reinterpret_cast<void**>(&slot.device_counters), sizeof(VerifyCounters)), "cudaMalloc");
+    cuda_check(cudaMalloc(reinterpret_cast<void**>(&slot.device_counters), sizeof(VerifyCounters)),
+               "cudaMalloc");
     cuda_check(cudaMallocHost(reinterpret_cast<void**>(&slot.host_counters), sizeof(VerifyCounters)),
                "cudaMallocHost");
     free_.push_back(&slot);
@@ -180,10 +187,12 @@ int StepRunner::enqueue_step(uint64_t seq, Slot& slot) {
   const OpSpec& spec = op_spec(c.op);
   slot.seq = seq;
   slot.layout = make_layout(c.op, c.bytes, dtype_size(c.dtype), rank_, nranks_, seq);
-  cuda_check(cudaMemsetAsync(slot.device_counters, 0, 2 * sizeof(unsigned long long), stream_), "cudaMemsetAsync");
+  cuda_check(cudaMemsetAsync(slot.device_counters, 0, 2 * sizeof(unsigned long long), stream_),
+             "cudaMemsetAsync");
   cuda_check(cudaMemsetAsync(&slot.device_counters->first_wrong, 0xff, sizeof(unsigned long long), stream_),
              "cudaMemsetAsync");
-  cuda_check(launch_fill(send_, static_cast<int>(c.dtype), rank_, slot.layout.send_count, seq, stream_), "fill");
+  cuda_check(launch_fill(send_, static_cast<int>(c.dtype), rank_, slot.layout.send_count, seq, stream_),
+             "fill");
   cuda_check(cudaEventRecord(slot.start, stream_), "cudaEventRecord");
   watchdog_.begin_host_call(spec.name.data(), static_cast<int64_t>(seq));
   ncclResult_t result = enqueue_op(slot.layout, c.dtype, send_, recv_, comm_, stream_);
@@ -194,8 +203,9 @@ int StepRunner::enqueue_step(uint64_t seq, Slot& slot) {
                                 {"message", ncclGetErrorString(result)},
                                 {"where", std::string(spec.name)},
                                 {"seq", seq}});
-    std::fprintf(stderr, "ncclfi-workload: rank %d: %s (seq %llu) returned %s (%d)\n", rank_, spec.name.data(),
-                 static_cast<unsigned long long>(seq), ncclGetErrorString(result), static_cast<int>(result));
+    std::fprintf(stderr, "ncclfi-workload: rank %d: %s (seq %llu) returned %s (%d)\n", rank_,
+                 spec.name.data(), static_cast<unsigned long long>(seq), ncclGetErrorString(result),
+                 static_cast<int>(result));
     return kExitNcclError;
   }
   cuda_check(cudaEventRecord(slot.op_end, stream_), "cudaEventRecord");
@@ -214,8 +224,8 @@ void StepRunner::retire(Slot& slot) {
   const VerifyCounters counters = *slot.host_counters;
   float op_ms = 0;
   cudaEventElapsedTime(&op_ms, slot.start, slot.op_end);
-  digest_ = digest_step(digest_, slot.seq, static_cast<int>(c.op), static_cast<int>(c.dtype), counters.checked,
-                        counters.wrong);
+  digest_ = digest_step(digest_, slot.seq, static_cast<int>(c.op), static_cast<int>(c.dtype),
+                        counters.checked, counters.wrong);
   wrong_total_ += counters.wrong;
   CaseTiming& timing = timings_[case_index];
   timing.wrong += counters.wrong;
@@ -240,7 +250,8 @@ void StepRunner::retire(Slot& slot) {
                                      {"wrong", counters.wrong},
                                      {"checked", counters.checked},
                                      {"first_wrong", counters.wrong != 0 ? counters.first_wrong : 0}});
-    std::fprintf(stderr, "ncclfi-workload: rank %d: %s %s seq %llu: %llu of %llu elements wrong (first at %llu)\n",
+    std::fprintf(stderr,
+                 "ncclfi-workload: rank %d: %s %s seq %llu: %llu of %llu elements wrong (first at %llu)\n",
                  rank_, op_spec(c.op).name.data(), dtype_name(c.dtype).data(),
                  static_cast<unsigned long long>(slot.seq), counters.wrong, counters.checked,
                  counters.wrong != 0 ? counters.first_wrong : 0ull);
@@ -257,14 +268,13 @@ void StepRunner::print_case_line(size_t case_index) {
   const uint64_t bytes = op_bytes(layout, dtype_size(c.dtype));
   const double avg_us = timing.timed != 0 ? timing.total_ms * 1000.0 / static_cast<double>(timing.timed) : 0;
   const Bandwidth bw = compute_bandwidth(c.op, bytes, avg_us / 1e6, nranks_);
-  std::printf("%15s %12llu %12llu %9s %6s %5s %10.2f %7.2f %7.2f %7llu  (%llu timed)\n", op_spec(c.op).name.data(),
-              static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(bytes / dtype_size(c.dtype)),
-              dtype_name(c.dtype).data(), op_spec(c.op).has_root || c.op == OpKind::kAllReduce ||
-                                                  c.op == OpKind::kReduceScatter
-                                              ? "sum"
-                                              : "none",
-              op_spec(c.op).has_root ? "rot" : "-1", avg_us, bw.algbw_gbps, bw.busbw_gbps,
-              static_cast<unsigned long long>(timing.wrong), static_cast<unsigned long long>(timing.timed));
+  std::printf(
+      "%15s %12llu %12llu %9s %6s %5s %10.2f %7.2f %7.2f %7llu  (%llu timed)\n", op_spec(c.op).name.data(),
+      static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(bytes / dtype_size(c.dtype)),
+      dtype_name(c.dtype).data(),
+      op_spec(c.op).has_root || c.op == OpKind::kAllReduce || c.op == OpKind::kReduceScatter ? "sum" : "none",
+      op_spec(c.op).has_root ? "rot" : "-1", avg_us, bw.algbw_gbps, bw.busbw_gbps,
+      static_cast<unsigned long long>(timing.wrong), static_cast<unsigned long long>(timing.timed));
   std::fflush(stdout);
 }
 
@@ -315,7 +325,8 @@ void StepRunner::drain() {
   retired_cv_.wait(lock, [&] { return pending_.empty(); });
 }
 
-RunOutcome StepRunner::run(uint64_t first_step, uint64_t digest, uint64_t wrong_total, Checkpoint* checkpoint) {
+RunOutcome StepRunner::run(uint64_t first_step, uint64_t digest, uint64_t wrong_total,
+                           Checkpoint* checkpoint) {
   digest_ = digest;
   wrong_total_ = wrong_total;
   poller_ = std::thread([this] { poll_loop(); });
@@ -327,8 +338,9 @@ RunOutcome StepRunner::run(uint64_t first_step, uint64_t digest, uint64_t wrong_
       drain();
       checkpoint->push({seq, digest_, wrong_total_});
       save_checkpoint_file(args_.checkpoint_dir, *checkpoint);
-      log_.write(ev::kCheckpoint, {{"iter", seq}, {"path", checkpoint_path(args_.checkpoint_dir, rank_)},
-                                   {"digest", digest_}});
+      log_.write(
+          ev::kCheckpoint,
+          {{"iter", seq}, {"path", checkpoint_path(args_.checkpoint_dir, rank_)}, {"digest", digest_}});
     }
     Slot* slot = nullptr;
     {
@@ -353,7 +365,8 @@ RunOutcome StepRunner::run(uint64_t first_step, uint64_t digest, uint64_t wrong_
     }
     ++outcome.steps_run;
     if (args_.step_delay_ms > 0) {
-      std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(args_.step_delay_ms * 1000)));
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(static_cast<int64_t>(args_.step_delay_ms * 1000)));
     }
   }
   // An NCCL error or a failed check ends the job now: peers may be inside a collective with us, so
@@ -366,8 +379,9 @@ RunOutcome StepRunner::run(uint64_t first_step, uint64_t digest, uint64_t wrong_
   if (outcome.exit_code == kExitOk && checkpoint != nullptr && checkpoint->latest_step() != total) {
     checkpoint->push({total, digest_, wrong_total_});
     save_checkpoint_file(args_.checkpoint_dir, *checkpoint);
-    log_.write(ev::kCheckpoint, {{"iter", total}, {"path", checkpoint_path(args_.checkpoint_dir, rank_)},
-                                 {"digest", digest_}});
+    log_.write(
+        ev::kCheckpoint,
+        {{"iter", total}, {"path", checkpoint_path(args_.checkpoint_dir, rank_)}, {"digest", digest_}});
   }
   outcome.digest = digest_;
   outcome.wrong_total = wrong_total_;

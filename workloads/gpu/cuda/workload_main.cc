@@ -87,11 +87,13 @@ int run_workload(int argc, char** argv) {
   }
   const int device = args.device >= 0 ? args.device : info.local_rank % device_count;
   if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
-    return fail(log, kExitBootstrap, "cudaSetDevice(" + std::to_string(device) + "): " + cudaGetErrorString(e));
+    return fail(log, kExitBootstrap,
+                "cudaSetDevice(" + std::to_string(device) + "): " + cudaGetErrorString(e));
   }
   for (DType dtype : args.dtypes) {
     if (info.world_size > max_exact_ranks(dtype)) {
-      std::fprintf(stderr, "ncclfi-workload: warning: %s sums over %d ranks may overflow; expect mismatches\n",
+      std::fprintf(stderr,
+                   "ncclfi-workload: warning: %s sums over %d ranks may overflow; expect mismatches\n",
                    dtype_name(dtype).data(), info.world_size);
     }
   }
@@ -106,9 +108,10 @@ int run_workload(int argc, char** argv) {
     }
     if (saved && (saved->plan != plan.fingerprint(info.world_size) || saved->world_size != info.world_size ||
                   saved->rank != info.rank)) {
-      return fail(log, kExitUsage, "cannot resume: " + checkpoint_path(args.checkpoint_dir, info.rank) +
-                                       " belongs to another plan or world (same --op/--dtype/--bytes/--iters/"
-                                       "--warmup and world size needed)");
+      return fail(log, kExitUsage,
+                  "cannot resume: " + checkpoint_path(args.checkpoint_dir, info.rank) +
+                      " belongs to another plan or world (same --op/--dtype/--bytes/--iters/"
+                      "--warmup and world size needed)");
     }
   }
 
@@ -125,8 +128,9 @@ int run_workload(int argc, char** argv) {
     Rendezvous rendezvous(info, std::chrono::milliseconds(static_cast<int64_t>(args.rdzv_timeout_s * 1000)));
     hellos = rendezvous.allgather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)));
   } catch (const std::exception& error) {
-    return fail(log, kExitBootstrap, std::string("rendezvous with ") + info.master_addr + ":" +
-                                         std::to_string(info.master_port) + " failed: " + error.what());
+    return fail(log, kExitBootstrap,
+                std::string("rendezvous with ") + info.master_addr + ":" + std::to_string(info.master_port) +
+                    " failed: " + error.what());
   }
   std::vector<uint64_t> steps;
   Hello root{};
@@ -150,8 +154,9 @@ int run_workload(int argc, char** argv) {
   if (first_step > 0) {
     const auto entry = saved ? saved->entry_at(first_step) : std::nullopt;
     if (!entry) {
-      return fail(log, kExitBootstrap, "cannot resume at step " + std::to_string(first_step) +
-                                           ": this rank's checkpoint no longer holds it");
+      return fail(log, kExitBootstrap,
+                  "cannot resume at step " + std::to_string(first_step) +
+                      ": this rank's checkpoint no longer holds it");
     }
     checkpoint.push(*entry);  // entries past the resume point are redone
     digest = entry->digest;
@@ -178,7 +183,8 @@ int run_workload(int argc, char** argv) {
   watchdog.end_host_call();
   watchdog.stop_standalone();
   if (init != ncclSuccess) {
-    log.write(ev::kNcclError, {{"code", static_cast<int>(init)}, {"message", ncclGetErrorString(init)},
+    log.write(ev::kNcclError, {{"code", static_cast<int>(init)},
+                               {"message", ncclGetErrorString(init)},
                                {"where", "ncclCommInitRankConfig"}});
     if (comm != nullptr) ncclCommAbort(comm);
     return fail(log, kExitBootstrap, std::string("ncclCommInitRankConfig: ") + ncclGetErrorString(init));
@@ -186,7 +192,8 @@ int run_workload(int argc, char** argv) {
 
   if (info.rank == 0 && !args.quiet) {
     std::printf("# ncclfi-workload: %d ranks, NCCL %s, %s communicator, watchdog %s, check %s\n",
-                info.world_size, nccl_version_string().c_str(), args.nonblocking ? "non-blocking" : "blocking",
+                info.world_size, nccl_version_string().c_str(),
+                args.nonblocking ? "non-blocking" : "blocking",
                 args.watchdog ? ("on, " + format_seconds(args.timeout_s) + " s").c_str() : "off",
                 args.check ? "stops the job" : "reports only");
     for (OpKind op : args.ops) {
@@ -203,7 +210,8 @@ int run_workload(int argc, char** argv) {
   RunOutcome outcome;
   try {
     StepRunner runner(args, plan, comm, info.rank, info.world_size, log, watchdog);
-    outcome = runner.run(first_step, digest, wrong_total, args.checkpoint_dir.empty() ? nullptr : &checkpoint);
+    outcome =
+        runner.run(first_step, digest, wrong_total, args.checkpoint_dir.empty() ? nullptr : &checkpoint);
   } catch (const CheckpointError& error) {
     watchdog.abort_and_exit(kExitUsage, error.what());
   } catch (const std::exception& error) {
@@ -218,7 +226,8 @@ int run_workload(int argc, char** argv) {
   // finalize settles crashes inside NCCL (seen on 2.28.3).
   const ncclResult_t finalized = await_nonblocking(comm, ncclCommFinalize(comm));
   if (finalized != ncclSuccess) {
-    log.write(ev::kNcclError, {{"code", static_cast<int>(finalized)}, {"message", ncclGetErrorString(finalized)},
+    log.write(ev::kNcclError, {{"code", static_cast<int>(finalized)},
+                               {"message", ncclGetErrorString(finalized)},
                                {"where", "ncclCommFinalize"}});
   }
   ncclCommDestroy(comm);
@@ -234,8 +243,8 @@ int run_workload(int argc, char** argv) {
     std::printf("# done: %llu steps (%llu run here), %s, digest %016llx, %.2f s\n",
                 static_cast<unsigned long long>(plan.total_steps()),
                 static_cast<unsigned long long>(outcome.steps_run),
-                verified ? "every result verified" : "WRONG RESULTS", static_cast<unsigned long long>(outcome.digest),
-                seconds);
+                verified ? "every result verified" : "WRONG RESULTS",
+                static_cast<unsigned long long>(outcome.digest), seconds);
   }
   std::printf("# rank %d: %s (wrong elements: %llu)\n", info.rank, verified ? "verified" : "NOT verified",
               static_cast<unsigned long long>(outcome.wrong_total));

@@ -84,7 +84,9 @@ std::optional<CheckpointEntry> Checkpoint::entry_at(uint64_t step) const {
   return std::nullopt;
 }
 
-uint64_t Checkpoint::latest_step() const { return entries.empty() ? 0 : entries.back().next_step; }
+uint64_t Checkpoint::latest_step() const {
+  return entries.empty() ? 0 : entries.back().next_step;
+}
 
 std::string format_checkpoint(const Checkpoint& checkpoint) {
   std::string body;
@@ -164,12 +166,13 @@ Checkpoint parse_checkpoint(std::string_view text) {
       want(2);
       const uint64_t crc = parse_number(words[1], 16, line_no, "crc");
       if (crc != fnv1a32(text.substr(0, pos))) {
-        throw CheckpointError("checkpoint line " + std::to_string(line_no) + ": crc mismatch (torn or edited file)");
+        throw CheckpointError("checkpoint line " + std::to_string(line_no) +
+                              ": crc mismatch (torn or edited file)");
       }
       seen_crc = true;
     } else {
-      throw CheckpointError("checkpoint line " + std::to_string(line_no) + ": unknown key '" + std::string(key) +
-                            "'");
+      throw CheckpointError("checkpoint line " + std::to_string(line_no) + ": unknown key '" +
+                            std::string(key) + "'");
     }
     pos = end + 1;
   }

@@ -26,18 +26,28 @@ void write_as(void* buffer, uint64_t index, T value) {
 
 }  // namespace
 
-std::span<const DType> all_dtypes() { return kAll; }
+std::span<const DType> all_dtypes() {
+  return kAll;
+}
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kInt8: return "int8";
-    case DType::kUint8: return "uint8";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kHalf: return "half";
-    case DType::kFloat: return "float";
-    case DType::kDouble: return "double";
-    case DType::kBfloat16: return "bfloat16";
+    case DType::kInt8:
+      return "int8";
+    case DType::kUint8:
+      return "uint8";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kHalf:
+      return "half";
+    case DType::kFloat:
+      return "float";
+    case DType::kDouble:
+      return "double";
+    case DType::kBfloat16:
+      return "bfloat16";
   }
   return "?";
 }
@@ -45,13 +55,17 @@ std::string_view dtype_name(DType dtype) {
 size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::kInt8:
-    case DType::kUint8: return 1;
+    case DType::kUint8:
+      return 1;
     case DType::kHalf:
-    case DType::kBfloat16: return 2;
+    case DType::kBfloat16:
+      return 2;
     case DType::kInt32:
-    case DType::kFloat: return 4;
+    case DType::kFloat:
+      return 4;
     case DType::kInt64:
-    case DType::kDouble: return 8;
+    case DType::kDouble:
+      return 8;
   }
   return 0;
 }
@@ -62,11 +76,11 @@ std::optional<DType> parse_dtype(std::string_view name) {
     DType dtype;
   };
   static constexpr Alias kAliases[] = {
-      {"float", DType::kFloat},     {"float32", DType::kFloat},    {"fp32", DType::kFloat},
-      {"double", DType::kDouble},   {"float64", DType::kDouble},   {"fp64", DType::kDouble},
-      {"half", DType::kHalf},       {"float16", DType::kHalf},     {"fp16", DType::kHalf},
+      {"float", DType::kFloat},       {"float32", DType::kFloat},  {"fp32", DType::kFloat},
+      {"double", DType::kDouble},     {"float64", DType::kDouble}, {"fp64", DType::kDouble},
+      {"half", DType::kHalf},         {"float16", DType::kHalf},   {"fp16", DType::kHalf},
       {"bfloat16", DType::kBfloat16}, {"bf16", DType::kBfloat16},  {"int8", DType::kInt8},
-      {"uint8", DType::kUint8},     {"int32", DType::kInt32},      {"int", DType::kInt32},
+      {"uint8", DType::kUint8},       {"int32", DType::kInt32},    {"int", DType::kInt32},
       {"int64", DType::kInt64},
   };
   for (const Alias& alias : kAliases) {
@@ -77,11 +91,16 @@ std::optional<DType> parse_dtype(std::string_view name) {
 
 int max_exact_ranks(DType dtype) {
   switch (dtype) {
-    case DType::kInt8: return 15;      // 8 * 15 = 120 <= 127
-    case DType::kUint8: return 31;     // 8 * 31 = 248 <= 255
-    case DType::kBfloat16: return 32;  // integers exact up to 256
-    case DType::kHalf: return 256;     // integers exact up to 2048
-    default: return 1 << 20;
+    case DType::kInt8:
+      return 15;  // 8 * 15 = 120 <= 127
+    case DType::kUint8:
+      return 31;  // 8 * 31 = 248 <= 255
+    case DType::kBfloat16:
+      return 32;  // integers exact up to 256
+    case DType::kHalf:
+      return 256;  // integers exact up to 2048
+    default:
+      return 1 << 20;
   }
 }
 
@@ -132,32 +151,58 @@ uint16_t float_to_bf16_bits(float value) {
   return static_cast<uint16_t>((f + rounding) >> 16);
 }
 
-float bf16_bits_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+float bf16_bits_to_float(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
 
 double load_element(const void* buffer, DType dtype, uint64_t index) {
   switch (dtype) {
-    case DType::kInt8: return read_as<int8_t>(buffer, index);
-    case DType::kUint8: return read_as<uint8_t>(buffer, index);
-    case DType::kInt32: return read_as<int32_t>(buffer, index);
-    case DType::kInt64: return static_cast<double>(read_as<int64_t>(buffer, index));
-    case DType::kHalf: return half_bits_to_float(read_as<uint16_t>(buffer, index));
-    case DType::kFloat: return read_as<float>(buffer, index);
-    case DType::kDouble: return read_as<double>(buffer, index);
-    case DType::kBfloat16: return bf16_bits_to_float(read_as<uint16_t>(buffer, index));
+    case DType::kInt8:
+      return read_as<int8_t>(buffer, index);
+    case DType::kUint8:
+      return read_as<uint8_t>(buffer, index);
+    case DType::kInt32:
+      return read_as<int32_t>(buffer, index);
+    case DType::kInt64:
+      return static_cast<double>(read_as<int64_t>(buffer, index));
+    case DType::kHalf:
+      return half_bits_to_float(read_as<uint16_t>(buffer, index));
+    case DType::kFloat:
+      return read_as<float>(buffer, index);
+    case DType::kDouble:
+      return read_as<double>(buffer, index);
+    case DType::kBfloat16:
+      return bf16_bits_to_float(read_as<uint16_t>(buffer, index));
   }
   throw std::logic_error("load_element: unknown dtype");
 }
 
 void store_element(void* buffer, DType dtype, uint64_t index, int64_t value) {
   switch (dtype) {
-    case DType::kInt8: write_as(buffer, index, static_cast<int8_t>(value)); return;
-    case DType::kUint8: write_as(buffer, index, static_cast<uint8_t>(value)); return;
-    case DType::kInt32: write_as(buffer, index, static_cast<int32_t>(value)); return;
-    case DType::kInt64: write_as(buffer, index, value); return;
-    case DType::kHalf: write_as(buffer, index, float_to_half_bits(static_cast<float>(value))); return;
-    case DType::kFloat: write_as(buffer, index, static_cast<float>(value)); return;
-    case DType::kDouble: write_as(buffer, index, static_cast<double>(value)); return;
-    case DType::kBfloat16: write_as(buffer, index, float_to_bf16_bits(static_cast<float>(value))); return;
+    case DType::kInt8:
+      write_as(buffer, index, static_cast<int8_t>(value));
+      return;
+    case DType::kUint8:
+      write_as(buffer, index, static_cast<uint8_t>(value));
+      return;
+    case DType::kInt32:
+      write_as(buffer, index, static_cast<int32_t>(value));
+      return;
+    case DType::kInt64:
+      write_as(buffer, index, value);
+      return;
+    case DType::kHalf:
+      write_as(buffer, index, float_to_half_bits(static_cast<float>(value)));
+      return;
+    case DType::kFloat:
+      write_as(buffer, index, static_cast<float>(value));
+      return;
+    case DType::kDouble:
+      write_as(buffer, index, static_cast<double>(value));
+      return;
+    case DType::kBfloat16:
+      write_as(buffer, index, float_to_bf16_bits(static_cast<float>(value)));
+      return;
   }
   throw std::logic_error("store_element: unknown dtype");
 }

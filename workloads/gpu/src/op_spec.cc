@@ -22,9 +22,13 @@ constexpr std::array<OpSpec, kOpKindCount> kOps = {{
 
 }  // namespace
 
-std::span<const OpSpec> all_ops() { return kOps; }
+std::span<const OpSpec> all_ops() {
+  return kOps;
+}
 
-const OpSpec& op_spec(OpKind kind) { return kOps.at(static_cast<size_t>(kind)); }
+const OpSpec& op_spec(OpKind kind) {
+  return kOps.at(static_cast<size_t>(kind));
+}
 
 std::optional<OpKind> parse_op(std::string_view name) {
   for (const OpSpec& spec : kOps) {
@@ -35,10 +39,14 @@ std::optional<OpKind> parse_op(std::string_view name) {
     OpKind kind;
   };
   static constexpr Alias kAliases[] = {
-      {"all-reduce", OpKind::kAllReduce},         {"all-gather", OpKind::kAllGather},
-      {"reduce-scatter", OpKind::kReduceScatter}, {"all-to-all", OpKind::kAllToAll},
-      {"alltoall", OpKind::kAllToAll},            {"send_recv", OpKind::kSendRecv},
-      {"send-recv", OpKind::kSendRecv},           {"ring", OpKind::kSendRecv},
+      {"all-reduce", OpKind::kAllReduce},
+      {"all-gather", OpKind::kAllGather},
+      {"reduce-scatter", OpKind::kReduceScatter},
+      {"all-to-all", OpKind::kAllToAll},
+      {"alltoall", OpKind::kAllToAll},
+      {"send_recv", OpKind::kSendRecv},
+      {"send-recv", OpKind::kSendRecv},
+      {"ring", OpKind::kSendRecv},
       {"bcast", OpKind::kBroadcast},
   };
   for (const Alias& alias : kAliases) {
@@ -99,15 +107,18 @@ uint64_t op_bytes(const OpLayout& layout, uint64_t elem_size) {
 double busbw_factor(OpKind op, int nranks) {
   const double n = static_cast<double>(nranks);
   switch (op) {
-    case OpKind::kAllReduce: return 2.0 * (n - 1.0) / n;
+    case OpKind::kAllReduce:
+      return 2.0 * (n - 1.0) / n;
     case OpKind::kAllGather:
     case OpKind::kReduceScatter:
     case OpKind::kAllToAll:
     case OpKind::kGather:
-    case OpKind::kScatter: return (n - 1.0) / n;
+    case OpKind::kScatter:
+      return (n - 1.0) / n;
     case OpKind::kReduce:
     case OpKind::kBroadcast:
-    case OpKind::kSendRecv: return 1.0;
+    case OpKind::kSendRecv:
+      return 1.0;
   }
   return 1.0;
 }

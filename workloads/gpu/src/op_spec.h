@@ -13,11 +13,11 @@ namespace ncclfi::workload {
 
 struct OpSpec {
   OpKind kind;
-  std::string_view name;       // all_reduce, all_gather, ...
-  std::string_view point;      // the preload's point suffix: allreduce, allgather, ... (send for the ring)
+  std::string_view name;   // all_reduce, all_gather, ...
+  std::string_view point;  // the preload's point suffix: allreduce, allgather, ... (send for the ring)
   bool has_root;
-  bool split_by_rank;          // the size is divided into one block per rank
-  bool needs_nccl_2_28;        // ncclGather / ncclScatter
+  bool split_by_rank;    // the size is divided into one block per rank
+  bool needs_nccl_2_28;  // ncclGather / ncclScatter
 };
 
 std::span<const OpSpec> all_ops();

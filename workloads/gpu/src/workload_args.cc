@@ -61,7 +61,8 @@ std::vector<DType> parse_dtype_list(const std::string& text) {
 uint64_t parse_byte_size(const std::string& text) {
   size_t pos = 0;
   while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])) != 0) ++pos;
-  if (pos == 0) throw UsageError("bad size '" + text + "': expected a number with an optional K/M/G/T suffix");
+  if (pos == 0)
+    throw UsageError("bad size '" + text + "': expected a number with an optional K/M/G/T suffix");
   std::string suffix = text.substr(pos);
   for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   unsigned shift = 0;
@@ -112,7 +113,8 @@ bool parse_workload_args(int argc, const char* const* argv, WorkloadArgs& args, 
   app.add_option("--dtype", dtypes, "Element types, comma-separated, or 'all'")->capture_default_str();
   app.add_option("--bytes", bytes, "Sizes, comma-separated (8, 64K, 1M, 1G)")->capture_default_str();
   app.add_option("--iters", args.iters, "Timed steps per case")->capture_default_str();
-  app.add_option("--warmup", args.warmup, "Warm-up steps per case (verified, not timed)")->capture_default_str();
+  app.add_option("--warmup", args.warmup, "Warm-up steps per case (verified, not timed)")
+      ->capture_default_str();
   app.add_flag("--check", args.check, "Stop with exit 4 on the first wrong result");
   app.add_flag("--nonblocking", args.nonblocking, "Non-blocking communicator (config.blocking = 0)");
   app.add_flag("--no-watchdog", no_watchdog, "No watchdog: a hang lasts until someone kills the job");
@@ -182,7 +184,8 @@ uint64_t RunPlan::expected_digest(int rank, int nranks, uint64_t upto) const {
   for (uint64_t step = 0; step < upto && step < total_steps(); ++step) {
     const WorkloadCase& c = cases[case_of(step)];
     const OpLayout layout = make_layout(c.op, c.bytes, dtype_size(c.dtype), rank, nranks, step);
-    digest = digest_step(digest, step, static_cast<int>(c.op), static_cast<int>(c.dtype), defined_elements(layout), 0);
+    digest = digest_step(digest, step, static_cast<int>(c.op), static_cast<int>(c.dtype),
+                         defined_elements(layout), 0);
   }
   return digest;
 }

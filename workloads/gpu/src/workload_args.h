@@ -27,14 +27,14 @@ struct WorkloadArgs {
   std::vector<uint64_t> sizes{1u << 20};
   uint64_t iters = 20;
   uint64_t warmup = 5;
-  bool check = false;            // a mismatch stops the job with exit 4 (else: result_mismatch event only)
-  bool nonblocking = false;      // ncclConfig_t.blocking = 0
+  bool check = false;        // a mismatch stops the job with exit 4 (else: result_mismatch event only)
+  bool nonblocking = false;  // ncclConfig_t.blocking = 0
   bool watchdog = true;
-  double timeout_s = 30.0;       // watchdog: no progress for this long -> abort, exit 3
-  double poll_ms = 1.0;          // watchdog / completion polling period
-  double abort_wait_s = 0.5;     // how long the watchdog waits for ncclCommAbort before exiting anyway
-  double rdzv_timeout_s = 120.0; // rendezvous (unique id exchange)
-  std::string checkpoint_dir;    // empty: no checkpoints
+  double timeout_s = 30.0;        // watchdog: no progress for this long -> abort, exit 3
+  double poll_ms = 1.0;           // watchdog / completion polling period
+  double abort_wait_s = 0.5;      // how long the watchdog waits for ncclCommAbort before exiting anyway
+  double rdzv_timeout_s = 120.0;  // rendezvous (unique id exchange)
+  std::string checkpoint_dir;     // empty: no checkpoints
   uint64_t checkpoint_every = 100;
   uint64_t op_events_every = 1;  // write an `op` event every N steps (0: none)
   uint64_t window = 4;           // steps in flight at most
