@@ -1,6 +1,7 @@
 #include "ring_allreduce.h"
 
 #include <cctype>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 
@@ -49,6 +50,7 @@ bool exchange(const RingLinks& links, uint32_t* send_ptr, size_t send_elems, uin
   }
   bool send_done = false;
   bool recv_done = false;
+  int idle_polls = 0;
   while (!send_done || !recv_done) {
     int done = 0;
     int size = 0;
@@ -73,8 +75,15 @@ bool exchange(const RingLinks& links, uint32_t* send_ptr, size_t send_elems, uin
       }
       recv_done = done != 0;
     }
-    // Two cores are shared with the transport's helper threads: yield while the bytes move.
-    if (!send_done || !recv_done) std::this_thread::yield();
+    // Back off while the bytes move: the transport's helper threads need the CPU, and a CPU job may run
+    // hundreds of ranks on a few cores. Spin briefly first so small transfers keep their latency.
+    if (!send_done || !recv_done) {
+      if (++idle_polls < 64) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
   }
   return true;
 }
