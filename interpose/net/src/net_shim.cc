@@ -130,6 +130,11 @@ NetStatus NetShim::get_properties(int dev, ncclNetProperties_v11_t* props) {
   // We forward neither iflush nor regMrDmaBuf, so NCCL must stage through host memory even when an
   // inner plugin could do GPUDirect.
   props->ptrSupport &= NCCL_PTR_HOST;
+  // Nor the device-offload calls (getDeviceMr, irecvConsumed), and the fault layer tracks one buffer
+  // per receive: an inner plugin is presented as a plain host NIC without grouped receives.
+  props->netDeviceType = NCCL_NET_DEVICE_HOST;
+  props->netDeviceVersion = 0;
+  props->maxRecvs = 1;
   return status;
 }
 
