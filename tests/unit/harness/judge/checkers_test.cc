@@ -116,7 +116,7 @@ TEST(CheckRestarts, CountsHarnessAndTorchrunRestarts) {
 }
 
 TEST(CheckLogMatches, ReadsRankLogsUnderRunDir) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ncclfi_judge_logs_" + std::to_string(::getpid()));
+  const auto dir = scratch_root() / "logs";
   std::filesystem::create_directories(dir / "attempt0");
   std::ofstream(dir / "attempt0" / "rank0.log") << "starting\nNCCL WARN NET/Socket : peer closed\n";
   std::ofstream(dir / "attempt0" / "rank1.log") << "watchdog: op 50 timed out after 3000 ms\n";

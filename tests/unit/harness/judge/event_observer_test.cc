@@ -11,9 +11,7 @@ namespace ncclfi::harness {
 namespace {
 
 std::string temp_path(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("ncclfi_judge_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  return (testing::scratch_root() / name).string();
 }
 
 void write(const std::string& path, const std::string& text) {

@@ -1,11 +1,31 @@
 // Small builders for judge tests: histories with events, exits and detections at given seconds.
 #pragma once
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 
 #include "history.h"
 
 namespace ncclfi::harness::testing {
+
+// A per-process scratch directory under the temp dir, removed when the test program ends.
+inline std::filesystem::path scratch_root() {
+  static const std::filesystem::path root = [] {
+    auto p = std::filesystem::temp_directory_path() / ("ncclfi_judge_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(p);
+    static struct Cleanup {
+      std::filesystem::path path;
+      ~Cleanup() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+      }
+    } cleanup{p};
+    return p;
+  }();
+  return root;
+}
 
 inline constexpr int64_t kT0 = 1'700'000'000'000'000'000;  // a wall-clock origin
 inline int64_t at(double seconds) { return kT0 + static_cast<int64_t>(seconds * 1e9); }

@@ -170,7 +170,7 @@ TEST(ObserveLogLine, DetectionEvidenceAndRestartUpdateHistory) {
 }
 
 TEST(ObserveLogFile, UsesStampsWhenPresent) {
-  auto path = std::filesystem::temp_directory_path() / ("ncclfi_judge_log_" + std::to_string(::getpid()) + ".log");
+  auto path = testing::scratch_root() / "stamped.log";
   std::ofstream(path) << "hello\n@" << testing::at(7) << " host: Test timeout (5s) common.cu:1\n"
                       << "# Out of bounds values : 3 FAILED\n";
   History h;

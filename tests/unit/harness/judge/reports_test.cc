@@ -16,7 +16,7 @@ using namespace testing;
 namespace fs = std::filesystem;
 
 fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("ncclfi_judge_reports_" + std::to_string(::getpid())) / name;
+  fs::path dir = scratch_root() / "reports" / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
