@@ -98,7 +98,10 @@ TEST(Control, ArmThenDisarmALiveProcess) {
 
   ControlResult disarmed = send_control(dir.path(), "ctl-fault", false, 2000);
   EXPECT_EQ(disarmed.acknowledged, 1);
-  std::this_thread::sleep_for(milliseconds(20));  // a check already past libfiu may still land
+  // A check already past libfiu when the disarm landed may still count: let the child finish that
+  // loop iteration (it bumps `checks` after `fired`) before taking the reference.
+  uint64_t at_disarm = shared->checks.load();
+  ASSERT_TRUE(eventually([&] { return shared->checks.load() > at_disarm + 1; }, milliseconds(5000)));
   uint64_t after_disarm = shared->fired.load();
   uint64_t checks = shared->checks.load();
   ASSERT_TRUE(eventually([&] { return shared->checks.load() > checks + 50; }, milliseconds(5000)));

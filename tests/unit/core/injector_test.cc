@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -155,6 +157,37 @@ TEST(Injector, RecordInjectionFallsBackToTheProcessRank) {
   EXPECT_EQ(e["source"], "net");
   EXPECT_FALSE(e.contains("peer"));
   EXPECT_FALSE(e.contains("bytes"));
+}
+
+TEST(Injector, CheckFiresExactlyCountTimesFrom8Threads) {
+  test::TempDir dir;
+  json f = fault_json("threads", "net", "error");
+  f["target"] = {{"ops", json::array({"isend"})}, {"min_bytes", 8}};
+  f["trigger"] = {{"after_calls", 5000}, {"count", 1000}};
+  Injector injector(params_for(dir, plan_json({f})), Layer::kNet, "net");
+  FaultPoint isend("net/isend");
+  std::array<FaultPoint*, 1> points{&isend};
+  injector.install(points);
+  std::atomic<uint64_t> fired{0};
+  std::atomic<uint64_t> first_call{~0ULL};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      CallSite site{.rank = 0, .op = "isend", .peer = t, .bytes = static_cast<uint64_t>(t % 2 == 0 ? 64 : 4)};
+      for (int i = 0; i < 100000; ++i) {
+        if (isend.check(site) == nullptr) continue;
+        fired.fetch_add(1);
+        uint64_t call = ArmedFault::last_call_on_this_thread();
+        uint64_t seen = first_call.load();
+        while (call < seen && !first_call.compare_exchange_weak(seen, call)) {
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(fired.load(), 1000u);
+  EXPECT_EQ(first_call.load(), 5000u);
+  EXPECT_EQ(injector.faults()[0]->matching_calls(), 400000u);  // the 4 threads under min_bytes never match
 }
 
 // The gate is process-wide and never closes again once opened, so these run in fresh children.
