@@ -153,8 +153,8 @@ void stream(ncclfi::net::LoadedNetPlugin& plugin, size_t total, std::vector<std:
         }
       }
     }
-    // Idle: let the transport threads run (two cores here); NCCL's proxy backs off the same way.
-    if (idle) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    // Idle: yield as NCCL's proxy progress thread does (sched_yield when no request progressed).
+    if (idle) std::this_thread::yield();
   }
 }
 
