@@ -32,10 +32,12 @@ int child() {
   if (ncclCommInitRank(&comm, 1, id, 0) != ncclSuccess) return 1;
   auto stream = reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(0x5151));
   float buf[1];
-  for (long i = 0; i < kCalls / 20; ++i) ncclAllReduce(buf, buf, 1, ncclFloat, ncclSum, comm, stream);  // warm
+  for (long i = 0; i < kCalls / 20; ++i)
+    ncclAllReduce(buf, buf, 1, ncclFloat, ncclSum, comm, stream);  // warm
   auto t0 = std::chrono::steady_clock::now();
   unsigned failures = 0;
-  for (long i = 0; i < kCalls; ++i) failures += ncclAllReduce(buf, buf, 1, ncclFloat, ncclSum, comm, stream) != 0;
+  for (long i = 0; i < kCalls; ++i)
+    failures += ncclAllReduce(buf, buf, 1, ncclFloat, ncclSum, comm, stream) != 0;
   auto ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%.4f %u\n", ns / static_cast<double>(kCalls), failures);
   return failures == 0 ? 0 : 1;
@@ -58,7 +60,8 @@ double run_child(const std::string& preload) {
   if (pid == 0) {
     dup2(fds[1], 1);
     close(fds[0]);
-    for (const char* v : {"NCCLFI_PLAN", "NCCLFI_EVENTS", "NCCLFI_TRACE_OPS", "NCCL_DOUBLE_LOG", "LD_PRELOAD"}) {
+    for (const char* v :
+         {"NCCLFI_PLAN", "NCCLFI_EVENTS", "NCCLFI_TRACE_OPS", "NCCL_DOUBLE_LOG", "LD_PRELOAD"}) {
       unsetenv(v);
     }
     if (!preload.empty()) setenv("LD_PRELOAD", preload.c_str(), 1);

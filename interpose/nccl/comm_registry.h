@@ -22,9 +22,9 @@ struct CommInfo {
   std::atomic<int> rank{-1};
   std::atomic<int> nranks{-1};
   std::atomic<int> device{-1};
-  std::atomic<uint64_t> ops{0};         // op sequence counter (the last seq handed out)
-  std::atomic<int> async_error{0};      // an injected ncclResult_t reported by GetAsyncError, 0 = none
-  std::mutex pending_mu;                // guards pending
+  std::atomic<uint64_t> ops{0};                // op sequence counter (the last seq handed out)
+  std::atomic<int> async_error{0};             // an injected ncclResult_t reported by GetAsyncError, 0 = none
+  std::mutex pending_mu;                       // guards pending
   std::vector<std::function<void()>> pending;  // run once the non-blocking comm reports ncclSuccess
 
   uint64_t next_seq() { return ops.fetch_add(1, std::memory_order_relaxed) + 1; }

@@ -33,9 +33,15 @@ void set_nan(unsigned char* e, ncclDataType_t datatype, size_t size) {
       std::memcpy(e, &v, 2);
       return;
     }
-    case 10: e[0] = 0x7F; return;  // float8 e4m3 (fn): S.1111.111
-    case 11: e[0] = 0x7E; return;  // float8 e5m2: S.11111.10
-    default: std::memset(e, 0xFF, size); return;
+    case 10:
+      e[0] = 0x7F;
+      return;  // float8 e4m3 (fn): S.1111.111
+    case 11:
+      e[0] = 0x7E;
+      return;  // float8 e5m2: S.11111.10
+    default:
+      std::memset(e, 0xFF, size);
+      return;
   }
 }
 
@@ -62,9 +68,12 @@ CorruptMode parse_corrupt_mode(const std::string& mode) {
 
 const char* to_string(CorruptMode mode) {
   switch (mode) {
-    case CorruptMode::kBitflip: return "bitflip";
-    case CorruptMode::kNan: return "nan";
-    case CorruptMode::kZero: return "zero";
+    case CorruptMode::kBitflip:
+      return "bitflip";
+    case CorruptMode::kNan:
+      return "nan";
+    case CorruptMode::kZero:
+      return "zero";
   }
   return "bitflip";
 }
@@ -89,9 +98,15 @@ void corrupt_host_elements(void* data, size_t n, ncclDataType_t datatype, Corrup
   for (size_t i = 0; i < n; ++i) {
     unsigned char* e = bytes + i * size;
     switch (mode) {
-      case CorruptMode::kBitflip: e[size - 1] ^= 0x40; break;  // bit 8*size-2
-      case CorruptMode::kNan: set_nan(e, datatype, size); break;
-      case CorruptMode::kZero: std::memset(e, 0, size); break;
+      case CorruptMode::kBitflip:
+        e[size - 1] ^= 0x40;
+        break;  // bit 8*size-2
+      case CorruptMode::kNan:
+        set_nan(e, datatype, size);
+        break;
+      case CorruptMode::kZero:
+        std::memset(e, 0, size);
+        break;
     }
   }
 }

@@ -29,7 +29,8 @@ void record(const FiredFault& fired, nlohmann::json extra) {
 }
 
 uint64_t seed_of(const Fault& f) {
-  if (f.params.contains("seed") && f.params["seed"].is_number_unsigned()) return f.params["seed"].get<uint64_t>();
+  if (f.params.contains("seed") && f.params["seed"].is_number_unsigned())
+    return f.params["seed"].get<uint64_t>();
   return f.trigger.seed;
 }
 
@@ -60,8 +61,8 @@ ncclResult_t corrupt_after(const FiredFault& fired, Forwarder& forward, const Op
   }
   const size_t elements = op_result_elements(op, fired.site.rank, fired.site.world_size);
   const double draw = seeded_uniform(seed_of(f), f.id, ArmedFault::last_firing_on_this_thread());
-  const CorruptionSpan span =
-      plan_corruption(elements, datatype_size(op.datatype), static_cast<size_t>(f.param_int("count", 1)), draw);
+  const CorruptionSpan span = plan_corruption(elements, datatype_size(op.datatype),
+                                              static_cast<size_t>(f.param_int("count", 1)), draw);
   extra["elements"] = span.count;
   extra["first"] = span.first;
   extra["stride"] = span.stride;
@@ -112,7 +113,8 @@ ncclResult_t apply_fault(const FiredFault& fired, Forwarder& forward, const OpCa
   if (kind == "delay") {
     double ms = f.param_double("ms", 0.0);
     double jitter = f.param_double("jitter_ms", 0.0);
-    if (jitter > 0.0) ms += jitter * seeded_uniform(seed_of(f), f.id, ArmedFault::last_firing_on_this_thread());
+    if (jitter > 0.0)
+      ms += jitter * seeded_uniform(seed_of(f), f.id, ArmedFault::last_firing_on_this_thread());
     extra["delay_ms"] = ms;
     record(fired, extra);
     std::this_thread::sleep_for(Millis(ms));

@@ -15,8 +15,7 @@ class FunctionRef<R(Args...)> {
  public:
   template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FunctionRef>>>
   FunctionRef(F&& f)  // NOLINT(google-explicit-constructor): used like a function parameter
-      : obj_(const_cast<void*>(static_cast<const void*>(&f))),
-        call_([](void* obj, Args... args) -> R {
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))), call_([](void* obj, Args... args) -> R {
           return (*static_cast<std::remove_reference_t<F>*>(obj))(std::forward<Args>(args)...);
         }) {}
   R operator()(Args... args) const { return call_(obj_, std::forward<Args>(args)...); }

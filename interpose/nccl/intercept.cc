@@ -13,7 +13,8 @@ namespace {
 void report_internal_error(const char* where, const std::exception& e) {
   // Our own failure must never change the job: say so (once per kind of place) and carry on.
   static std::atomic<int> reported{0};
-  if (reported.fetch_add(1) < 8) std::fprintf(stderr, "ncclfi preload: internal error in %s: %s\n", where, e.what());
+  if (reported.fetch_add(1) < 8)
+    std::fprintf(stderr, "ncclfi preload: internal error in %s: %s\n", where, e.what());
 }
 
 CallSite site_for(CommInfo* info, const char* op) {
@@ -26,9 +27,10 @@ CallSite site_for(CommInfo* info, const char* op) {
 }
 
 void trace_op(const OpCall& call, const CallSite& site, uint64_t seq, bool in_group) {
-  nlohmann::json fields = {{"comm", site.comm}, {"seq", seq},     {"op", site.op},
-                           {"bytes", site.bytes}, {"count", call.count}, {"dtype", static_cast<int>(call.datatype)},
-                           {"nranks", site.world_size}};
+  nlohmann::json fields = {
+      {"comm", site.comm},        {"seq", seq},          {"op", site.op},
+      {"bytes", site.bytes},      {"count", call.count}, {"dtype", static_cast<int>(call.datatype)},
+      {"nranks", site.world_size}};
   if (call.root >= 0) fields["root"] = call.root;
   if (call.peer >= 0) fields["peer"] = call.peer;
   if (in_group) fields["in_group"] = true;

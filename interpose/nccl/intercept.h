@@ -21,13 +21,13 @@ ncclResult_t intercept_get_async_error(ncclComm_t comm, ncclResult_t* async_erro
 
 // A communicator constructor, as the point nccl/comm/init sees it.
 struct InitCall {
-  const char* api = "";        // the NCCL function, for logs
-  int rank = -1;               // the new comm's rank when known from the arguments
+  const char* api = "";  // the NCCL function, for logs
+  int rank = -1;         // the new comm's rank when known from the arguments
   int nranks = -1;
-  ncclComm_t parent = nullptr;  // Split/Shrink: rank and size come from the parent
+  ncclComm_t parent = nullptr;    // Split/Shrink: rank and size come from the parent
   ncclComm_t* outputs = nullptr;  // the new comm(s)
-  int n_outputs = 1;            // InitAll: one per device, rank i
-  const int* devlist = nullptr;  // InitAll
+  int n_outputs = 1;              // InitAll: one per device, rank i
+  const int* devlist = nullptr;   // InitAll
 };
 ncclResult_t intercept_init(const InitCall& call, ForwardFn forward);
 

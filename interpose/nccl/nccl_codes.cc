@@ -34,10 +34,14 @@ ncclResult_t parse_nccl_code(const nlohmann::json& params, ncclResult_t fallback
     std::string_view name;
     ncclResult_t code;
   };
-  static constexpr Named kNames[] = {{"success", ncclSuccess},          {"unhandledcuda", ncclUnhandledCudaError},
-                                     {"system", ncclSystemError},       {"internal", ncclInternalError},
-                                     {"invalidargument", ncclInvalidArgument}, {"invalidusage", ncclInvalidUsage},
-                                     {"remote", ncclRemoteError},       {"inprogress", ncclInProgress}};
+  static constexpr Named kNames[] = {{"success", ncclSuccess},
+                                     {"unhandledcuda", ncclUnhandledCudaError},
+                                     {"system", ncclSystemError},
+                                     {"internal", ncclInternalError},
+                                     {"invalidargument", ncclInvalidArgument},
+                                     {"invalidusage", ncclInvalidUsage},
+                                     {"remote", ncclRemoteError},
+                                     {"inprogress", ncclInProgress}};
   std::string n = normalise(code.get<std::string>());
   for (const auto& named : kNames) {
     if (n == named.name) return named.code;
@@ -54,15 +58,17 @@ int parse_signal(const nlohmann::json& params, int fallback) {
   }
   if (!sig.is_string()) return fallback;
   std::string s = sig.get<std::string>();
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   if (s.rfind("SIG", 0) == 0) s.erase(0, 3);
   struct Named {
     std::string_view name;
     int sig;
   };
-  static constexpr Named kSignals[] = {{"KILL", SIGKILL}, {"ABRT", SIGABRT}, {"SEGV", SIGSEGV}, {"TERM", SIGTERM},
-                                       {"INT", SIGINT},   {"BUS", SIGBUS},   {"FPE", SIGFPE},   {"ILL", SIGILL},
-                                       {"QUIT", SIGQUIT}, {"HUP", SIGHUP},   {"USR1", SIGUSR1}, {"USR2", SIGUSR2}};
+  static constexpr Named kSignals[] = {{"KILL", SIGKILL}, {"ABRT", SIGABRT}, {"SEGV", SIGSEGV},
+                                       {"TERM", SIGTERM}, {"INT", SIGINT},   {"BUS", SIGBUS},
+                                       {"FPE", SIGFPE},   {"ILL", SIGILL},   {"QUIT", SIGQUIT},
+                                       {"HUP", SIGHUP},   {"USR1", SIGUSR1}, {"USR2", SIGUSR2}};
   for (const auto& named : kSignals) {
     if (s == named.name) return named.sig;
   }

@@ -4,16 +4,26 @@ namespace ncclfi::preload {
 
 const char* op_name(OpKind kind) {
   switch (kind) {
-    case OpKind::kAllReduce: return "allreduce";
-    case OpKind::kAllGather: return "allgather";
-    case OpKind::kReduceScatter: return "reducescatter";
-    case OpKind::kReduce: return "reduce";
-    case OpKind::kBroadcast: return "broadcast";
-    case OpKind::kAlltoAll: return "alltoall";
-    case OpKind::kGather: return "gather";
-    case OpKind::kScatter: return "scatter";
-    case OpKind::kSend: return "send";
-    case OpKind::kRecv: return "recv";
+    case OpKind::kAllReduce:
+      return "allreduce";
+    case OpKind::kAllGather:
+      return "allgather";
+    case OpKind::kReduceScatter:
+      return "reducescatter";
+    case OpKind::kReduce:
+      return "reduce";
+    case OpKind::kBroadcast:
+      return "broadcast";
+    case OpKind::kAlltoAll:
+      return "alltoall";
+    case OpKind::kGather:
+      return "gather";
+    case OpKind::kScatter:
+      return "scatter";
+    case OpKind::kSend:
+      return "send";
+    case OpKind::kRecv:
+      return "recv";
   }
   return "unknown";
 }
@@ -21,18 +31,27 @@ const char* op_name(OpKind kind) {
 size_t datatype_size(ncclDataType_t datatype) {
   switch (static_cast<int>(datatype)) {
     case ncclInt8:
-    case ncclUint8: return 1;
+    case ncclUint8:
+      return 1;
     case ncclInt32:
-    case ncclUint32: return 4;
+    case ncclUint32:
+      return 4;
     case ncclInt64:
-    case ncclUint64: return 8;
-    case ncclFloat16: return 2;
-    case ncclFloat32: return 4;
-    case ncclFloat64: return 8;
-    case 9: return 2;   // ncclBfloat16 (2.10+)
-    case 10:            // ncclFloat8e4m3 (2.24+)
-    case 11: return 1;  // ncclFloat8e5m2
-    default: return 0;
+    case ncclUint64:
+      return 8;
+    case ncclFloat16:
+      return 2;
+    case ncclFloat32:
+      return 4;
+    case ncclFloat64:
+      return 8;
+    case 9:
+      return 2;  // ncclBfloat16 (2.10+)
+    case 10:     // ncclFloat8e4m3 (2.24+)
+    case 11:
+      return 1;  // ncclFloat8e5m2
+    default:
+      return 0;
   }
 }
 
@@ -54,12 +73,17 @@ size_t op_result_elements(const OpCall& call, int rank, int nranks) {
     case OpKind::kReduceScatter:
     case OpKind::kBroadcast:
     case OpKind::kScatter:
-    case OpKind::kRecv: return call.count;
+    case OpKind::kRecv:
+      return call.count;
     case OpKind::kAllGather:
-    case OpKind::kAlltoAll: return call.count * n;
-    case OpKind::kReduce: return rank == call.root ? call.count : 0;
-    case OpKind::kGather: return rank == call.root ? call.count * n : 0;
-    case OpKind::kSend: return 0;
+    case OpKind::kAlltoAll:
+      return call.count * n;
+    case OpKind::kReduce:
+      return rank == call.root ? call.count : 0;
+    case OpKind::kGather:
+      return rank == call.root ? call.count * n : 0;
+    case OpKind::kSend:
+      return 0;
   }
   return 0;
 }

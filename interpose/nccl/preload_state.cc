@@ -14,10 +14,11 @@ std::atomic<Mode> g_mode{Mode::kUninitialised};
 namespace {
 
 FaultPoint g_op_points[kOpKindCount] = {
-    FaultPoint("nccl/coll/allreduce"), FaultPoint("nccl/coll/allgather"), FaultPoint("nccl/coll/reducescatter"),
-    FaultPoint("nccl/coll/reduce"),    FaultPoint("nccl/coll/broadcast"), FaultPoint("nccl/coll/alltoall"),
-    FaultPoint("nccl/coll/gather"),    FaultPoint("nccl/coll/scatter"),   FaultPoint("nccl/p2p/send"),
-    FaultPoint("nccl/p2p/recv")};
+    FaultPoint("nccl/coll/allreduce"),     FaultPoint("nccl/coll/allgather"),
+    FaultPoint("nccl/coll/reducescatter"), FaultPoint("nccl/coll/reduce"),
+    FaultPoint("nccl/coll/broadcast"),     FaultPoint("nccl/coll/alltoall"),
+    FaultPoint("nccl/coll/gather"),        FaultPoint("nccl/coll/scatter"),
+    FaultPoint("nccl/p2p/send"),           FaultPoint("nccl/p2p/recv")};
 FaultPoint g_group_end_point("nccl/group/end");
 FaultPoint g_comm_init_point("nccl/comm/init");
 FaultPoint g_async_error_point("nccl/comm/async_error");
@@ -42,7 +43,8 @@ void query_comm(CommInfo& info) {
     if (auto fn = g_count.get(); fn != nullptr && fn(info.comm, &value) == ncclSuccess) info.nranks = value;
   }
   if (info.device.load() < 0) {
-    if (auto fn = g_cu_device.get(); fn != nullptr && fn(info.comm, &value) == ncclSuccess) info.device = value;
+    if (auto fn = g_cu_device.get(); fn != nullptr && fn(info.comm, &value) == ncclSuccess)
+      info.device = value;
   }
 }
 
@@ -72,7 +74,8 @@ Mode initialise() {
       g_injector = &inj;
       g_trace_ops = inj.params().trace_ops && inj.events().enabled();
       if (!inj.inert() || g_trace_ops) mode = Mode::kActive;
-      if (mode == Mode::kActive) inj.log("preload active: " + std::to_string(inj.faults().size()) + " api faults");
+      if (mode == Mode::kActive)
+        inj.log("preload active: " + std::to_string(inj.faults().size()) + " api faults");
     } catch (const std::exception& e) {
       // A broken injector must never break the job: stay inert.
       std::fprintf(stderr, "ncclfi preload: disabled: %s\n", e.what());
@@ -83,24 +86,44 @@ Mode initialise() {
   return g_mode.load(std::memory_order_acquire);
 }
 
-Injector& injector() { return *g_injector; }
+Injector& injector() {
+  return *g_injector;
+}
 CommRegistry& comms() {
   // Leaked on purpose: NCCL's threads may still poll ncclCommGetAsyncError during static destruction.
   static auto* registry = new CommRegistry(&query_comm);
   return *registry;
 }
-bool trace_ops() { return g_trace_ops; }
+bool trace_ops() {
+  return g_trace_ops;
+}
 
-FaultPoint& op_point(OpKind kind) { return g_op_points[static_cast<int>(kind)]; }
-FaultPoint& group_end_point() { return g_group_end_point; }
-FaultPoint& comm_init_point() { return g_comm_init_point; }
-FaultPoint& async_error_point() { return g_async_error_point; }
+FaultPoint& op_point(OpKind kind) {
+  return g_op_points[static_cast<int>(kind)];
+}
+FaultPoint& group_end_point() {
+  return g_group_end_point;
+}
+FaultPoint& comm_init_point() {
+  return g_comm_init_point;
+}
+FaultPoint& async_error_point() {
+  return g_async_error_point;
+}
 
-ReentryScope::ReentryScope() : nested_(t_wrapper_depth > 0) { ++t_wrapper_depth; }
-ReentryScope::~ReentryScope() { --t_wrapper_depth; }
+ReentryScope::ReentryScope() : nested_(t_wrapper_depth > 0) {
+  ++t_wrapper_depth;
+}
+ReentryScope::~ReentryScope() {
+  --t_wrapper_depth;
+}
 
-GroupState& group_state() { return t_group; }
+GroupState& group_state() {
+  return t_group;
+}
 
-int env_rank() { return g_injector != nullptr ? g_injector->params().rank : -1; }
+int env_rank() {
+  return g_injector != nullptr ? g_injector->params().rank : -1;
+}
 
 }  // namespace ncclfi::preload

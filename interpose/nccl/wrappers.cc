@@ -15,15 +15,15 @@ using ncclfi::preload::OpCall;
 using ncclfi::preload::OpKind;
 
 // Resolves the real `name` into `fn`, or returns ncclInvalidUsage when this NCCL lacks it.
-#define NCCLFI_REAL(name)                                                        \
+#define NCCLFI_REAL(name)                                                       \
   static ::ncclfi::preload::RealSymbol<decltype(&name)> ncclfi_real_sym(#name); \
-  auto fn = ncclfi_real_sym.get();                                               \
+  auto fn = ncclfi_real_sym.get();                                              \
   if (__builtin_expect(fn == nullptr, 0)) return ::ncclfi::preload::missing_symbol(#name)
 
-#define NCCLFI_DEFINE_OP(name, params, args, describe)                                            \
-  extern "C" NCCLFI_EXPORT ncclResult_t name params {                                             \
-    NCCLFI_REAL(name);                                                                            \
-    if (::ncclfi::preload::fast_path()) return fn args;                                           \
+#define NCCLFI_DEFINE_OP(name, params, args, describe)                                           \
+  extern "C" NCCLFI_EXPORT ncclResult_t name params {                                            \
+    NCCLFI_REAL(name);                                                                           \
+    if (::ncclfi::preload::fast_path()) return fn args;                                          \
     return ::ncclfi::preload::intercept_op(describe, [&]() -> ncclResult_t { return fn args; }); \
   }
 
@@ -82,8 +82,9 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nra
   return intercept_init(call, [&]() -> ncclResult_t { return fn(comm, nranks, commId, rank); });
 }
 
-extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId,
-                                                             int rank, ncclConfig_t* config) {
+extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks,
+                                                             ncclUniqueId commId, int rank,
+                                                             ncclConfig_t* config) {
   NCCLFI_REAL(ncclCommInitRankConfig);
   if (fast_path()) return fn(comm, nranks, commId, rank, config);
   InitCall call{"ncclCommInitRankConfig", rank, nranks, nullptr, comm, 1, nullptr};
@@ -106,18 +107,21 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, 
 }
 
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 23, 0)
-extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
-                                                               ncclUniqueId* commIds, ncclConfig_t* config) {
+extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank,
+                                                               int nId, ncclUniqueId* commIds,
+                                                               ncclConfig_t* config) {
   NCCLFI_REAL(ncclCommInitRankScalable);
   if (fast_path()) return fn(newcomm, nranks, myrank, nId, commIds, config);
   InitCall call{"ncclCommInitRankScalable", myrank, nranks, nullptr, newcomm, 1, nullptr};
-  return intercept_init(call, [&]() -> ncclResult_t { return fn(newcomm, nranks, myrank, nId, commIds, config); });
+  return intercept_init(call,
+                        [&]() -> ncclResult_t { return fn(newcomm, nranks, myrank, nId, commIds, config); });
 }
 #endif
 
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-extern "C" NCCLFI_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
-                                                     ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
+extern "C" NCCLFI_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList,
+                                                     int excludeRanksCount, ncclComm_t* newcomm,
+                                                     ncclConfig_t* config, int shrinkFlags) {
   NCCLFI_REAL(ncclCommShrink);
   if (fast_path()) return fn(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
   InitCall call{"ncclCommShrink", -1, -1, comm, newcomm, 1, nullptr};
@@ -129,12 +133,12 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* exclu
 
 // ---- teardown
 
-#define NCCLFI_DEFINE_TEARDOWN(name, params, args)                                                     \
-  extern "C" NCCLFI_EXPORT ncclResult_t name params {                                                  \
-    NCCLFI_REAL(name);                                                                                 \
-    if (fast_path()) return fn args;                                                                   \
-    return intercept_teardown(comm, std::string_view(#name) != "ncclCommFinalize",                    \
-                              [&]() -> ncclResult_t { return fn args; });                              \
+#define NCCLFI_DEFINE_TEARDOWN(name, params, args)                                 \
+  extern "C" NCCLFI_EXPORT ncclResult_t name params {                              \
+    NCCLFI_REAL(name);                                                             \
+    if (fast_path()) return fn args;                                               \
+    return intercept_teardown(comm, std::string_view(#name) != "ncclCommFinalize", \
+                              [&]() -> ncclResult_t { return fn args; });          \
   }
 NCCLFI_TEARDOWN_BASE(NCCLFI_DEFINE_TEARDOWN)
 

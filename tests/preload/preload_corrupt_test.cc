@@ -11,14 +11,18 @@ namespace {
 
 constexpr size_t kCount = 64;  // float32 elements of the allreduce
 
-unsigned char pattern(size_t j) { return static_cast<unsigned char>(j * 31 + 7); }
+unsigned char pattern(size_t j) {
+  return static_cast<unsigned char>(j * 31 + 7);
+}
 
 struct CorruptCase {
   const char* mode;
   bool group;
 };
 
-void PrintTo(const CorruptCase& c, std::ostream* os) { *os << c.mode << (c.group ? " in a group" : ""); }
+void PrintTo(const CorruptCase& c, std::ostream* os) {
+  *os << c.mode << (c.group ? " in a group" : "");
+}
 
 class CorruptTest : public PreloadTest, public ::testing::WithParamInterface<CorruptCase> {};
 
@@ -26,8 +30,8 @@ TEST_P(CorruptTest, AltersExactlyCountElementsAfterTheOp) {
   const CorruptCase& c = GetParam();
   write_plan(json::array({fault("c", "corrupt", {{"mode", c.mode}, {"count", 3}}, {{"ops", {"allreduce"}}},
                                 {{"after_calls", 2}})}));
-  std::vector<std::string> args = {"ops", "allreduce", "2", "--count", std::to_string(kCount), "--dump",
-                                   path("recv.bin")};
+  std::vector<std::string> args = {"ops",    "allreduce",     "2", "--count", std::to_string(kCount),
+                                   "--dump", path("recv.bin")};
   if (c.group) args.push_back("--group");
   auto r = run(args, {{"NCCL_DOUBLE_FILL", "1"}});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -45,8 +49,8 @@ TEST_P(CorruptTest, AltersExactlyCountElementsAfterTheOp) {
   }
 
   std::vector<unsigned char> buf(kCount * 4);
-  std::ifstream(path("recv.bin"), std::ios::binary).read(reinterpret_cast<char*>(buf.data()),
-                                                         static_cast<std::streamsize>(buf.size()));
+  std::ifstream(path("recv.bin"), std::ios::binary)
+      .read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
   std::vector<size_t> changed;
   for (size_t e = 0; e < kCount; ++e) {
     unsigned char want[4];
@@ -90,8 +94,8 @@ INSTANTIATE_TEST_SUITE_P(Modes, CorruptTest,
                          });
 
 TEST_F(PreloadTest, CorruptOnRecvAltersItsBuffer) {
-  write_plan(json::array({fault("c", "corrupt", {{"mode", "zero"}}, {{"ops", {"recv"}}, {"ranks", {0}}},
-                                json::object())}));
+  write_plan(json::array(
+      {fault("c", "corrupt", {{"mode", "zero"}}, {{"ops", {"recv"}}, {"ranks", {0}}}, json::object())}));
   auto r = run({"ops", "recv", "1", "--dump", path("recv.bin")}, {{"NCCL_DOUBLE_FILL", "1"}});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto inj = events("inject");

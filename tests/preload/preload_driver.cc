@@ -36,7 +36,8 @@ struct Options {
 };
 
 double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 void say(const std::string& line) {
@@ -62,10 +63,11 @@ int forward_all(const char* expect_path) {
   expect.push_back(call_line("ncclGetUniqueId", arg("uniqueId", &id)));
   check("ncclGetUniqueId", ncclGetUniqueId(&id));
 
-  ncclComm_t c0 = nullptr, c1 = nullptr, all[2] = {nullptr, nullptr}, c4 = nullptr, c5 = nullptr, c6 = nullptr;
+  ncclComm_t c0 = nullptr, c1 = nullptr, all[2] = {nullptr, nullptr}, c4 = nullptr, c5 = nullptr,
+             c6 = nullptr;
   ncclfiDoubleSetDevice(3);
-  expect.push_back(call_line("ncclCommInitRank", arg("comm", &c0), arg("nranks", 4), arg("commId", id_str(id)),
-                             arg("rank", 2)));
+  expect.push_back(call_line("ncclCommInitRank", arg("comm", &c0), arg("nranks", 4),
+                             arg("commId", id_str(id)), arg("rank", 2)));
   check("ncclCommInitRank", ncclCommInitRank(&c0, 4, id, 2));
 
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -87,27 +89,28 @@ int forward_all(const char* expect_path) {
 
   ncclUniqueId ids[2] = {id, id};
   ids[1].internal[0] = 'z';
-  expect.push_back(call_line("ncclCommInitRankScalable", arg("newcomm", &c5), arg("nranks", 4), arg("myrank", 1),
-                             arg("nId", 2), arg("commIds", ids), arg("commId0", id_str(ids[0])),
-                             arg("config", config_str(&config))));
+  expect.push_back(call_line("ncclCommInitRankScalable", arg("newcomm", &c5), arg("nranks", 4),
+                             arg("myrank", 1), arg("nId", 2), arg("commIds", ids),
+                             arg("commId0", id_str(ids[0])), arg("config", config_str(&config))));
   check("ncclCommInitRankScalable", ncclCommInitRankScalable(&c5, 4, 1, 2, ids, &config));
 
   int exclude[1] = {1};
   expect.push_back(call_line("ncclCommShrink", arg("comm", "comm#0"), arg("excludeRanksList", exclude),
-                             arg("excludeRanksCount", 1), arg("newcomm", &c6), arg("config", config_str(&config)),
-                             arg("shrinkFlags", NCCL_SHRINK_ABORT)));
+                             arg("excludeRanksCount", 1), arg("newcomm", &c6),
+                             arg("config", config_str(&config)), arg("shrinkFlags", NCCL_SHRINK_ABORT)));
   check("ncclCommShrink", ncclCommShrink(c0, exclude, 1, &c6, &config, NCCL_SHRINK_ABORT));
 
   const void* sb = fake<void>(0x1001);
   void* rb = fake<void>(0x2001);
   const std::string cs = "comm#0";
   auto n = [](long long v) { return v; };
-  expect.push_back(call_line("ncclAllReduce", arg("sendbuff", sb), arg("recvbuff", rb), arg("count", n(1000003)),
-                             arg("datatype", ncclFloat64), arg("op", ncclMax), arg("comm", cs),
-                             arg("stream", kStream)));
+  expect.push_back(call_line("ncclAllReduce", arg("sendbuff", sb), arg("recvbuff", rb),
+                             arg("count", n(1000003)), arg("datatype", ncclFloat64), arg("op", ncclMax),
+                             arg("comm", cs), arg("stream", kStream)));
   check("ncclAllReduce", ncclAllReduce(sb, rb, 1000003, ncclFloat64, ncclMax, c0, kStream));
-  expect.push_back(call_line("ncclAllGather", arg("sendbuff", sb), arg("recvbuff", rb), arg("sendcount", n(77)),
-                             arg("datatype", ncclBfloat16), arg("comm", cs), arg("stream", kStream)));
+  expect.push_back(call_line("ncclAllGather", arg("sendbuff", sb), arg("recvbuff", rb),
+                             arg("sendcount", n(77)), arg("datatype", ncclBfloat16), arg("comm", cs),
+                             arg("stream", kStream)));
   check("ncclAllGather", ncclAllGather(sb, rb, 77, ncclBfloat16, c0, kStream));
   expect.push_back(call_line("ncclReduceScatter", arg("sendbuff", sb), arg("recvbuff", rb),
                              arg("recvcount", n(99)), arg("datatype", ncclInt64), arg("op", ncclProd),
@@ -118,21 +121,25 @@ int forward_all(const char* expect_path) {
                              arg("stream", kStream)));
   check("ncclReduce", ncclReduce(sb, rb, 5, ncclUint8, ncclMin, 3, c0, kStream));
   expect.push_back(call_line("ncclBroadcast", arg("sendbuff", sb), arg("recvbuff", rb), arg("count", n(6)),
-                             arg("datatype", ncclHalf), arg("root", 1), arg("comm", cs), arg("stream", kStream)));
+                             arg("datatype", ncclHalf), arg("root", 1), arg("comm", cs),
+                             arg("stream", kStream)));
   check("ncclBroadcast", ncclBroadcast(sb, rb, 6, ncclHalf, 1, c0, kStream));
   expect.push_back(call_line("ncclBcast", arg("buff", rb), arg("count", n(8)), arg("datatype", ncclInt32),
                              arg("root", 2), arg("comm", cs), arg("stream", kStream)));
   expect.push_back(call_line("ncclBroadcast", arg("sendbuff", rb), arg("recvbuff", rb), arg("count", n(8)),
-                             arg("datatype", ncclInt32), arg("root", 2), arg("comm", cs), arg("stream", kStream)));
+                             arg("datatype", ncclInt32), arg("root", 2), arg("comm", cs),
+                             arg("stream", kStream)));
   check("ncclBcast", ncclBcast(rb, 8, ncclInt32, 2, c0, kStream));
   expect.push_back(call_line("ncclAlltoAll", arg("sendbuff", sb), arg("recvbuff", rb), arg("count", n(9)),
                              arg("datatype", ncclUint32), arg("comm", cs), arg("stream", kStream)));
   check("ncclAlltoAll", ncclAlltoAll(sb, rb, 9, ncclUint32, c0, kStream));
   expect.push_back(call_line("ncclGather", arg("sendbuff", sb), arg("recvbuff", rb), arg("count", n(10)),
-                             arg("datatype", ncclFloat16), arg("root", 1), arg("comm", cs), arg("stream", kStream)));
+                             arg("datatype", ncclFloat16), arg("root", 1), arg("comm", cs),
+                             arg("stream", kStream)));
   check("ncclGather", ncclGather(sb, rb, 10, ncclFloat16, 1, c0, kStream));
   expect.push_back(call_line("ncclScatter", arg("sendbuff", sb), arg("recvbuff", rb), arg("count", n(11)),
-                             arg("datatype", ncclInt8), arg("root", 0), arg("comm", cs), arg("stream", kStream)));
+                             arg("datatype", ncclInt8), arg("root", 0), arg("comm", cs),
+                             arg("stream", kStream)));
   check("ncclScatter", ncclScatter(sb, rb, 11, ncclInt8, 0, c0, kStream));
 
   expect.push_back("ncclGroupStart");
@@ -169,8 +176,9 @@ int forward_all(const char* expect_path) {
   expect.push_back(call_line("ncclCommDeregister", arg("comm", cs), arg("handle", fake<void>(0x7100))));
   check("ncclCommDeregister", ncclCommDeregister(c0, handle));
   ncclWindow_t win = nullptr;
-  expect.push_back(call_line("ncclCommWindowRegister", arg("comm", cs), arg("buff", buff), arg("size", n(8192)),
-                             arg("win", &win), arg("winFlags", NCCL_WIN_COLL_SYMMETRIC)));
+  expect.push_back(call_line("ncclCommWindowRegister", arg("comm", cs), arg("buff", buff),
+                             arg("size", n(8192)), arg("win", &win),
+                             arg("winFlags", NCCL_WIN_COLL_SYMMETRIC)));
   check("ncclCommWindowRegister", ncclCommWindowRegister(c0, buff, 8192, &win, NCCL_WIN_COLL_SYMMETRIC));
   expect.push_back(call_line("ncclCommWindowDeregister", arg("comm", cs), arg("win", fake<void>(0x7200))));
   check("ncclCommWindowDeregister", ncclCommWindowDeregister(c0, win));
@@ -184,7 +192,8 @@ int forward_all(const char* expect_path) {
   expect.push_back(call_line("ncclRedOpCreatePreMulSum", arg("op", &op), arg("scalar", &scalar),
                              arg("datatype", ncclFloat), arg("residence", ncclScalarHostImmediate),
                              arg("comm", cs)));
-  check("ncclRedOpCreatePreMulSum", ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat, ncclScalarHostImmediate, c0));
+  check("ncclRedOpCreatePreMulSum",
+        ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat, ncclScalarHostImmediate, c0));
   expect.push_back(call_line("ncclRedOpDestroy", arg("op", ncclNumOps + 1), arg("comm", cs)));
   check("ncclRedOpDestroy", ncclRedOpDestroy(op, c0));
 
@@ -248,8 +257,8 @@ int ops(const std::string& op, int n, const Options& o) {
     say("async " + std::to_string(i) + " " + std::to_string(async));
   }
   if (!o.dump.empty()) {
-    std::ofstream(o.dump, std::ios::binary).write(reinterpret_cast<const char*>(recv.data()),
-                                                  static_cast<std::streamsize>(recv.size()));
+    std::ofstream(o.dump, std::ios::binary)
+        .write(reinterpret_cast<const char*>(recv.data()), static_cast<std::streamsize>(recv.size()));
   }
   ncclCommDestroy(comm);
   say("done");
@@ -323,13 +332,20 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--rank") o.rank = std::atoi(next().c_str());
-    else if (a == "--nranks") o.nranks = std::atoi(next().c_str());
-    else if (a == "--count") o.count = std::strtoull(next().c_str(), nullptr, 10);
-    else if (a == "--dtype") o.dtype = static_cast<ncclDataType_t>(std::atoi(next().c_str()));
-    else if (a == "--dump") o.dump = next();
-    else if (a == "--group") o.group = true;
-    else pos.push_back(a);
+    if (a == "--rank")
+      o.rank = std::atoi(next().c_str());
+    else if (a == "--nranks")
+      o.nranks = std::atoi(next().c_str());
+    else if (a == "--count")
+      o.count = std::strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--dtype")
+      o.dtype = static_cast<ncclDataType_t>(std::atoi(next().c_str()));
+    else if (a == "--dump")
+      o.dump = next();
+    else if (a == "--group")
+      o.group = true;
+    else
+      pos.push_back(a);
   }
   if (mode == "forward-all" && pos.size() == 1) return forward_all(pos[0].c_str());
   if (mode == "ops" && pos.size() == 2) return ops(pos[0], std::atoi(pos[1].c_str()), o);

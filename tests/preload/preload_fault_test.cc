@@ -7,10 +7,13 @@
 namespace ncclfi::test {
 namespace {
 
-json on_allreduce(int rank) { return json{{"ranks", {rank}}, {"ops", {"allreduce"}}}; }
+json on_allreduce(int rank) {
+  return json{{"ranks", {rank}}, {"ops", {"allreduce"}}};
+}
 
 TEST_F(PreloadTest, ErrorFiresAtTheAskedCallOnTheAskedRankOnly) {
-  write_plan(json::array({fault("err", "error", {{"code", "ncclRemoteError"}}, on_allreduce(1), {{"after_calls", 3}})}));
+  write_plan(json::array(
+      {fault("err", "error", {{"code", "ncclRemoteError"}}, on_allreduce(1), {{"after_calls", 3}})}));
   auto r1 = run({"ops", "allreduce", "5", "--rank", "1"});
   ASSERT_EQ(r1.exit_code, 0) << r1.out << r1.err;
   auto o = outcomes(r1.out);
@@ -69,7 +72,8 @@ TEST_F(PreloadTest, HangForeverIsObservedAsAHang) {
 }
 
 TEST_F(PreloadTest, SkipReturnsSuccessWithoutReachingNccl) {
-  write_plan(json::array({fault("s", "skip", json::object(), on_allreduce(0), {{"after_calls", 2}, {"count", 2}})}));
+  write_plan(
+      json::array({fault("s", "skip", json::object(), on_allreduce(0), {{"after_calls", 2}, {"count", 2}})}));
   auto r = run({"ops", "allreduce", "5"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   for (auto& [i, c] : outcomes(r.out)) EXPECT_EQ(c.rc, 0);
@@ -89,7 +93,8 @@ TEST_F(PreloadTest, AsyncErrorIsReportedByGetAsyncErrorFromThenOn) {
 }
 
 TEST_F(PreloadTest, CrashKillsWithTheAskedSignal) {
-  write_plan(json::array({fault("c", "crash", {{"signal", "SIGSEGV"}}, on_allreduce(0), {{"after_calls", 2}})}));
+  write_plan(
+      json::array({fault("c", "crash", {{"signal", "SIGSEGV"}}, on_allreduce(0), {{"after_calls", 2}})}));
   auto r = run({"ops", "allreduce", "3"});
   EXPECT_EQ(r.term_signal, SIGSEGV) << r.out << r.err;
   EXPECT_TRUE(has_line(r.out, "call 2 allreduce start"));
@@ -118,7 +123,8 @@ TEST_F(PreloadTest, InitFailReturnsTheCodeOnTheAskedRank) {
 }
 
 TEST_F(PreloadTest, InitFailOnSplitTargetsTheParentsRank) {
-  write_plan(json::array({fault("f", "init_fail", {{"code", "ncclSystemError"}}, {{"ranks", {1}}}, {{"after_calls", 2}})}));
+  write_plan(json::array(
+      {fault("f", "init_fail", {{"code", "ncclSystemError"}}, {{"ranks", {1}}}, {{"after_calls", 2}})}));
   auto r = run({"init", "split", "--rank", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   // call 1 = the parent's InitRank, call 2 = the split
@@ -160,7 +166,8 @@ TEST_F(PreloadTest, InitAllTargetsEachDevicesRank) {
 }
 
 TEST_F(PreloadTest, GroupEndFaultFiresAtTheOutermostEnd) {
-  write_plan(json::array({fault("g", "error", {{"code", 6}}, {{"ops", {"group_end"}}}, {{"after_calls", 2}})}));
+  write_plan(
+      json::array({fault("g", "error", {{"code", 6}}, {{"ops", {"group_end"}}}, {{"after_calls", 2}})}));
   auto r = run({"ops", "allreduce", "3", "--group"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto o = outcomes(r.out);

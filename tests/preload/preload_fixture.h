@@ -34,8 +34,12 @@ class PreloadTest : public ::testing::Test {
   std::string path(const std::string& name) const { return dir_ + "/" + name; }
 
   static json fault(const std::string& id, const std::string& kind, json params, json target, json trigger) {
-    return json{{"id", id}, {"layer", "api"}, {"kind", kind}, {"params", std::move(params)},
-                {"target", std::move(target)}, {"trigger", std::move(trigger)}};
+    return json{{"id", id},
+                {"layer", "api"},
+                {"kind", kind},
+                {"params", std::move(params)},
+                {"target", std::move(target)},
+                {"trigger", std::move(trigger)}};
   }
   void write_plan(const json& faults) {
     std::ofstream(path("plan.json")) << json{{"seed", 7}, {"faults", faults}}.dump(2);

@@ -130,8 +130,8 @@ TEST_F(PreloadTest, TraceIsOffByDefault) {
 TEST_F(PreloadTest, NestedBcastIsCountedOnce) {
   // ncclBcast calls ncclBroadcast through the PLT: one broadcast op per Bcast, and a fault on the
   // 2nd broadcast fires on the 2nd Bcast, not on the 1st Bcast's inner call.
-  write_plan(json::array(
-      {fault("e", "error", {{"code", "ncclInvalidArgument"}}, {{"ops", {"broadcast"}}}, {{"after_calls", 2}})}));
+  write_plan(json::array({fault("e", "error", {{"code", "ncclInvalidArgument"}}, {{"ops", {"broadcast"}}},
+                                {{"after_calls", 2}})}));
   auto r = run({"ops", "bcast", "3"}, {{"NCCLFI_TRACE_OPS", "1"}});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto o = outcomes(r.out);

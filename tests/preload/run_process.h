@@ -9,8 +9,8 @@
 namespace ncclfi::test {
 
 struct ProcessResult {
-  int exit_code = -1;   // when it exited
-  int term_signal = 0;  // when a signal ended it
+  int exit_code = -1;      // when it exited
+  int term_signal = 0;     // when a signal ended it
   bool timed_out = false;  // killed by us at the deadline
   double seconds = 0;
   std::string out;

@@ -47,7 +47,9 @@ inline std::string comm_str(ncclComm_t comm) {
   return "comm#" + std::to_string(c.id);
 }
 
-inline std::string id_str(const ncclUniqueId& id) { return bytes_hex(id.internal, sizeof id.internal); }
+inline std::string id_str(const ncclUniqueId& id) {
+  return bytes_hex(id.internal, sizeof id.internal);
+}
 
 inline std::string config_str(const ncclConfig_t* config) {
   if (config == nullptr) return "null";
@@ -62,10 +64,20 @@ std::string call_line(const char* name, const Pairs&... kv) {
   return line;
 }
 
-inline std::pair<const char*, std::string> arg(const char* k, const void* p) { return {k, hex(p)}; }
-inline std::pair<const char*, std::string> arg(const char* k, long long v) { return {k, std::to_string(v)}; }
-inline std::pair<const char*, std::string> arg(const char* k, int v) { return {k, std::to_string(v)}; }
-inline std::pair<const char*, std::string> arg(const char* k, std::string v) { return {k, std::move(v)}; }
-inline std::pair<const char*, std::string> arg(const char* k, const char* v) { return {k, std::string(v)}; }
+inline std::pair<const char*, std::string> arg(const char* k, const void* p) {
+  return {k, hex(p)};
+}
+inline std::pair<const char*, std::string> arg(const char* k, long long v) {
+  return {k, std::to_string(v)};
+}
+inline std::pair<const char*, std::string> arg(const char* k, int v) {
+  return {k, std::to_string(v)};
+}
+inline std::pair<const char*, std::string> arg(const char* k, std::string v) {
+  return {k, std::move(v)};
+}
+inline std::pair<const char*, std::string> arg(const char* k, const char* v) {
+  return {k, std::string(v)};
+}
 
 }  // namespace ncclfi_double

@@ -35,7 +35,9 @@ CUcontext g_ctx = reinterpret_cast<CUcontext>(0xc0);
 
 #define API extern "C" __attribute__((visibility("default"))) CUresult
 
-API cuInit(unsigned int) { return CUDA_SUCCESS; }
+API cuInit(unsigned int) {
+  return CUDA_SUCCESS;
+}
 API cuDeviceGet(CUdevice* dev, int ordinal) {
   *dev = ordinal;
   return CUDA_SUCCESS;
@@ -48,7 +50,9 @@ API cuStreamGetCtx(CUstream, CUcontext* ctx) {
   *ctx = g_ctx;
   return CUDA_SUCCESS;
 }
-API cuCtxPushCurrent_v2(CUcontext) { return CUDA_SUCCESS; }
+API cuCtxPushCurrent_v2(CUcontext) {
+  return CUDA_SUCCESS;
+}
 API cuCtxPopCurrent_v2(CUcontext* ctx) {
   *ctx = g_ctx;
   return CUDA_SUCCESS;
@@ -58,8 +62,9 @@ API cuMemAllocHost_v2(void** p, size_t bytes) {
   return *p != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 API cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* c, CUstream stream) {
-  const auto* src = c->srcMemoryType == CU_MEMORYTYPE_HOST ? static_cast<const unsigned char*>(c->srcHost)
-                                                           : reinterpret_cast<const unsigned char*>(c->srcDevice);
+  const auto* src = c->srcMemoryType == CU_MEMORYTYPE_HOST
+                        ? static_cast<const unsigned char*>(c->srcHost)
+                        : reinterpret_cast<const unsigned char*>(c->srcDevice);
   auto* dst = c->dstMemoryType == CU_MEMORYTYPE_HOST ? static_cast<unsigned char*>(c->dstHost)
                                                      : reinterpret_cast<unsigned char*>(c->dstDevice);
   for (size_t row = 0; row < c->Height; ++row) {

@@ -20,7 +20,7 @@
 
 using namespace ncclfi_double;
 
-#define NCCL_API(ret, func, ...)                                                                      \
+#define NCCL_API(ret, func, ...)                                                                            \
   extern "C" __attribute__((visibility("default"))) __attribute__((alias(#func))) ret p##func(__VA_ARGS__); \
   extern "C" __attribute__((visibility("default"))) __attribute__((weak)) ret func(__VA_ARGS__)
 
@@ -47,8 +47,8 @@ void write_line(const std::string& line) {
 
 // Formats the line only when logging: with no log the double costs a few ns per call (the preload
 // benchmark measures against it).
-#define record(...)                          \
-  do {                                       \
+#define record(...)                             \
+  do {                                          \
     if (log_fd() >= 0) write_line(__VA_ARGS__); \
   } while (0)
 
@@ -60,7 +60,9 @@ bool fill_enabled() {
   return on;
 }
 
-DoubleComm* as_comm(ncclComm_t comm) { return reinterpret_cast<DoubleComm*>(comm); }
+DoubleComm* as_comm(ncclComm_t comm) {
+  return reinterpret_cast<DoubleComm*>(comm);
+}
 
 ncclComm_t new_comm(int rank, int nranks, int device) {
   auto* c = new DoubleComm{kCommMagic, g_next_comm.fetch_add(1), rank, nranks, device};
@@ -69,10 +71,20 @@ ncclComm_t new_comm(int rank, int nranks, int device) {
 
 size_t type_size(ncclDataType_t t) {
   switch (static_cast<int>(t)) {
-    case ncclInt8: case ncclUint8: case 10: case 11: return 1;
-    case ncclFloat16: case 9: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    default: return 8;
+    case ncclInt8:
+    case ncclUint8:
+    case 10:
+    case 11:
+      return 1;
+    case ncclFloat16:
+    case 9:
+      return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
@@ -91,11 +103,15 @@ void run_op(void* recvbuff, size_t elements, ncclDataType_t t) {
   }
 }
 
-int nranks_of(ncclComm_t comm) { return comm != nullptr ? as_comm(comm)->nranks : 1; }
+int nranks_of(ncclComm_t comm) {
+  return comm != nullptr ? as_comm(comm)->nranks : 1;
+}
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) void ncclfiDoubleSetDevice(int device) { t_device = device; }
+extern "C" __attribute__((visibility("default"))) void ncclfiDoubleSetDevice(int device) {
+  t_device = device;
+}
 
 NCCL_API(ncclResult_t, ncclGetVersion, int* version) {
   *version = NCCL_VERSION_CODE;
@@ -103,8 +119,8 @@ NCCL_API(ncclResult_t, ncclGetVersion, int* version) {
 }
 
 NCCL_API(const char*, ncclGetErrorString, ncclResult_t result) {
-  static const char* names[] = {"success", "unhandled cuda error", "system error", "internal error",
-                                "invalid argument", "invalid usage", "remote error", "in progress"};
+  static const char* names[] = {"success",          "unhandled cuda error", "system error", "internal error",
+                                "invalid argument", "invalid usage",        "remote error", "in progress"};
   int r = static_cast<int>(result);
   return r >= 0 && r < 8 ? names[r] : "unknown";
 }
@@ -124,8 +140,8 @@ NCCL_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
 // ---- communicators
 
 NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
-  record(call_line("ncclCommInitRank", arg("comm", comm), arg("nranks", nranks), arg("commId", id_str(commId)),
-                   arg("rank", rank)));
+  record(call_line("ncclCommInitRank", arg("comm", comm), arg("nranks", nranks),
+                   arg("commId", id_str(commId)), arg("rank", rank)));
   *comm = new_comm(rank, nranks, t_device);
   return ncclSuccess;
 }
@@ -163,8 +179,9 @@ NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclC
   // Every rank with the same color joins; the double keeps the parent's rank and size, and key
   // becomes the new rank when non-negative (enough for the tests).
   DoubleComm* parent = as_comm(comm);
-  *newcomm = color == NCCL_SPLIT_NOCOLOR ? nullptr
-                                         : new_comm(key >= 0 ? key : parent->rank, parent->nranks, parent->device);
+  *newcomm = color == NCCL_SPLIT_NOCOLOR
+                 ? nullptr
+                 : new_comm(key >= 0 ? key : parent->rank, parent->nranks, parent->device);
   return ncclSuccess;
 }
 
@@ -201,7 +218,8 @@ NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
 }
 
 NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asyncError) {
-  if (!t_in_query) record(call_line("ncclCommGetAsyncError", arg("comm", comm_str(comm)), arg("asyncError", asyncError)));
+  if (!t_in_query)
+    record(call_line("ncclCommGetAsyncError", arg("comm", comm_str(comm)), arg("asyncError", asyncError)));
   *asyncError = ncclSuccess;
   return ncclSuccess;
 }
@@ -273,8 +291,8 @@ NCCL_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWindow_t w
 
 NCCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
          ncclScalarResidence_t residence, ncclComm_t comm) {
-  record(call_line("ncclRedOpCreatePreMulSum", arg("op", op), arg("scalar", scalar), arg("datatype", datatype),
-                   arg("residence", residence), arg("comm", comm_str(comm))));
+  record(call_line("ncclRedOpCreatePreMulSum", arg("op", op), arg("scalar", scalar),
+                   arg("datatype", datatype), arg("residence", residence), arg("comm", comm_str(comm))));
   *op = static_cast<ncclRedOp_t>(ncclNumOps + 1);
   return ncclSuccess;
 }
@@ -286,8 +304,8 @@ NCCL_API(ncclResult_t, ncclRedOpDestroy, ncclRedOp_t op, ncclComm_t comm) {
 
 // ---- collectives and point-to-point
 
-NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-         ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size_t count,
+         ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   record(call_line("ncclAllReduce", arg("sendbuff", sendbuff), arg("recvbuff", recvbuff),
                    arg("count", static_cast<long long>(count)), arg("datatype", datatype), arg("op", op),
                    arg("comm", comm_str(comm)), arg("stream", stream)));
@@ -307,14 +325,14 @@ NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size
 NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff, size_t recvcount,
          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   record(call_line("ncclReduceScatter", arg("sendbuff", sendbuff), arg("recvbuff", recvbuff),
-                   arg("recvcount", static_cast<long long>(recvcount)), arg("datatype", datatype), arg("op", op),
-                   arg("comm", comm_str(comm)), arg("stream", stream)));
+                   arg("recvcount", static_cast<long long>(recvcount)), arg("datatype", datatype),
+                   arg("op", op), arg("comm", comm_str(comm)), arg("stream", stream)));
   run_op(recvbuff, recvcount, datatype);
   return ncclSuccess;
 }
 
-NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-         ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count,
+         ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   record(call_line("ncclReduce", arg("sendbuff", sendbuff), arg("recvbuff", recvbuff),
                    arg("count", static_cast<long long>(count)), arg("datatype", datatype), arg("op", op),
                    arg("root", root), arg("comm", comm_str(comm)), arg("stream", stream)));
@@ -322,8 +340,8 @@ NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t 
   return ncclSuccess;
 }
 
-NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-         int root, ncclComm_t comm, cudaStream_t stream) {
+NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count,
+         ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
   record(call_line("ncclBroadcast", arg("sendbuff", sendbuff), arg("recvbuff", recvbuff),
                    arg("count", static_cast<long long>(count)), arg("datatype", datatype), arg("root", root),
                    arg("comm", comm_str(comm)), arg("stream", stream)));
@@ -331,8 +349,8 @@ NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size
   return ncclSuccess;
 }
 
-NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-         cudaStream_t stream) {
+NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root,
+         ncclComm_t comm, cudaStream_t stream) {
   record(call_line("ncclBcast", arg("buff", buff), arg("count", static_cast<long long>(count)),
                    arg("datatype", datatype), arg("root", root), arg("comm", comm_str(comm)),
                    arg("stream", stream)));
@@ -340,8 +358,8 @@ NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datat
 }
 
 #ifndef NCCL_DOUBLE_OLD
-NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-         ncclComm_t comm, cudaStream_t stream) {
+NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count,
+         ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   record(call_line("ncclAlltoAll", arg("sendbuff", sendbuff), arg("recvbuff", recvbuff),
                    arg("count", static_cast<long long>(count)), arg("datatype", datatype),
                    arg("comm", comm_str(comm)), arg("stream", stream)));
@@ -349,8 +367,8 @@ NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_
   return ncclSuccess;
 }
 
-NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-         int root, ncclComm_t comm, cudaStream_t stream) {
+NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count,
+         ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
   record(call_line("ncclGather", arg("sendbuff", sendbuff), arg("recvbuff", recvbuff),
                    arg("count", static_cast<long long>(count)), arg("datatype", datatype), arg("root", root),
                    arg("comm", comm_str(comm)), arg("stream", stream)));
@@ -360,8 +378,8 @@ NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t 
   return ncclSuccess;
 }
 
-NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-         int root, ncclComm_t comm, cudaStream_t stream) {
+NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count,
+         ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
   record(call_line("ncclScatter", arg("sendbuff", sendbuff), arg("recvbuff", recvbuff),
                    arg("count", static_cast<long long>(count)), arg("datatype", datatype), arg("root", root),
                    arg("comm", comm_str(comm)), arg("stream", stream)));
@@ -378,8 +396,8 @@ NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataTyp
   return ncclSuccess;
 }
 
-NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-         cudaStream_t stream) {
+NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
+         ncclComm_t comm, cudaStream_t stream) {
   record(call_line("ncclRecv", arg("recvbuff", recvbuff), arg("count", static_cast<long long>(count)),
                    arg("datatype", datatype), arg("peer", peer), arg("comm", comm_str(comm)),
                    arg("stream", stream)));
