@@ -2,6 +2,22 @@
 // transport, or an inner plugin in wrap mode) and, when NCCLFI_PLAN arms net faults for this process,
 // wraps comms and requests to apply them: points net/listen, net/connect, net/accept, net/isend,
 // net/irecv, net/test. With no plan it forwards every call unchanged (no wrapping, no output).
+//
+// What each kind does where it fires (the points come from the plan's kind catalogue):
+//   delay         isend/irecv: the completion is reported ms (+ 0..jitter_ms, seeded) after the transport
+//                 finished; listen/connect/accept: the call sleeps that long.
+//   throttle      isend/irecv: from this request on, the connection is a token bucket at `gbps` (no
+//                 burst); a request completes no earlier than its bytes fit through it, counted from its
+//                 post (an idle link is not credited).
+//   drop          isend/irecv/test: the request is carried but its completion is never reported.
+//   corrupt       irecv: exactly `bits` distinct bits (seeded) of the received bytes flip before the
+//                 completion is reported; isend: the flipped copy is what goes on the wire.
+//   error         isend/irecv/test (and listen/connect/accept): the call returns `code`.
+//   connect_fail  connect/accept/listen: the call returns `code` (default ncclSystemError).
+//   stall         isend/irecv: the connection reports no completion for `ms`, then resumes.
+// Targets: rank (Params), peer (irecv: the tag, i.e. the remote rank; isend: the rank the listener put
+// in the handle, known with our own transport only), direction, min_bytes (posted bytes; completed
+// bytes at net/test). Every firing is an `inject` event with request id, bytes and peer.
 #pragma once
 
 #include <atomic>
