@@ -328,6 +328,43 @@ TEST(PluginDataPath, StripingOnAndOffAgree) {
   }
 }
 
+TEST(PluginDataPath, EndsWithDifferentFramingSettingsAgree) {
+  // The connector adopts the listener's inline limit and slice size from the handle.
+  PairOptions options;
+  options.sender_env = {
+      {"NCCLFI_NET_INLINE", "0"}, {"NCCLFI_NET_MIN_CHUNK", "4096"}, {"NCCLFI_NET_NSOCKS", "4"}};
+  options.receiver_env = {
+      {"NCCLFI_NET_INLINE", "1024"}, {"NCCLFI_NET_MIN_CHUNK", "1048576"}, {"NCCLFI_NET_NSOCKS", "3"}};
+  auto [s, r] = run_pair(
+      options,
+      [](Endpoint& ep) {
+        for (size_t size : kSizes) {
+          auto buf = pattern(size, 11);
+          ncclResult_t res;
+          void* req = post_send(*ep.plugin, ep.comm, buf.data(), size, 0, &res);
+          int done = 0, got = 0;
+          CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "send");
+        }
+        ep.recv_value();
+        return 0;
+      },
+      [](Endpoint& ep) {
+        for (size_t size : kSizes) {
+          std::vector<char> buf(size + 3);
+          ncclResult_t res;
+          void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+          int done = 0, got = 0;
+          CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "recv");
+          CHILD_CHECK(got == static_cast<int>(size), "size %d vs %zu", got, size);
+          CHILD_CHECK(std::memcmp(buf.data(), pattern(size, 11).data(), size) == 0, "bytes of %zu", size);
+        }
+        ep.send_value(1);
+        return 0;
+      });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+}
+
 // Wrap mode: the shim loads a second build of our transport (exporting v11, or only v8) and forwards.
 class PluginWrap : public ::testing::TestWithParam<int> {};
 

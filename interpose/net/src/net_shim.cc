@@ -153,6 +153,7 @@ NetStatus NetShim::connection_fault(const char* point, const ArmedFault* fault, 
 
 NetStatus NetShim::listen(void* ctx, int dev, void* handle, void** listen_comm) {
   *listen_comm = nullptr;
+  if (!backend_) return nccl_status(ncclInvalidUsage);
   if (faults_on()) {
     const CallSite s = site("listen", -1, Direction::kRecv, 0);
     if (const ArmedFault* f = g_listen_point.check(s)) {
@@ -164,6 +165,7 @@ NetStatus NetShim::listen(void* ctx, int dev, void* handle, void** listen_comm) 
 
 NetStatus NetShim::connect(void* ctx, int dev, void* handle, void** send_comm) {
   *send_comm = nullptr;
+  if (!backend_) return nccl_status(ncclInvalidUsage);
   if (!faults_on()) return backend_->connect(ctx, dev, handle, send_comm);
   const CallSite s = site("connect", -1, Direction::kSend, 0);
   if (const ArmedFault* f = g_connect_point.check(s)) {
@@ -182,6 +184,7 @@ NetStatus NetShim::connect(void* ctx, int dev, void* handle, void** send_comm) {
 
 NetStatus NetShim::accept(void* listen_comm, void** recv_comm) {
   *recv_comm = nullptr;
+  if (!backend_) return nccl_status(ncclInvalidUsage);
   if (!faults_on()) return backend_->accept(listen_comm, recv_comm);
   const CallSite s = site("accept", -1, Direction::kRecv, 0);
   if (const ArmedFault* f = g_accept_point.check(s)) {

@@ -27,7 +27,9 @@ struct TcpHandle {
   uint16_t nsocks;
   uint16_t reserved;
   int32_t rank;  // the listening process's rank
-  uint32_t reserved2;
+  // The framing both ends must agree on (slice plan, inline limit): the connector adopts the listener's.
+  uint32_t inline_bytes;
+  uint64_t min_chunk;
   uint64_t listen_id;
   TcpAddress addr;
   ConnectState* state;  // connector side only; null until the first connect() call
@@ -184,6 +186,8 @@ NetStatus TcpTransport::listen(void*, int dev, void* handle, void** listen_comm)
   h->magic = kTcpMagic;
   h->nsocks = static_cast<uint16_t>(config_.nsocks);
   h->rank = config_.rank;
+  h->inline_bytes = static_cast<uint32_t>(config_.inline_bytes);
+  h->min_chunk = config_.min_chunk;
   h->listen_id = comm->listen_id;
   h->addr = addr;
   h->state = nullptr;
@@ -194,7 +198,7 @@ NetStatus TcpTransport::listen(void*, int dev, void* handle, void** listen_comm)
 NetStatus TcpTransport::connect(void*, int dev, void* handle, void** send_comm) {
   *send_comm = nullptr;
   auto* h = static_cast<TcpHandle*>(handle);
-  if (dev != 0 || h->magic != kTcpMagic) return -EINVAL;
+  if (dev != 0 || h->magic != kTcpMagic || h->min_chunk == 0) return -EINVAL;
   ConnectState* state = h->state;
   if (!state) {
     state = new ConnectState();
@@ -239,7 +243,10 @@ NetStatus TcpTransport::connect(void*, int dev, void* handle, void** send_comm) 
     state->ready[i] = true;
   }
   if (!all_ready) return kNetOk;
-  *send_comm = new TcpComm(config_, /*is_send=*/true, std::move(state->fds), h->rank);
+  TcpConfig framing = config_;
+  framing.inline_bytes = h->inline_bytes;
+  framing.min_chunk = h->min_chunk;
+  *send_comm = new TcpComm(framing, /*is_send=*/true, std::move(state->fds), h->rank);
   delete state;
   h->state = nullptr;
   return kNetOk;
