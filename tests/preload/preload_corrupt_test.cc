@@ -104,5 +104,35 @@ TEST_F(PreloadTest, CorruptOnRecvAltersItsBuffer) {
   EXPECT_EQ(inj[0]["direction"], "recv");
 }
 
+TEST_F(PreloadTest, CorruptOnANonBlockingCommWaitsUntilTheOpIsEnqueued) {
+  // The op answers ncclInProgress and the double "launches" it only when ncclCommGetAsyncError
+  // answers ncclSuccess: the corruption must come after that, or the fill would overwrite it.
+  write_plan(json::array({fault("c", "corrupt", {{"mode", "zero"}, {"count", 2}},
+                                {{"ops", {"allreduce"}}, {"ranks", {1}}}, {{"after_calls", 2}})}));
+  auto r = run({"ops", "allreduce", "2", "--nonblocking", "--rank", "1", "--count", std::to_string(kCount),
+                "--dump", path("recv.bin")},
+               {{"NCCL_DOUBLE_FILL", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto o = outcomes(r.out);
+  EXPECT_EQ(o[2].rc, 7) << "ncclInProgress passes through";
+  auto inj = events("inject");
+  ASSERT_EQ(inj.size(), 1u);
+  EXPECT_EQ(inj[0]["deferred"], "nonblocking");
+  EXPECT_EQ(inj[0]["rank"], 1);
+  std::vector<unsigned char> buf(kCount * 4);
+  std::ifstream(path("recv.bin"), std::ios::binary)
+      .read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+  size_t zeroed = 0, other = 0;
+  for (size_t e = 0; e < kCount; ++e) {
+    bool same = true;
+    for (size_t b = 0; b < 4; ++b) same = same && buf[e * 4 + b] == pattern(e * 4 + b);
+    float v;
+    std::memcpy(&v, &buf[e * 4], 4);
+    if (!same) (v == 0.0f ? zeroed : other)++;
+  }
+  EXPECT_EQ(zeroed, 2u);
+  EXPECT_EQ(other, 0u);
+}
+
 }  // namespace
 }  // namespace ncclfi::test

@@ -7,6 +7,7 @@
 //   initall N                one process, two devices (ncclCommInitAll): N grouped allreduces
 //   old-nccl                 an allreduce, then ncclCommShrink (absent from the "old" double)
 // opts: --rank R --nranks K --count C --dtype T --dump FILE --group (ops inside GroupStart/End)
+//       --nonblocking (config.blocking = 0; after each op, poll until not ncclInProgress)
 // Each call prints "call I OP rc=RC ms=MS" (flushed), so a hang shows as a missing line.
 #include <chrono>
 #include <cstdio>
@@ -33,6 +34,7 @@ struct Options {
   ncclDataType_t dtype = ncclFloat32;
   std::string dump;
   bool group = false;
+  bool nonblocking = false;
 };
 
 double now_ms() {
@@ -236,8 +238,17 @@ int ops(const std::string& op, int n, const Options& o) {
   ncclUniqueId id{};
   ncclGetUniqueId(&id);
   ncclComm_t comm = nullptr;
-  ncclResult_t rc = ncclCommInitRank(&comm, o.nranks, id, o.rank);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = o.nonblocking ? 0 : 1;
+  ncclResult_t rc = ncclCommInitRankConfig(&comm, o.nranks, id, o.rank, &config);
   say("init rc=" + std::to_string(rc));
+  // A non-blocking comm is ready once the poll stops answering ncclInProgress.
+  auto settle = [&] {
+    ncclResult_t state = ncclInProgress;
+    for (int poll = 0; poll < 100 && state == ncclInProgress; ++poll) ncclCommGetAsyncError(comm, &state);
+    return state;
+  };
+  if (rc == ncclInProgress) rc = settle();
   if (rc != ncclSuccess) return 6;
   const size_t bytes = o.count * 8 * static_cast<size_t>(o.nranks);
   std::vector<unsigned char> send(bytes, 1), recv(bytes, 0);
@@ -253,7 +264,11 @@ int ops(const std::string& op, int n, const Options& o) {
     say("call " + std::to_string(i) + " " + op + " rc=" + std::to_string(rc) +
         (o.group ? " end=" + std::to_string(group_rc) : std::string()) + " ms=" + ms);
     ncclResult_t async = ncclSuccess;
-    ncclCommGetAsyncError(comm, &async);
+    if (o.nonblocking) {
+      async = settle();
+    } else {
+      ncclCommGetAsyncError(comm, &async);
+    }
     say("async " + std::to_string(i) + " " + std::to_string(async));
   }
   if (!o.dump.empty()) {
@@ -344,6 +359,8 @@ int main(int argc, char** argv) {
       o.dump = next();
     else if (a == "--group")
       o.group = true;
+    else if (a == "--nonblocking")
+      o.nonblocking = true;
     else
       pos.push_back(a);
   }

@@ -180,5 +180,15 @@ TEST_F(PreloadTest, GroupEndFaultFiresAtTheOutermostEnd) {
   EXPECT_EQ(inj[0]["rank"], 0) << "the rank of the group's communicator";
 }
 
+TEST_F(PreloadTest, CommTargetSelectsTheCreationIndex) {
+  // InitAll makes comm 0 (rank 0) and comm 1 (rank 1); target.comm picks by creation order.
+  write_plan(json::array(
+      {fault("e", "error", {{"code", 5}}, {{"comm", 0}, {"ops", {"allreduce"}}}, {{"count", 0}})}));
+  auto r = run({"initall", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has_line(r.out, "call 1 rank0=5 rank1=0 end=0")) << r.out;
+  EXPECT_TRUE(has_line(r.out, "call 2 rank0=5 rank1=0 end=0")) << r.out;
+}
+
 }  // namespace
 }  // namespace ncclfi::test

@@ -19,6 +19,8 @@ struct DoubleComm {
   int rank;
   int nranks;
   int device;
+  int nonblocking;  // made with config.blocking = 0: calls answer ncclInProgress
+  int pending;      // polls of ncclCommGetAsyncError that still answer ncclInProgress
 };
 inline constexpr uint32_t kCommMagic = 0x6e63636cu;
 

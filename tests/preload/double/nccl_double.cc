@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "call_format.h"
@@ -65,7 +67,7 @@ DoubleComm* as_comm(ncclComm_t comm) {
 }
 
 ncclComm_t new_comm(int rank, int nranks, int device) {
-  auto* c = new DoubleComm{kCommMagic, g_next_comm.fetch_add(1), rank, nranks, device};
+  auto* c = new DoubleComm{kCommMagic, g_next_comm.fetch_add(1), rank, nranks, device, 0, 0};
   return reinterpret_cast<ncclComm_t>(c);
 }
 
@@ -102,6 +104,10 @@ void run_op(void* recvbuff, size_t elements, ncclDataType_t t) {
     work();
   }
 }
+
+// Non-blocking comms: work queued until a poll of ncclCommGetAsyncError answers ncclSuccess.
+std::mutex g_nb_mu;
+std::map<int, std::vector<std::function<void()>>> g_nb_work;
 
 int nranks_of(ncclComm_t comm) {
   return comm != nullptr ? as_comm(comm)->nranks : 1;
@@ -151,6 +157,11 @@ NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks, ncc
   record(call_line("ncclCommInitRankConfig", arg("comm", comm), arg("nranks", nranks),
                    arg("commId", id_str(commId)), arg("rank", rank), arg("config", config_str(config))));
   *comm = new_comm(rank, nranks, t_device);
+  if (config != nullptr && config->blocking == 0) {
+    as_comm(*comm)->nonblocking = 1;
+    as_comm(*comm)->pending = 2;
+    return ncclInProgress;
+  }
   return ncclSuccess;
 }
 
@@ -218,8 +229,23 @@ NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
 }
 
 NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asyncError) {
-  if (!t_in_query)
-    record(call_line("ncclCommGetAsyncError", arg("comm", comm_str(comm)), arg("asyncError", asyncError)));
+  DoubleComm* c = as_comm(comm);
+  if (t_in_query) {  // NCCL's own readiness check: no side effect
+    *asyncError = c->pending > 0 ? ncclInProgress : ncclSuccess;
+    return ncclSuccess;
+  }
+  record(call_line("ncclCommGetAsyncError", arg("comm", comm_str(comm)), arg("asyncError", asyncError)));
+  if (c->pending > 0) {
+    --c->pending;
+    *asyncError = ncclInProgress;
+    return ncclSuccess;
+  }
+  std::vector<std::function<void()>> work;
+  {
+    std::lock_guard lock(g_nb_mu);
+    work.swap(g_nb_work[c->id]);
+  }
+  for (auto& w : work) w();  // the queued ops "launch" now, before the caller hears ncclSuccess
   *asyncError = ncclSuccess;
   return ncclSuccess;
 }
@@ -309,6 +335,12 @@ NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size
   record(call_line("ncclAllReduce", arg("sendbuff", sendbuff), arg("recvbuff", recvbuff),
                    arg("count", static_cast<long long>(count)), arg("datatype", datatype), arg("op", op),
                    arg("comm", comm_str(comm)), arg("stream", stream)));
+  if (comm != nullptr && as_comm(comm)->nonblocking != 0 && t_group_depth == 0) {
+    std::lock_guard lock(g_nb_mu);
+    g_nb_work[as_comm(comm)->id].emplace_back([=] { run_op(recvbuff, count, datatype); });
+    as_comm(comm)->pending = 1;
+    return ncclInProgress;
+  }
   run_op(recvbuff, count, datatype);
   return ncclSuccess;
 }
