@@ -22,7 +22,8 @@ std::string fmt_s(double seconds) {
 
 std::vector<std::string> string_list(const nlohmann::json& v, const char* field) {
   if (v.is_string()) return {v.get<std::string>()};
-  if (!v.is_array()) throw std::invalid_argument(std::string(field) + ": expected a string or a list of strings");
+  if (!v.is_array())
+    throw std::invalid_argument(std::string(field) + ": expected a string or a list of strings");
   std::vector<std::string> out;
   for (const auto& item : v) {
     if (!item.is_string()) throw std::invalid_argument(std::string(field) + ": expected strings");
@@ -111,8 +112,9 @@ CheckResult check_detected_by(const nlohmann::json& expected, const CheckContext
   if (firsts.empty()) firsts.push_back(first->mechanism);
   for (const auto& m : firsts) {
     if (std::find(allowed.begin(), allowed.end(), m) != allowed.end()) {
-      return result("detected_by", Answer::kPass,
-                    "first detection " + describe_detection(*first, ctx.judgement) + " is one of " + join(allowed));
+      return result(
+          "detected_by", Answer::kPass,
+          "first detection " + describe_detection(*first, ctx.judgement) + " is one of " + join(allowed));
     }
   }
   return result("detected_by", Answer::kFail,
@@ -123,13 +125,15 @@ CheckResult check_detected_by(const nlohmann::json& expected, const CheckContext
 CheckResult check_detection_s(const nlohmann::json& expected, const CheckContext& ctx) {
   auto [lo, hi] = bounds(expected, "detection_s");
   const std::string want = "detection time " + bounds_text(lo, hi, true);
-  if (!ctx.judgement.first_detection) return result("detection_s", Answer::kFail, "expected " + want + ", nothing detected");
+  if (!ctx.judgement.first_detection)
+    return result("detection_s", Answer::kFail, "expected " + want + ", nothing detected");
   if (!ctx.judgement.first_injection_ns || !ctx.judgement.detection_s) {
     return result("detection_s", Answer::kUnknown,
                   "expected " + want + ", but no injection was recorded to measure from");
   }
   const double t = *ctx.judgement.detection_s;
-  const std::string said = "expected " + want + ", observed " + fmt_s(t) + " (" + ctx.judgement.first_detection->mechanism + ")";
+  const std::string said =
+      "expected " + want + ", observed " + fmt_s(t) + " (" + ctx.judgement.first_detection->mechanism + ")";
   if ((lo && t < *lo) || (hi && t > *hi)) return result("detection_s", Answer::kFail, said);
   return result("detection_s", Answer::kPass, said);
 }
@@ -152,7 +156,8 @@ CheckResult check_ranks(const nlohmann::json& expected, const CheckContext& ctx)
     want = "all " + std::to_string(ctx.history.world_size) + " ranks";
   } else if (expected.is_array()) {
     for (const auto& r : expected) {
-      if (!r.is_number_integer()) throw std::invalid_argument("ranks: expected \"all\", \"any\" or a list of ranks");
+      if (!r.is_number_integer())
+        throw std::invalid_argument("ranks: expected \"all\", \"any\" or a list of ranks");
       required.push_back(r.get<int>());
     }
     want = "ranks " + expected.dump();
@@ -171,8 +176,9 @@ CheckResult check_ranks(const nlohmann::json& expected, const CheckContext& ctx)
 CheckResult check_restarts(const nlohmann::json& expected, const CheckContext& ctx) {
   auto [lo, hi] = bounds(expected, "restarts");
   const int n = ctx.judgement.restarts;
-  const std::string said = "expected restarts " + bounds_text(lo, hi, false) + ", observed " + std::to_string(n) +
-                           " (harness " + std::to_string(std::max(0, ctx.history.attempts - 1)) + ", torchrun " +
+  const std::string said = "expected restarts " + bounds_text(lo, hi, false) + ", observed " +
+                           std::to_string(n) + " (harness " +
+                           std::to_string(std::max(0, ctx.history.attempts - 1)) + ", torchrun " +
                            std::to_string(ctx.history.torchrun_restarts) + ")";
   if ((lo && n < *lo) || (hi && n > *hi)) return result("restarts", Answer::kFail, said);
   return result("restarts", Answer::kPass, said);
@@ -188,7 +194,8 @@ CheckResult check_log_matches(const nlohmann::json& expected, const CheckContext
     for (const auto& rel : attempt_logs) {
       if (rel.empty()) continue;
       std::filesystem::path path = rel;
-      if (path.is_relative() && !ctx.options.run_dir.empty()) path = std::filesystem::path(ctx.options.run_dir) / rel;
+      if (path.is_relative() && !ctx.options.run_dir.empty())
+        path = std::filesystem::path(ctx.options.run_dir) / rel;
       std::ifstream in(path, std::ios::binary);
       if (!in) continue;
       ++files_read;
@@ -231,14 +238,15 @@ CheckResult check_result(const nlohmann::json& expected, const CheckContext& ctx
     return result("result", Answer::kPass, "every rank of the final attempt verified its data");
   }
   if (verified.empty()) {
-    return result("result", ctx.judgement.outcome == Outcome::kDetected || ctx.judgement.outcome == Outcome::kHung
-                                ? Answer::kFail
-                                : Answer::kUnknown,
+    return result("result",
+                  ctx.judgement.outcome == Outcome::kDetected || ctx.judgement.outcome == Outcome::kHung
+                      ? Answer::kFail
+                      : Answer::kUnknown,
                   "expected verified data, no rank reported done with verified=true");
   }
   return result("result", Answer::kFail,
-                "expected verified data, only " + std::to_string(verified.size()) + " of " + std::to_string(world) +
-                    " ranks reported verified=true");
+                "expected verified data, only " + std::to_string(verified.size()) + " of " +
+                    std::to_string(world) + " ranks reported verified=true");
 }
 
 }  // namespace ncclfi::harness

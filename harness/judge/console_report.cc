@@ -39,7 +39,8 @@ std::string format_progress_line(const ProgressState& s, size_t width) {
   std::string line = head + s.scenario;
   if (!s.phase.empty()) line += "  " + s.phase;
   if (s.attempt > 0) line += "  attempt " + std::to_string(s.attempt + 1);
-  if (s.ranks_total > 0) line += "  ranks " + std::to_string(s.ranks_running) + "/" + std::to_string(s.ranks_total);
+  if (s.ranks_total > 0)
+    line += "  ranks " + std::to_string(s.ranks_running) + "/" + std::to_string(s.ranks_total);
   char times[64];
   if (s.deadline_s > 0) {
     std::snprintf(times, sizeof times, "  %.1fs/%.0fs", s.elapsed_s, s.deadline_s);
@@ -89,14 +90,18 @@ std::string format_final_table(const std::vector<RunRecord>& records, bool color
       out += std::string(w[0] + w[1] + w[2] + w[3] + 8 + 7, '-') + "\n";
       continue;
     }
-    if (row.verdict == "pass") ++pass;
-    else if (row.verdict == "fail") ++fail;
-    else if (row.verdict == "skipped") ++skipped;
-    else ++unknown;
+    if (row.verdict == "pass")
+      ++pass;
+    else if (row.verdict == "fail")
+      ++fail;
+    else if (row.verdict == "skipped")
+      ++skipped;
+    else
+      ++unknown;
   }
   out += std::to_string(records.size()) + " scenario(s): " + std::to_string(pass) + " passed, " +
-         std::to_string(fail) + " failed, " + std::to_string(unknown) + " unknown, " + std::to_string(skipped) +
-         " skipped\n";
+         std::to_string(fail) + " failed, " + std::to_string(unknown) + " unknown, " +
+         std::to_string(skipped) + " skipped\n";
   return out;
 }
 

@@ -11,10 +11,19 @@
 namespace ncclfi::harness {
 
 const std::vector<std::string>& known_mechanisms() {
-  static const std::vector<std::string> names = {
-      "api_error",   "async_error", "workload_watchdog", "torch_watchdog", "torch_heartbeat",
-      "nccl_tests_timeout", "verification", "nan_check", "peer_exit", "launcher_teardown",
-      "ras",         "harness_deadline", "bootstrap"};
+  static const std::vector<std::string> names = {"api_error",
+                                                 "async_error",
+                                                 "workload_watchdog",
+                                                 "torch_watchdog",
+                                                 "torch_heartbeat",
+                                                 "nccl_tests_timeout",
+                                                 "verification",
+                                                 "nan_check",
+                                                 "peer_exit",
+                                                 "launcher_teardown",
+                                                 "ras",
+                                                 "harness_deadline",
+                                                 "bootstrap"};
   return names;
 }
 
@@ -41,7 +50,8 @@ const char* mechanism_for_event(const std::string& event, const nlohmann::json& 
 
 std::string evidence_for(const HistoryEvent& e) {
   std::string text = e.source + ":" + e.event;
-  if (!e.fields.empty()) text += " " + e.fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (!e.fields.empty())
+    text += " " + e.fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return text;
 }
 

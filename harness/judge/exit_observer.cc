@@ -19,7 +19,8 @@ std::string describe(const RankExit& x) {
   std::string text = "rank " + std::to_string(x.rank) + " (pid " + std::to_string(x.pid) + ")";
   if (x.signal) {
     const char* name = sigabbrev_np(*x.signal);
-    text += " killed by signal " + std::to_string(*x.signal) + (name ? std::string(" (SIG") + name + ")" : "");
+    text +=
+        " killed by signal " + std::to_string(*x.signal) + (name ? std::string(" (SIG") + name + ")" : "");
   } else if (x.exit_code) {
     text += " exited " + std::to_string(*x.exit_code);
   } else {
@@ -43,13 +44,20 @@ bool self_inflicted(const History& h, const RankExit& x) {
 
 std::string mechanism_for_exit_code(int code) {
   switch (code) {
-    case kExitNcclError: return "api_error";
-    case kExitWatchdog: return "workload_watchdog";
-    case kExitVerification: return "verification";
-    case kExitAsyncError: return "async_error";
-    case kExitBootstrap: return "bootstrap";
-    case kExitNanLoss: return "nan_check";
-    default: return "";
+    case kExitNcclError:
+      return "api_error";
+    case kExitWatchdog:
+      return "workload_watchdog";
+    case kExitVerification:
+      return "verification";
+    case kExitAsyncError:
+      return "async_error";
+    case kExitBootstrap:
+      return "bootstrap";
+    case kExitNanLoss:
+      return "nan_check";
+    default:
+      return "";
   }
 }
 
@@ -101,8 +109,8 @@ void observe_exits(History& history) {
   // A deadline with every rank already gone (e.g. a launcher that hung after its ranks): still one
   // harness_deadline detection, at the end of the run.
   if (history.deadline_hit && !deadline_recorded) {
-    history.detections.push_back(Detection{"harness_deadline", -1, last_attempt,
-                                           history.end_ns, "deadline reached"});
+    history.detections.push_back(
+        Detection{"harness_deadline", -1, last_attempt, history.end_ns, "deadline reached"});
   }
 }
 

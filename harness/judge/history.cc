@@ -80,7 +80,8 @@ nlohmann::json to_json(const History& history) {
                         {"deadline_hit", history.deadline_hit},
                         {"interrupted", history.interrupted},
                         {"rank_logs", history.rank_logs}};
-  doc["baseline_total_s"] = history.baseline_total_s ? nlohmann::json(*history.baseline_total_s) : nlohmann::json();
+  doc["baseline_total_s"] =
+      history.baseline_total_s ? nlohmann::json(*history.baseline_total_s) : nlohmann::json();
   doc["baseline_slowest_step_s"] =
       history.baseline_slowest_step_s ? nlohmann::json(*history.baseline_slowest_step_s) : nlohmann::json();
   auto& events = doc["events"] = nlohmann::json::array();

@@ -14,13 +14,13 @@ namespace ncclfi::harness {
 // One entry of the timeline. Sources: "harness" (launch, deadline, kill, restart, arm), "workload",
 // "preload", "net", "log" (a classifier matched a rank's output line), "exit", "ras".
 struct HistoryEvent {
-  int64_t ts_ns = 0;          // wall clock, ns since the epoch
-  int rank = -1;              // -1: the whole job / harness
-  int attempt = 0;            // restart attempt (0 = first launch)
+  int64_t ts_ns = 0;  // wall clock, ns since the epoch
+  int rank = -1;      // -1: the whole job / harness
+  int attempt = 0;    // restart attempt (0 = first launch)
   int pid = 0;
   std::string host;
   std::string source;
-  std::string event;          // ev::* names, or "detection", "launch", "exit", "deadline", "restart", ...
+  std::string event;  // ev::* names, or "detection", "launch", "exit", "deadline", "restart", ...
   nlohmann::json fields = nlohmann::json::object();
 };
 
@@ -29,9 +29,9 @@ struct RankExit {
   int rank = -1;
   int attempt = 0;
   int pid = 0;
-  std::optional<int> exit_code;   // set when it exited
-  std::optional<int> signal;      // set when a signal ended it
-  bool killed_by_harness = false; // teardown (deadline, interrupt, peer policy)
+  std::optional<int> exit_code;    // set when it exited
+  std::optional<int> signal;       // set when a signal ended it
+  bool killed_by_harness = false;  // teardown (deadline, interrupt, peer policy)
   int64_t ts_ns = 0;
 };
 
@@ -43,7 +43,7 @@ struct Detection {
   int rank = -1;
   int attempt = 0;
   int64_t ts_ns = 0;
-  std::string evidence;           // the log line or event that shows it
+  std::string evidence;  // the log line or event that shows it
 };
 
 struct History {
@@ -51,11 +51,11 @@ struct History {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   int world_size = 0;
-  int attempts = 1;               // launches made (1 + restarts by the harness)
-  int torchrun_restarts = 0;      // restarts torchrun reported in its own output
+  int attempts = 1;           // launches made (1 + restarts by the harness)
+  int torchrun_restarts = 0;  // restarts torchrun reported in its own output
   bool deadline_hit = false;
-  bool interrupted = false;       // ncclfi was interrupted (SIGINT/SIGTERM)
-  std::vector<HistoryEvent> events;   // sorted by ts_ns when judged
+  bool interrupted = false;          // ncclfi was interrupted (SIGINT/SIGTERM)
+  std::vector<HistoryEvent> events;  // sorted by ts_ns when judged
   std::vector<RankExit> exits;
   std::vector<Detection> detections;  // filled by the observers/classifiers
   // Per attempt, per rank: the captured output log path (relative to the run directory).

@@ -11,8 +11,8 @@
 namespace ncclfi::harness {
 namespace {
 
-constexpr int kWidth = 960;      // timeline drawing width in px
-constexpr int kLeft = 90;        // room for row labels
+constexpr int kWidth = 960;  // timeline drawing width in px
+constexpr int kLeft = 90;    // room for row labels
 constexpr int kRowHeight = 22;
 constexpr size_t kMaxOpTicks = 400;  // per rank; more are sampled evenly
 
@@ -43,7 +43,9 @@ std::string verdict_class(const RunRecord& r) {
   return std::string(to_string(r.judgement.verdict));
 }
 
-std::string anchor(size_t index) { return "run-" + std::to_string(index); }
+std::string anchor(size_t index) {
+  return "run-" + std::to_string(index);
+}
 
 std::string timeline_svg(const History& h) {
   // Time span: the run's own bounds, widened to every event we draw.
@@ -63,14 +65,12 @@ std::string timeline_svg(const History& h) {
   const int rows = max_rank + 2;  // row 0: the job / harness; row r+1: rank r
   const int height = rows * kRowHeight + 30;
   const double span = static_cast<double>(t1 - t0);
-  auto x_of = [&](int64_t t) {
-    return kLeft + static_cast<double>(t - t0) / span * (kWidth - kLeft - 10);
-  };
+  auto x_of = [&](int64_t t) { return kLeft + static_cast<double>(t - t0) / span * (kWidth - kLeft - 10); };
   auto y_of = [&](int rank) { return (rank + 1) * kRowHeight + 14; };  // rank -1 -> row 0
   auto secs = [&](int64_t t) { return "+" + fixed(static_cast<double>(t - t0) / 1e9, 3) + "s"; };
 
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kWidth) + "\" height=\"" +
-                  std::to_string(height) + "\" role=\"img\">\n";
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kWidth) +
+                  "\" height=\"" + std::to_string(height) + "\" role=\"img\">\n";
   for (int r = -1; r <= max_rank; ++r) {
     const int y = y_of(r);
     s += "<line x1=\"" + std::to_string(kLeft) + "\" y1=\"" + std::to_string(y) + "\" x2=\"" +
@@ -98,7 +98,8 @@ std::string timeline_svg(const History& h) {
       const int y = y_of(rank);
       s += "<line x1=\"" + fixed(x, 1) + "\" y1=\"" + std::to_string(y - 5) + "\" x2=\"" + fixed(x, 1) +
            "\" y2=\"" + std::to_string(y + 5) + "\" stroke=\"#9aa5b1\"><title>" +
-           xml_escape(e->event + " " + secs(e->ts_ns) + " " + e->fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+           xml_escape(e->event + " " + secs(e->ts_ns) + " " +
+                      e->fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
            "</title></line>";
     }
   }
@@ -113,7 +114,8 @@ std::string timeline_svg(const History& h) {
     if (color.empty()) continue;
     s += "<line x1=\"" + fixed(x, 1) + "\" y1=\"8\" x2=\"" + fixed(x, 1) + "\" y2=\"" +
          std::to_string(height - 20) + "\" stroke=\"" + color + "\" stroke-dasharray=\"4 3\"><title>" +
-         xml_escape(e.source + " " + e.event + " (attempt " + std::to_string(e.attempt + 1) + ") " + secs(e.ts_ns)) +
+         xml_escape(e.source + " " + e.event + " (attempt " + std::to_string(e.attempt + 1) + ") " +
+                    secs(e.ts_ns)) +
          "</title></line>\n";
   }
   // Injections: red diamonds.
@@ -121,15 +123,18 @@ std::string timeline_svg(const History& h) {
     if (e.event != "inject") continue;
     const double x = x_of(e.ts_ns);
     const int y = y_of(e.rank);
-    s += "<path d=\"M" + fixed(x, 1) + " " + std::to_string(y - 7) + " l6 7 l-6 7 l-6 -7 z\" fill=\"#d93025\"><title>" +
-         xml_escape("inject " + secs(e.ts_ns) + " " + e.fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+    s += "<path d=\"M" + fixed(x, 1) + " " + std::to_string(y - 7) +
+         " l6 7 l-6 7 l-6 -7 z\" fill=\"#d93025\"><title>" +
+         xml_escape("inject " + secs(e.ts_ns) + " " +
+                    e.fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
          "</title></path>\n";
   }
   // Detections: orange triangles.
   for (const auto& d : h.detections) {
     const double x = x_of(d.ts_ns);
     const int y = y_of(d.rank);
-    s += "<path d=\"M" + fixed(x, 1) + " " + std::to_string(y - 7) + " l7 13 l-14 0 z\" fill=\"#f29900\"><title>" +
+    s += "<path d=\"M" + fixed(x, 1) + " " + std::to_string(y - 7) +
+         " l7 13 l-14 0 z\" fill=\"#f29900\"><title>" +
          xml_escape(d.mechanism + " " + secs(d.ts_ns) + ": " + d.evidence) + "</title></path>\n";
   }
   // Exits: squares, green for 0, dark red otherwise.
@@ -137,13 +142,14 @@ std::string timeline_svg(const History& h) {
     const double px = x_of(x.ts_ns);
     const int y = y_of(x.rank);
     const bool ok = x.exit_code && *x.exit_code == 0 && !x.signal;
-    std::string what = x.signal ? "signal " + std::to_string(*x.signal)
-                                : x.exit_code ? "exit " + std::to_string(*x.exit_code) : std::string("ended");
+    std::string what = x.signal      ? "signal " + std::to_string(*x.signal)
+                       : x.exit_code ? "exit " + std::to_string(*x.exit_code)
+                                     : std::string("ended");
     if (x.killed_by_harness) what += " (killed by harness)";
     s += "<rect x=\"" + fixed(px - 5, 1) + "\" y=\"" + std::to_string(y - 5) +
          "\" width=\"10\" height=\"10\" fill=\"" + (ok ? "#188038" : "#8c1d18") + "\"><title>" +
-         xml_escape("rank " + std::to_string(x.rank) + " attempt " + std::to_string(x.attempt + 1) + " " + what + " " +
-                    secs(x.ts_ns)) +
+         xml_escape("rank " + std::to_string(x.rank) + " attempt " + std::to_string(x.attempt + 1) + " " +
+                    what + " " + secs(x.ts_ns)) +
          "</title></rect>\n";
   }
   s += "</svg>\n";
@@ -164,15 +170,16 @@ std::string checks_table(const RunRecord& r) {
 std::string events_table(const History& h) {
   constexpr size_t kMax = 300;
   std::string s = "<details><summary>timeline events (" + std::to_string(h.events.size()) +
-                  ")</summary><table><tr><th>t</th><th>rank</th><th>attempt</th><th>source</th><th>event</th><th>fields</th></tr>\n";
+                  ")</summary><table><tr><th>t</th><th>rank</th><th>attempt</th><th>source</th><th>event</"
+                  "th><th>fields</th></tr>\n";
   size_t shown = 0;
   const int64_t t0 = h.start_ns > 0 ? h.start_ns : (h.events.empty() ? 0 : h.events.front().ts_ns);
   for (const auto& e : h.events) {
     if (e.event == "op" || e.event == "op_enqueue") continue;  // drawn, too many to list
     if (++shown > kMax) break;
-    s += "<tr><td>" + fixed(static_cast<double>(e.ts_ns - t0) / 1e9, 3) + "</td><td>" + std::to_string(e.rank) +
-         "</td><td>" + std::to_string(e.attempt + 1) + "</td><td>" + xml_escape(e.source) + "</td><td>" +
-         xml_escape(e.event) + "</td><td><code>" +
+    s += "<tr><td>" + fixed(static_cast<double>(e.ts_ns - t0) / 1e9, 3) + "</td><td>" +
+         std::to_string(e.rank) + "</td><td>" + std::to_string(e.attempt + 1) + "</td><td>" +
+         xml_escape(e.source) + "</td><td>" + xml_escape(e.event) + "</td><td><code>" +
          xml_escape(e.fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).substr(0, 300)) +
          "</code></td></tr>\n";
   }
@@ -182,35 +189,40 @@ std::string events_table(const History& h) {
 }  // namespace
 
 std::string render_html(const SuiteInfo& suite, const std::vector<RunRecord>& records) {
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + xml_escape(suite.name) +
-                  " report</title>\n<style>" + kStyle + "</style>\n<script>" + kScript + "</script></head><body>\n";
+  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+                  xml_escape(suite.name) + " report</title>\n<style>" + kStyle + "</style>\n<script>" +
+                  kScript + "</script></head><body>\n";
   h += "<h1>" + xml_escape(suite.name) + ": " + std::to_string(records.size()) + " scenario(s)</h1>\n";
   h += "<label><input type=\"checkbox\" onchange=\"ncclfiFilter(this)\"> hide passing runs</label>\n";
-  h += "<table><tr><th>scenario</th><th>expected</th><th>observed</th><th>detection</th><th>restarts</th><th>verdict</th></tr>\n";
+  h += "<table><tr><th>scenario</th><th>expected</th><th>observed</th><th>detection</th><th>restarts</"
+       "th><th>verdict</th></tr>\n";
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     const std::string v = verdict_class(r);
-    h += "<tr class=\"run\" data-verdict=\"" + v + "\"><td><a href=\"#" + anchor(i) + "\">" + xml_escape(r.scenario) +
-         "</a></td><td>" + xml_escape(expected_summary(r.expect)) + "</td><td>" +
+    h += "<tr class=\"run\" data-verdict=\"" + v + "\"><td><a href=\"#" + anchor(i) + "\">" +
+         xml_escape(r.scenario) + "</a></td><td>" + xml_escape(expected_summary(r.expect)) + "</td><td>" +
          xml_escape(r.skipped ? "-" : observed_summary(r.judgement)) + "</td><td>" +
-         xml_escape(format_seconds(r.judgement.detection_s)) + "</td><td>" + std::to_string(r.judgement.restarts) +
-         "</td><td class=\"" + v + "\">" + v + "</td></tr>\n";
+         xml_escape(format_seconds(r.judgement.detection_s)) + "</td><td>" +
+         std::to_string(r.judgement.restarts) + "</td><td class=\"" + v + "\">" + v + "</td></tr>\n";
   }
   h += "</table>\n<p class=\"legend\"><span style=\"color:#d93025\">&#9670; injection</span>"
-       "<span style=\"color:#f29900\">&#9650; detection</span><span style=\"color:#188038\">&#9632; exit 0</span>"
+       "<span style=\"color:#f29900\">&#9650; detection</span><span style=\"color:#188038\">&#9632; exit "
+       "0</span>"
        "<span style=\"color:#8c1d18\">&#9632; abnormal exit</span><span style=\"color:#9aa5b1\">| op</span>"
-       "<span style=\"color:#1a73e8\">&#8942; launch / restart</span><span style=\"color:#c5221f\">&#8942; deadline</span></p>\n";
+       "<span style=\"color:#1a73e8\">&#8942; launch / restart</span><span style=\"color:#c5221f\">&#8942; "
+       "deadline</span></p>\n";
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     const std::string v = verdict_class(r);
-    h += "<h2 id=\"" + anchor(i) + "\">" + xml_escape(r.scenario) + " &mdash; <span class=\"" + v + "\">" + v +
-         "</span></h2>\n";
+    h += "<h2 id=\"" + anchor(i) + "\">" + xml_escape(r.scenario) + " &mdash; <span class=\"" + v + "\">" +
+         v + "</span></h2>\n";
     if (!r.summary.empty()) h += "<p>" + xml_escape(r.summary) + "</p>\n";
     if (r.skipped) {
       h += "<p class=\"skipped\">Skipped: " + xml_escape(r.skip_reason) + "</p>\n";
       continue;
     }
-    if (!r.harness_error.empty()) h += "<p class=\"error\">Harness error: " + xml_escape(r.harness_error) + "</p>\n";
+    if (!r.harness_error.empty())
+      h += "<p class=\"error\">Harness error: " + xml_escape(r.harness_error) + "</p>\n";
     h += "<p>Outcome <b>" + std::string(to_string(r.judgement.outcome)) + "</b>: " +
          xml_escape(r.judgement.outcome_reason) + ". Detection time " +
          xml_escape(format_seconds(r.judgement.detection_s)) + ", mechanisms: " +

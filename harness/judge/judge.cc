@@ -11,15 +11,15 @@
 namespace ncclfi::harness {
 namespace {
 
-constexpr std::array<std::string_view, 6> kOutcomeNames = {"clean", "degraded", "detected",
+constexpr std::array<std::string_view, 6> kOutcomeNames = {"clean", "degraded",          "detected",
                                                            "hung",  "silent_corruption", "recovered"};
 
 using Checker = std::function<CheckResult(const nlohmann::json&, const CheckContext&)>;
 
 const std::map<std::string, Checker>& checkers() {
   static const std::map<std::string, Checker> table = {
-      {"outcome", check_outcome},         {"detected_by", check_detected_by}, {"detection_s", check_detection_s},
-      {"ranks", check_ranks},             {"restarts", check_restarts},       {"log_matches", check_log_matches},
+      {"outcome", check_outcome}, {"detected_by", check_detected_by}, {"detection_s", check_detection_s},
+      {"ranks", check_ranks},     {"restarts", check_restarts},       {"log_matches", check_log_matches},
       {"result", check_result},
   };
   return table;
@@ -53,7 +53,9 @@ void assign_attempts(History& history) {
 
 }  // namespace
 
-std::string_view to_string(Outcome outcome) { return kOutcomeNames[static_cast<size_t>(outcome)]; }
+std::string_view to_string(Outcome outcome) {
+  return kOutcomeNames[static_cast<size_t>(outcome)];
+}
 
 std::optional<Outcome> outcome_from_string(std::string_view name) {
   for (size_t i = 0; i < kOutcomeNames.size(); ++i) {
@@ -64,14 +66,19 @@ std::optional<Outcome> outcome_from_string(std::string_view name) {
 
 std::string_view to_string(Answer answer) {
   switch (answer) {
-    case Answer::kPass: return "pass";
-    case Answer::kFail: return "fail";
-    case Answer::kUnknown: break;
+    case Answer::kPass:
+      return "pass";
+    case Answer::kFail:
+      return "fail";
+    case Answer::kUnknown:
+      break;
   }
   return "unknown";
 }
 
-Answer worst(Answer a, Answer b) { return static_cast<int>(a) >= static_cast<int>(b) ? a : b; }
+Answer worst(Answer a, Answer b) {
+  return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
+}
 
 void sort_history(History& history) {
   std::stable_sort(history.events.begin(), history.events.end(),
@@ -110,7 +117,8 @@ Judgement judge(History& history, const nlohmann::json& expect, const JudgeOptio
     if (std::find(j.mechanisms.begin(), j.mechanisms.end(), d.mechanism) == j.mechanisms.end()) {
       j.mechanisms.push_back(d.mechanism);
     }
-    if (!j.first_detection && (!j.first_injection_ns || d.ts_ns >= *j.first_injection_ns)) j.first_detection = d;
+    if (!j.first_detection && (!j.first_injection_ns || d.ts_ns >= *j.first_injection_ns))
+      j.first_detection = d;
   }
   if (j.first_detection && j.first_injection_ns) {
     j.detection_s = static_cast<double>(j.first_detection->ts_ns - *j.first_injection_ns) / 1e9;
@@ -179,7 +187,8 @@ nlohmann::json to_json(const Judgement& j) {
        j.performance.slowest_step_s ? nlohmann::json(*j.performance.slowest_step_s) : nlohmann::json()}};
   auto& checks = doc["checks"] = nlohmann::json::array();
   for (const auto& c : j.checks) {
-    checks.push_back({{"field", c.field}, {"answer", std::string(to_string(c.answer))}, {"reason", c.reason}});
+    checks.push_back(
+        {{"field", c.field}, {"answer", std::string(to_string(c.answer))}, {"reason", c.reason}});
   }
   return doc;
 }
@@ -199,11 +208,13 @@ Judgement judgement_from_json(const nlohmann::json& doc) {
   if (doc.contains("first_injection_ns") && doc["first_injection_ns"].is_number_integer()) {
     j.first_injection_ns = doc["first_injection_ns"].get<int64_t>();
   }
-  if (doc.contains("detection_s") && doc["detection_s"].is_number()) j.detection_s = doc["detection_s"].get<double>();
+  if (doc.contains("detection_s") && doc["detection_s"].is_number())
+    j.detection_s = doc["detection_s"].get<double>();
   if (doc.contains("first_detection") && doc["first_detection"].is_object()) {
     const auto& d = doc["first_detection"];
-    j.first_detection = Detection{d.value("mechanism", std::string()), d.value("rank", -1), d.value("attempt", 0),
-                                  d.value("ts_ns", int64_t{0}), d.value("evidence", std::string())};
+    j.first_detection =
+        Detection{d.value("mechanism", std::string()), d.value("rank", -1), d.value("attempt", 0),
+                  d.value("ts_ns", int64_t{0}), d.value("evidence", std::string())};
   }
   if (doc.contains("performance") && doc["performance"].is_object()) {
     const auto& p = doc["performance"];
@@ -213,7 +224,8 @@ Judgement judgement_from_json(const nlohmann::json& doc) {
     }
   }
   for (const auto& c : doc.value("checks", nlohmann::json::array())) {
-    j.checks.push_back(CheckResult{c.value("field", std::string()), answer_from(c.value("answer", std::string())),
+    j.checks.push_back(CheckResult{c.value("field", std::string()),
+                                   answer_from(c.value("answer", std::string())),
                                    c.value("reason", std::string())});
   }
   return j;

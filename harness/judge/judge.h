@@ -18,16 +18,16 @@
 namespace ncclfi::harness {
 
 enum class Outcome { kClean, kDegraded, kDetected, kHung, kSilentCorruption, kRecovered };
-std::string_view to_string(Outcome outcome);           // "clean", "degraded", ...
+std::string_view to_string(Outcome outcome);  // "clean", "degraded", ...
 std::optional<Outcome> outcome_from_string(std::string_view name);
 
 // Ordered so that a larger value is worse: the verdict is the max of the answers.
 enum class Answer { kPass = 0, kUnknown = 1, kFail = 2 };
-std::string_view to_string(Answer answer);             // "pass", "unknown", "fail"
+std::string_view to_string(Answer answer);  // "pass", "unknown", "fail"
 Answer worst(Answer a, Answer b);
 
 struct CheckResult {
-  std::string field;   // the expect field: "outcome", "detected_by", "detection_s", ...
+  std::string field;  // the expect field: "outcome", "detected_by", "detection_s", ...
   Answer answer = Answer::kUnknown;
   std::string reason;  // always set: what was expected and what was observed
 };
@@ -53,14 +53,14 @@ struct Judgement {
   std::string outcome_reason;
   // Distinct mechanisms, in order of their first detection.
   std::vector<std::string> mechanisms;
-  std::optional<Detection> first_detection;     // first detection at or after the first injection
-  std::optional<int64_t> first_injection_ns;    // first "inject" event (any source)
-  std::optional<double> detection_s;            // first detection - first injection, seconds
-  int restarts = 0;                             // harness relaunches + torchrun restarts
+  std::optional<Detection> first_detection;   // first detection at or after the first injection
+  std::optional<int64_t> first_injection_ns;  // first "inject" event (any source)
+  std::optional<double> detection_s;          // first detection - first injection, seconds
+  int restarts = 0;                           // harness relaunches + torchrun restarts
   Performance performance;
-  std::vector<CheckResult> checks;              // one per expect field (sorted by field name)
+  std::vector<CheckResult> checks;  // one per expect field (sorted by field name)
   Answer verdict = Answer::kUnknown;
-  std::vector<std::string> reasons;             // reasons of the non-pass checks (all, if all pass)
+  std::vector<std::string> reasons;  // reasons of the non-pass checks (all, if all pass)
 };
 
 // Sorts history.events (and detections) by ts_ns, stable; the timeline every report shows.
@@ -85,7 +85,7 @@ Judgement judgement_from_json(const nlohmann::json& doc);
 // ---- individual checkers (exposed for tests and for reuse; each may throw, judge() catches) ----
 struct CheckContext {
   const History& history;
-  const Judgement& judgement;   // outcome, mechanisms, first detection, latency already filled
+  const Judgement& judgement;  // outcome, mechanisms, first detection, latency already filled
   const JudgeOptions& options;
 };
 CheckResult check_outcome(const nlohmann::json& expected, const CheckContext& ctx);

@@ -33,21 +33,27 @@ std::string render_junit(const SuiteInfo& suite, const std::vector<RunRecord>& r
   double total = 0;
   for (const auto& r : records) {
     total += run_seconds(r);
-    if (r.skipped) ++skipped;
-    else if (!r.harness_error.empty() || r.judgement.verdict == Answer::kUnknown) ++errors;
-    else if (r.judgement.verdict == Answer::kFail) ++failures;
+    if (r.skipped)
+      ++skipped;
+    else if (!r.harness_error.empty() || r.judgement.verdict == Answer::kUnknown)
+      ++errors;
+    else if (r.judgement.verdict == Answer::kFail)
+      ++failures;
   }
-  if (suite.end_ns > suite.start_ns && suite.start_ns > 0) total = static_cast<double>(suite.end_ns - suite.start_ns) / 1e9;
+  if (suite.end_ns > suite.start_ns && suite.start_ns > 0)
+    total = static_cast<double>(suite.end_ns - suite.start_ns) / 1e9;
   const std::string counts = " tests=\"" + std::to_string(records.size()) + "\" failures=\"" +
-                             std::to_string(failures) + "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" +
-                             std::to_string(skipped) + "\" time=\"" + seconds_attr(total) + "\"";
+                             std::to_string(failures) + "\" errors=\"" + std::to_string(errors) +
+                             "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" + seconds_attr(total) +
+                             "\"";
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x += "<testsuites name=\"" + xml_escape(suite.name) + "\"" + counts + ">\n";
   x += "  <testsuite name=\"" + xml_escape(suite.name) + "\"" + counts + ">\n";
   for (const auto& r : records) {
     x += "    <testcase classname=\"" + xml_escape(classname(r)) + "\" name=\"" + xml_escape(r.scenario) +
          "\" time=\"" + seconds_attr(run_seconds(r)) + "\">\n";
-    std::string details = "expected: " + expected_summary(r.expect) + "\nobserved: " + observed_summary(r.judgement) +
+    std::string details = "expected: " + expected_summary(r.expect) +
+                          "\nobserved: " + observed_summary(r.judgement) +
                           "\ndetection: " + format_seconds(r.judgement.detection_s) + "\n";
     for (const auto& c : r.judgement.checks) {
       details += std::string(to_string(c.answer)) + " " + c.field + ": " + c.reason + "\n";
@@ -60,11 +66,11 @@ std::string render_junit(const SuiteInfo& suite, const std::vector<RunRecord>& r
       x += "      <error message=\"" + xml_escape(r.harness_error) + "\" type=\"harness_error\">" +
            xml_escape(details) + "</error>\n";
     } else if (r.judgement.verdict == Answer::kFail) {
-      x += "      <failure message=\"" + xml_escape(first_reason) + "\" type=\"fail\">" + xml_escape(details) +
-           "</failure>\n";
+      x += "      <failure message=\"" + xml_escape(first_reason) + "\" type=\"fail\">" +
+           xml_escape(details) + "</failure>\n";
     } else if (r.judgement.verdict == Answer::kUnknown) {
-      x += "      <error message=\"" + xml_escape(first_reason) + "\" type=\"unknown\">" + xml_escape(details) +
-           "</error>\n";
+      x += "      <error message=\"" + xml_escape(first_reason) + "\" type=\"unknown\">" +
+           xml_escape(details) + "</error>\n";
     }
     x += "      <system-out>" + xml_escape(details) + "</system-out>\n";
     x += "    </testcase>\n";

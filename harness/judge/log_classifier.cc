@@ -33,7 +33,8 @@ std::vector<LogPattern> builtin_patterns() {
                    R"(Heartbeat monitor timed out)", "Heartbeat monitor"));
   // NCCL async errors as PyTorch's watchdog reports them (step 7), then NCCL's own text.
   p.push_back(make("nccl.remote_error_async", K::kDetection, "async_error",
-                   R"(NCCL error: remote process exited or there was a network error)", "remote process exited"));
+                   R"(NCCL error: remote process exited or there was a network error)",
+                   "remote process exited"));
   p.push_back(make("nccl.remote_error", K::kDetection, "async_error",
                    R"(remote process exited or there was a network error)", "remote process exited"));
   // NCCL errors returned by a call: PyTorch's "NCCL error in: file:line, <text>", nccl-tests'
@@ -41,11 +42,13 @@ std::vector<LogPattern> builtin_patterns() {
   p.push_back(make("nccl.error_in", K::kDetection, "api_error", R"(NCCL error in: )", "NCCL error"));
   p.push_back(make("nccl_tests.nccl_failure", K::kDetection, "api_error", R"(Test NCCL failure )",
                    "Test NCCL failure"));
-  p.push_back(make("nccl.result_name", K::kDetection, "api_error",
-                   R"(\bnccl(SystemError|InternalError|UnhandledCudaError|InvalidUsage|InvalidArgument|RemoteError)\b)",
-                   "nccl"));
-  p.push_back(make("nccl.result_text", K::kDetection, "api_error",
-                   R"(unhandled system error|unhandled cuda error|internal error - please report this issue)"));
+  p.push_back(make(
+      "nccl.result_name", K::kDetection, "api_error",
+      R"(\bnccl(SystemError|InternalError|UnhandledCudaError|InvalidUsage|InvalidArgument|RemoteError)\b)",
+      "nccl"));
+  p.push_back(
+      make("nccl.result_text", K::kDetection, "api_error",
+           R"(unhandled system error|unhandled cuda error|internal error - please report this issue)"));
   p.push_back(make("nccl.error", K::kDetection, "api_error", R"(\bNCCL error\b)", "NCCL error"));
   // nccl-tests: its -T timeout, the final out-of-bounds count, and a nonzero #wrong column in a
   // result row (size count type redop root time algbw busbw #wrong [time algbw busbw #wrong]).
@@ -58,7 +61,8 @@ std::vector<LogPattern> builtin_patterns() {
       R"(^\s*\d+\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(0*[1-9]\d*(\s|$)|\S+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+0*[1-9]\d*\s*$))"));
   // torchrun / torchelastic (2.3, 2.5): a worker failed and the agent tears the group down; restarts.
   p.push_back(make("torchrun.restart", K::kRestart, "",
-                   R"(Worker group FAILED\. \d+/\d+ attempts left; will restart worker group)", "will restart"));
+                   R"(Worker group FAILED\. \d+/\d+ attempts left; will restart worker group)",
+                   "will restart"));
   p.push_back(make("torchrun.worker_failed", K::kDetection, "launcher_teardown",
                    R"(failed \(exitcode: -?\d+\) local_rank)", "failed (exitcode"));
   p.push_back(make("torchrun.child_failed", K::kDetection, "launcher_teardown", R"(ChildFailedError)",
@@ -74,7 +78,8 @@ std::vector<LogPattern> builtin_patterns() {
   p.push_back(make("torch.teardown", K::kEvidence, "torch_teardown",
                    R"(Some NCCL operations have failed or timed out|taking the entire process down)"));
   p.push_back(make("torch.dist_backend_error", K::kEvidence, "torch_teardown",
-                   R"(terminate called after throwing an instance of 'c10::DistBackendError')", "DistBackendError"));
+                   R"(terminate called after throwing an instance of 'c10::DistBackendError')",
+                   "DistBackendError"));
   p.push_back(make("torch.comm_aborted", K::kEvidence, "nccl_comm_aborted",
                    R"(NCCL communicator was aborted on rank \d+)", "communicator was aborted"));
   p.push_back(make("torch.flight_recorder", K::kEvidence, "torch_dump",
@@ -96,9 +101,11 @@ LogClassifier LogClassifier::builtin() {
   return c;
 }
 
-void LogClassifier::add_pattern(const std::string& mechanism, const std::string& regex, const std::string& name) {
+void LogClassifier::add_pattern(const std::string& mechanism, const std::string& regex,
+                                const std::string& name) {
   if (!is_known_mechanism(mechanism)) {
-    throw std::invalid_argument("log pattern " + name + ": unknown detection mechanism \"" + mechanism + "\"");
+    throw std::invalid_argument("log pattern " + name + ": unknown detection mechanism \"" + mechanism +
+                                "\"");
   }
   LogPattern p;
   p.name = name;
@@ -107,7 +114,8 @@ void LogClassifier::add_pattern(const std::string& mechanism, const std::string&
   try {
     p.regex = std::regex(regex, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
-    throw std::invalid_argument("log pattern " + name + ": bad regular expression \"" + regex + "\": " + e.what());
+    throw std::invalid_argument("log pattern " + name + ": bad regular expression \"" + regex +
+                                "\": " + e.what());
   }
   add(std::move(p), /*front=*/true);
 }
@@ -146,7 +154,8 @@ std::optional<LineMatch> observe_log_line(History& history, const LogClassifier&
     case LineKind::kDetection:
       e.event = "detection";
       e.fields["mechanism"] = p.mechanism;
-      history.detections.push_back(Detection{p.mechanism, line.rank, line.attempt, line.ts_ns, clip(line.text)});
+      history.detections.push_back(
+          Detection{p.mechanism, line.rank, line.attempt, line.ts_ns, clip(line.text)});
       break;
     case LineKind::kEvidence:
       e.event = "log_evidence";
@@ -174,8 +183,7 @@ size_t observe_log_file(History& history, const LogClassifier& classifier, const
     // "@<ts_ns> <text>": a stamp a runner may prefix to each captured line.
     if (text.size() > 2 && text[0] == '@') {
       size_t space = text.find(' ');
-      if (space != std::string::npos && space > 1 &&
-          text.find_first_not_of("0123456789", 1) == space) {
+      if (space != std::string::npos && space > 1 && text.find_first_not_of("0123456789", 1) == space) {
         line.ts_ns = std::stoll(text.substr(1, space - 1));
         text.erase(0, space + 1);
       }

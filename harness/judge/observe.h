@@ -30,10 +30,10 @@ bool is_known_mechanism(std::string_view name);
 // Event log (events.jsonl)
 
 struct EventLogReadStats {
-  size_t lines = 0;          // non-empty lines seen
-  size_t events = 0;         // lines that became HistoryEvents
-  size_t bad_lines = 0;      // unparsable lines that were not the last line (reported, skipped)
-  bool torn_tail = false;    // the last line was incomplete (no newline and unparsable): ignored
+  size_t lines = 0;        // non-empty lines seen
+  size_t events = 0;       // lines that became HistoryEvents
+  size_t bad_lines = 0;    // unparsable lines that were not the last line (reported, skipped)
+  bool torn_tail = false;  // the last line was incomplete (no newline and unparsable): ignored
 };
 
 // Appends every event of `path` to history.events (fields other than ts_ns, mono_ns, rank, pid, host,
@@ -53,16 +53,16 @@ bool observe_event_line(std::string_view line, History& history, int default_att
 
 // What a matched output line means.
 enum class LineKind {
-  kDetection,   // a mechanism noticed the fault: becomes a Detection
-  kEvidence,    // worth showing on the timeline (NCCL WARN, teardown text), not a detection
-  kRestart,     // torchrun announced a restart of the worker group: History::torchrun_restarts += 1
+  kDetection,  // a mechanism noticed the fault: becomes a Detection
+  kEvidence,   // worth showing on the timeline (NCCL WARN, teardown text), not a detection
+  kRestart,    // torchrun announced a restart of the worker group: History::torchrun_restarts += 1
 };
 
 struct LogPattern {
-  std::string name;        // short id shown in reports, e.g. "torch.watchdog_timeout"
+  std::string name;  // short id shown in reports, e.g. "torch.watchdog_timeout"
   LineKind kind = LineKind::kDetection;
-  std::string mechanism;   // for kDetection: a known mechanism; for kEvidence: a label like "nccl_warn"
-  std::regex regex;        // searched (std::regex_search) in the line
+  std::string mechanism;  // for kDetection: a known mechanism; for kEvidence: a label like "nccl_warn"
+  std::regex regex;       // searched (std::regex_search) in the line
   // Optional literal the line must contain before the regex is tried (a cheap prefilter: most
   // output lines match nothing, and std::regex is slow).
   std::string must_contain;
@@ -138,21 +138,21 @@ std::string mechanism_for_exit_code(int code);
 // NCCL RAS probe (nccl-facts.md section 6)
 
 struct RasProbeOptions {
-  std::string host = "localhost";   // from NCCL_RAS_ADDR=host:port when set (see ras_address_from_env)
+  std::string host = "localhost";  // from NCCL_RAS_ADDR=host:port when set (see ras_address_from_env)
   int port = 28028;
-  double timeout_s = 5.0;           // whole exchange; also sent to the server as "TIMEOUT <s>"
-  bool verbose = true;              // "VERBOSE STATUS" instead of "STATUS"
+  double timeout_s = 5.0;  // whole exchange; also sent to the server as "TIMEOUT <s>"
+  bool verbose = true;     // "VERBOSE STATUS" instead of "STATUS"
 };
 
 // host:port from NCCL_RAS_ADDR in `env_value` (empty: defaults). Bad values keep the defaults.
 RasProbeOptions ras_address_from_env(const char* env_value);
 
 struct RasReport {
-  bool ok = false;                  // connected and read a report
-  std::string error;                // why not, when !ok
-  std::string text;                 // the report as sent by the server
-  std::vector<int> missing_ranks;   // ranks listed as missing / unresponsive / dead
-  std::vector<int> lagging_ranks;   // ranks behind in operation counts (MISMATCH)
+  bool ok = false;                    // connected and read a report
+  std::string error;                  // why not, when !ok
+  std::string text;                   // the report as sent by the server
+  std::vector<int> missing_ranks;     // ranks listed as missing / unresponsive / dead
+  std::vector<int> lagging_ranks;     // ranks behind in operation counts (MISMATCH)
   std::vector<std::string> problems;  // the INCOMPLETE / MISMATCH / DEAD / ERROR / TIMEOUT lines
 };
 

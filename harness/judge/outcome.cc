@@ -16,7 +16,9 @@ int last_attempt(const History& history) {
   return last;
 }
 
-bool is_inject(const HistoryEvent& e) { return e.event == ev::kInject; }
+bool is_inject(const HistoryEvent& e) {
+  return e.event == ev::kInject;
+}
 
 bool finished(const History& history, int attempt) {
   if (history.deadline_hit || history.interrupted) return false;
@@ -77,9 +79,12 @@ Performance measure_performance(const History& history) {
       if (auto s = number_field(e.fields, "seconds")) perf.total_s = std::max(perf.total_s.value_or(0.0), *s);
     }
     std::optional<double> step;
-    if (auto us = number_field(e.fields, "dur_us")) step = *us / 1e6;
-    else if (auto ms = number_field(e.fields, "dur_ms")) step = *ms / 1e3;
-    else if (auto s = number_field(e.fields, "dur_s")) step = *s;
+    if (auto us = number_field(e.fields, "dur_us"))
+      step = *us / 1e6;
+    else if (auto ms = number_field(e.fields, "dur_ms"))
+      step = *ms / 1e3;
+    else if (auto s = number_field(e.fields, "dur_s"))
+      step = *s;
     if (step && (e.event == ev::kOp || e.event == "step")) {
       perf.slowest_step_s = std::max(perf.slowest_step_s.value_or(0.0), *step);
     }
@@ -103,11 +108,11 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
       return say(Outcome::kSilentCorruption, "finished with wrong data: " + bad);
     }
     if (restarts > 0) {
-      return say(Outcome::kRecovered,
-                 "finished correctly after " + std::to_string(restarts) + " restart(s)");
+      return say(Outcome::kRecovered, "finished correctly after " + std::to_string(restarts) + " restart(s)");
     }
     const Performance perf = measure_performance(history);
-    auto slower = [&](std::optional<double> now, std::optional<double> base, const char* what) -> std::string {
+    auto slower = [&](std::optional<double> now, std::optional<double> base,
+                      const char* what) -> std::string {
       if (!now || !base || *base <= 0) return "";
       const double ratio = *now / *base;
       if (ratio > 1.0 + degraded_margin) {
@@ -134,8 +139,10 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
                                          (d.rank >= 0 ? " on rank " + std::to_string(d.rank) : ""));
     }
   }
-  if (history.deadline_hit) return say(Outcome::kHung, "only the harness deadline ended it; nothing detected the fault");
-  if (history.interrupted) return say(Outcome::kHung, "ncclfi was interrupted before the job ended; nothing detected the fault");
+  if (history.deadline_hit)
+    return say(Outcome::kHung, "only the harness deadline ended it; nothing detected the fault");
+  if (history.interrupted)
+    return say(Outcome::kHung, "ncclfi was interrupted before the job ended; nothing detected the fault");
   return say(Outcome::kDetected, "stopped with a failing exit status, no mechanism recognised");
 }
 

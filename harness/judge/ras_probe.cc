@@ -122,7 +122,9 @@ int connect_to(const std::string& host, int port, SteadyClock::time_point deadli
   return result;
 }
 
-bool has_line(const std::string& buffer) { return buffer.find('\n') != std::string::npos; }
+bool has_line(const std::string& buffer) {
+  return buffer.find('\n') != std::string::npos;
+}
 
 std::string first_line(const std::string& buffer) {
   std::string line = buffer.substr(0, buffer.find('\n'));
@@ -163,16 +165,19 @@ RasProbeOptions ras_address_from_env(const char* env_value) {
 RasReport probe_ras(const RasProbeOptions& options) {
   RasReport report;
   const auto deadline =
-      SteadyClock::now() + std::chrono::milliseconds(static_cast<long long>(std::max(0.05, options.timeout_s) * 1000));
+      SteadyClock::now() +
+      std::chrono::milliseconds(static_cast<long long>(std::max(0.05, options.timeout_s) * 1000));
   Socket socket(connect_to(options.host, options.port, deadline, report.error));
   if (socket.fd() < 0) return report;
   const int fd = socket.fd();
   bool closed = false;
   std::string buffer;
   // Handshake: the server answers "SERVER PROTOCOL <n>".
-  if (!send_all(fd, "CLIENT PROTOCOL 2\n", deadline) || !read_until(fd, buffer, deadline, has_line, &closed) ||
+  if (!send_all(fd, "CLIENT PROTOCOL 2\n", deadline) ||
+      !read_until(fd, buffer, deadline, has_line, &closed) ||
       first_line(buffer).rfind("SERVER PROTOCOL", 0) != 0) {
-    report.error = "RAS handshake failed" + (buffer.empty() ? std::string(" (no answer)") : ": " + first_line(buffer));
+    report.error =
+        "RAS handshake failed" + (buffer.empty() ? std::string(" (no answer)") : ": " + first_line(buffer));
     return report;
   }
   buffer.clear();
@@ -180,7 +185,8 @@ RasReport probe_ras(const RasProbeOptions& options) {
   const long server_timeout = std::max(1L, std::lround(options.timeout_s * 0.8));
   if (!send_all(fd, "TIMEOUT " + std::to_string(server_timeout) + "\n", deadline) ||
       !read_until(fd, buffer, deadline, has_line, &closed) || first_line(buffer) != "OK") {
-    report.error = "RAS TIMEOUT command refused" + (buffer.empty() ? std::string() : ": " + first_line(buffer));
+    report.error =
+        "RAS TIMEOUT command refused" + (buffer.empty() ? std::string() : ": " + first_line(buffer));
     return report;
   }
   buffer.clear();
@@ -189,7 +195,8 @@ RasReport probe_ras(const RasProbeOptions& options) {
     return report;
   }
   // The report streams back and the server closes the socket at its end.
-  bool complete = read_until(fd, buffer, deadline, [](const std::string&) { return false; }, &closed);
+  bool complete = read_until(
+      fd, buffer, deadline, [](const std::string&) { return false; }, &closed);
   report.text = buffer;
   if (!complete && buffer.empty()) {
     report.error = "no RAS report before the timeout";
@@ -202,7 +209,8 @@ RasReport probe_ras(const RasProbeOptions& options) {
 }
 
 void parse_ras_report(RasReport& report) {
-  static const std::regex section_header(R"(^(#\d+-\d+ \([0-9a-fA-F]+\) )?(INCOMPLETE|DEAD|ERROR|MISMATCH|TIMEOUT)\s*$)");
+  static const std::regex section_header(
+      R"(^(#\d+-\d+ \([0-9a-fA-F]+\) )?(INCOMPLETE|DEAD|ERROR|MISMATCH|TIMEOUT)\s*$)");
   static const std::regex rank_line(R"(^\s+Rank (\d+)\b(.*)$)");
   static const std::regex launched_group(R"(^\s+\d+ ranks have launched up to operation (\d+))");
   static const std::regex idle_group(R"(^\s+\d+ ranks have not launched any operations)");
@@ -211,7 +219,7 @@ void parse_ras_report(RasReport& report) {
 
   std::set<int> missing;
   std::set<int> lagging;
-  std::string section;           // the current section kind
+  std::string section;              // the current section kind
   std::map<int, long long> counts;  // op counts of the current "different ... operation counts" block
   long long group_value = -1;
   bool in_counts = false;
@@ -310,8 +318,8 @@ void record_ras_probe(History& history, const RasReport& report, int64_t ts_ns, 
     for (int r : ranks) s += (s.empty() ? "" : ",") + std::to_string(r);
     return s.empty() ? std::string("none") : s;
   };
-  std::string evidence = "RAS: missing ranks " + join(report.missing_ranks) + "; lagging ranks " +
-                         join(report.lagging_ranks);
+  std::string evidence =
+      "RAS: missing ranks " + join(report.missing_ranks) + "; lagging ranks " + join(report.lagging_ranks);
   for (const auto& p : report.problems) evidence += "; " + p;
   history.detections.push_back(Detection{"ras", -1, attempt, ts_ns, evidence});
 }

@@ -33,14 +33,30 @@ std::string xml_escape(std::string_view text) {
       continue;
     }
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      case '\t': out += "&#9;"; break;
-      case '\n': out += "&#10;"; break;
-      case '\r': out += "&#13;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      case '\t':
+        out += "&#9;";
+        break;
+      case '\n':
+        out += "&#10;";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
       default:
         if (c >= 0x20 && c != 0x7F) out += static_cast<char>(c);  // other controls are not XML
     }
@@ -53,7 +69,8 @@ std::string script_safe(std::string_view json_text) {
   std::string out;
   out.reserve(json_text.size());
   for (size_t i = 0; i < json_text.size(); ++i) {
-    if (json_text[i] == '<' && i + 1 < json_text.size() && (json_text[i + 1] == '/' || json_text[i + 1] == '!')) {
+    if (json_text[i] == '<' && i + 1 < json_text.size() &&
+        (json_text[i + 1] == '/' || json_text[i + 1] == '!')) {
       out += "\\u003c";
     } else if (json_text.substr(i, 3) == "\xE2\x80\xA8") {
       out += "\\u2028";

@@ -22,33 +22,33 @@ void write_file_atomic(const std::string& path, const std::string& content);
 
 // Everything known about one scenario run: what the reports are made of.
 struct RunRecord {
-  std::string scenario;           // name
-  std::string summary;            // the scenario's one-line summary
+  std::string scenario;  // name
+  std::string summary;   // the scenario's one-line summary
   std::vector<std::string> tags;
-  std::string run_dir;            // runs/<scenario>/<UTC time>/
+  std::string run_dir;  // runs/<scenario>/<UTC time>/
   nlohmann::json expect = nlohmann::json::object();
   History history;
   Judgement judgement;
-  bool skipped = false;           // not run (e.g. GPU scenario without GPUs); skip_reason says why
+  bool skipped = false;  // not run (e.g. GPU scenario without GPUs); skip_reason says why
   std::string skip_reason;
-  std::string harness_error;      // set when the harness itself failed on this run (verdict unknown)
+  std::string harness_error;  // set when the harness itself failed on this run (verdict unknown)
 };
 
 // verdict.json: {scenario, summary, tags, run_dir, expect, verdict, outcome, mechanisms,
 // detection_s, restarts, checks[], reasons[], skipped, harness_error, judgement{...}, history{...}}.
 // The history is included so `ncclfi report` can re-render without re-running.
 nlohmann::json verdict_json(const RunRecord& record);
-RunRecord run_record_from_json(const nlohmann::json& doc);   // throws nlohmann::json::exception
-void write_verdict(const RunRecord& record);                 // <run_dir>/verdict.json
+RunRecord run_record_from_json(const nlohmann::json& doc);  // throws nlohmann::json::exception
+void write_verdict(const RunRecord& record);                // <run_dir>/verdict.json
 
 // "drop1 detected(workload_watchdog) 3.02s" style short strings used by table and reports.
 std::string expected_summary(const nlohmann::json& expect);
 std::string observed_summary(const Judgement& judgement);
-std::string format_seconds(std::optional<double> seconds);   // "3.02s" or "-"
+std::string format_seconds(std::optional<double> seconds);  // "3.02s" or "-"
 
 // ---- console ----
 struct ProgressState {
-  size_t index = 0;              // 1-based position in the suite
+  size_t index = 0;  // 1-based position in the suite
   size_t total = 0;
   std::string scenario;
   int attempt = 0;
@@ -70,7 +70,7 @@ std::string format_final_table(const std::vector<RunRecord>& records, bool color
 // ---- suite files ----
 struct SuiteInfo {
   std::string name = "ncclfi";
-  std::string out_dir;            // where summary.json / junit.xml / report.html go
+  std::string out_dir;  // where summary.json / junit.xml / report.html go
   int64_t start_ns = 0;
   int64_t end_ns = 0;
 };

@@ -15,10 +15,14 @@ nlohmann::json summary_json(const SuiteInfo& suite, const std::vector<RunRecord>
   for (const auto& r : records) {
     std::string verdict = r.skipped ? "skipped" : std::string(to_string(r.judgement.verdict));
     if (!r.harness_error.empty() && !r.skipped) verdict = "unknown";
-    if (verdict == "pass") ++pass;
-    else if (verdict == "fail") ++fail;
-    else if (verdict == "skipped") ++skipped;
-    else ++unknown;
+    if (verdict == "pass")
+      ++pass;
+    else if (verdict == "fail")
+      ++fail;
+    else if (verdict == "skipped")
+      ++skipped;
+    else
+      ++unknown;
     runs.push_back({{"scenario", r.scenario},
                     {"tags", r.tags},
                     {"run_dir", r.run_dir},
@@ -27,7 +31,8 @@ nlohmann::json summary_json(const SuiteInfo& suite, const std::vector<RunRecord>
                     {"observed", observed_summary(r.judgement)},
                     {"outcome", std::string(to_string(r.judgement.outcome))},
                     {"mechanisms", r.judgement.mechanisms},
-                    {"detection_s", r.judgement.detection_s ? nlohmann::json(*r.judgement.detection_s) : nlohmann::json()},
+                    {"detection_s",
+                     r.judgement.detection_s ? nlohmann::json(*r.judgement.detection_s) : nlohmann::json()},
                     {"restarts", r.judgement.restarts},
                     {"reasons", r.judgement.reasons},
                     {"skip_reason", r.skip_reason},
@@ -48,10 +53,12 @@ SuiteFiles write_suite_reports(const SuiteInfo& suite, const std::vector<RunReco
                                const std::string& junit_path, const std::string& html_path) {
   namespace fs = std::filesystem;
   const fs::path dir = suite.out_dir.empty() ? fs::path(".") : fs::path(suite.out_dir);
-  SuiteFiles files{(dir / "summary.json").string(), junit_path.empty() ? (dir / "junit.xml").string() : junit_path,
+  SuiteFiles files{(dir / "summary.json").string(),
+                   junit_path.empty() ? (dir / "junit.xml").string() : junit_path,
                    html_path.empty() ? (dir / "report.html").string() : html_path};
-  write_file_atomic(files.summary_json,
-                    summary_json(suite, records).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_file_atomic(
+      files.summary_json,
+      summary_json(suite, records).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   write_file_atomic(files.junit_xml, render_junit(suite, records));
   write_file_atomic(files.report_html, render_html(suite, records));
   return files;

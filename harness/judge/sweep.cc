@@ -21,7 +21,9 @@ std::string cell(const SweepPoint& p) {
   return s;
 }
 
-std::string pad(const std::string& s, size_t width) { return s.size() >= width ? s : s + std::string(width - s.size(), ' '); }
+std::string pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
 
 std::string render_rows(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths;
@@ -32,7 +34,8 @@ std::string render_rows(const std::vector<std::vector<std::string>>& rows) {
   std::string out;
   for (size_t r = 0; r < rows.size(); ++r) {
     std::string line;
-    for (size_t i = 0; i < rows[r].size(); ++i) line += pad(rows[r][i], widths[i]) + (i + 1 < rows[r].size() ? "  " : "");
+    for (size_t i = 0; i < rows[r].size(); ++i)
+      line += pad(rows[r][i], widths[i]) + (i + 1 < rows[r].size() ? "  " : "");
     out += line + "\n";
     if (r == 0) {
       size_t total = 0;
@@ -84,7 +87,8 @@ std::string render_sweep_matrix(const SweepAxes& axes, const std::vector<SweepPo
   }
   const auto columns = combinations(axes, 1);
   std::vector<std::string> header = {axis_name(axes.pointers[0]) + " \\ "};
-  for (size_t a = 1; a < axes.pointers.size(); ++a) header[0] += (a > 1 ? "," : "") + axis_name(axes.pointers[a]);
+  for (size_t a = 1; a < axes.pointers.size(); ++a)
+    header[0] += (a > 1 ? "," : "") + axis_name(axes.pointers[a]);
   for (const auto& c : columns) {
     std::string label;
     for (const auto& v : c) label += (label.empty() ? "" : ",") + v;
@@ -105,13 +109,15 @@ std::string render_sweep_matrix(const SweepAxes& axes, const std::vector<SweepPo
 }
 
 nlohmann::json sweep_json(const SweepAxes& axes, const std::vector<SweepPoint>& points) {
-  nlohmann::json out = {{"axes", axes.pointers}, {"values", axes.values}, {"points", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"axes", axes.pointers}, {"values", axes.values}, {"points", nlohmann::json::array()}};
   for (const auto& p : points) {
-    out["points"].push_back({{"values", p.values},
-                             {"outcome", std::string(to_string(p.outcome))},
-                             {"detection_s", p.detection_s ? nlohmann::json(*p.detection_s) : nlohmann::json()},
-                             {"mechanisms", p.mechanisms},
-                             {"verdict", std::string(to_string(p.verdict))}});
+    out["points"].push_back(
+        {{"values", p.values},
+         {"outcome", std::string(to_string(p.outcome))},
+         {"detection_s", p.detection_s ? nlohmann::json(*p.detection_s) : nlohmann::json()},
+         {"mechanisms", p.mechanisms},
+         {"verdict", std::string(to_string(p.verdict))}});
   }
   return out;
 }
@@ -122,7 +128,8 @@ TimeoutTrial make_timeout_trial(double timeout_s, bool real_hang, const Judgemen
   t.real_hang = real_hang;
   t.outcome = judgement.outcome;
   t.detection_s = judgement.detection_s;
-  const bool stopped_by_detection = judgement.outcome == Outcome::kDetected || judgement.outcome == Outcome::kRecovered;
+  const bool stopped_by_detection =
+      judgement.outcome == Outcome::kDetected || judgement.outcome == Outcome::kRecovered;
   const bool some_mechanism = std::any_of(judgement.mechanisms.begin(), judgement.mechanisms.end(),
                                           [](const std::string& m) { return m != "harness_deadline"; });
   t.fired = stopped_by_detection || some_mechanism;
@@ -166,9 +173,11 @@ TimeoutRecommendation recommend_timeout(const std::vector<TimeoutTrial>& trials)
       if (t.detection_s) rec.hang_detection_s = std::max(rec.hang_detection_s.value_or(0.0), *t.detection_s);
     }
   }
-  bool any_hang_trial = std::any_of(trials.begin(), trials.end(),
-                                    [&](const TimeoutTrial& t) { return t.real_hang && t.timeout_s == *best; });
-  std::snprintf(buf, sizeof buf, "recommended timeout %gs: the smallest that never fired on a survivable stall", *best);
+  bool any_hang_trial = std::any_of(trials.begin(), trials.end(), [&](const TimeoutTrial& t) {
+    return t.real_hang && t.timeout_s == *best;
+  });
+  std::snprintf(buf, sizeof buf,
+                "recommended timeout %gs: the smallest that never fired on a survivable stall", *best);
   rec.reason = buf;
   if (!any_hang_trial) {
     rec.reason += "; no real-hang trial ran at that timeout, so its detection time is unmeasured";

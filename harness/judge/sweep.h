@@ -15,7 +15,7 @@ namespace ncclfi::harness {
 
 // One run of the sweep: the values set (one per axis, in axis order) and what was judged.
 struct SweepPoint {
-  std::vector<std::string> values;   // same order as SweepAxes::pointers
+  std::vector<std::string> values;  // same order as SweepAxes::pointers
   Outcome outcome = Outcome::kClean;
   std::optional<double> detection_s;
   std::vector<std::string> mechanisms;
@@ -23,8 +23,8 @@ struct SweepPoint {
 };
 
 struct SweepAxes {
-  std::vector<std::string> pointers;               // JSON pointers given to --set
-  std::vector<std::vector<std::string>> values;    // per axis, the values in the order given
+  std::vector<std::string> pointers;             // JSON pointers given to --set
+  std::vector<std::vector<std::string>> values;  // per axis, the values in the order given
 };
 
 // With one axis: a list (value | outcome | detection | verdict). With two or more: rows = first axis,
@@ -36,7 +36,7 @@ nlohmann::json sweep_json(const SweepAxes& axes, const std::vector<SweepPoint>& 
 // would finish if nobody timed out) or a real hang.
 struct TimeoutTrial {
   double timeout_s = 0;
-  bool real_hang = false;      // false: survivable stall
+  bool real_hang = false;  // false: survivable stall
   Outcome outcome = Outcome::kClean;
   std::optional<double> detection_s;
   // A timeout fired: the outcome is detected/recovered, or a mechanism other than harness_deadline
@@ -47,12 +47,12 @@ struct TimeoutTrial {
 TimeoutTrial make_timeout_trial(double timeout_s, bool real_hang, const Judgement& judgement);
 
 struct TimeoutRecommendation {
-  std::optional<double> timeout_s;           // smallest timeout with no firing on any stall trial,
-                                             // and no firing at any larger timeout either
-  std::optional<double> hang_detection_s;    // detection time on a real hang at that timeout (the
-                                             // largest if several trials)
-  bool hang_detected = false;                // a hang trial at that timeout was detected at all
-  std::string reason;                        // one readable sentence with the evidence
+  std::optional<double> timeout_s;         // smallest timeout with no firing on any stall trial,
+                                           // and no firing at any larger timeout either
+  std::optional<double> hang_detection_s;  // detection time on a real hang at that timeout (the
+                                           // largest if several trials)
+  bool hang_detected = false;              // a hang trial at that timeout was detected at all
+  std::string reason;                      // one readable sentence with the evidence
 };
 TimeoutRecommendation recommend_timeout(const std::vector<TimeoutTrial>& trials);
 

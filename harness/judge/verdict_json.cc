@@ -20,7 +20,8 @@ std::string expected_summary(const nlohmann::json& expect) {
     if (v.is_string()) return v.get<std::string>();
     std::string out;
     if (v.is_array()) {
-      for (const auto& x : v) out += (out.empty() ? "" : "|") + (x.is_string() ? x.get<std::string>() : x.dump());
+      for (const auto& x : v)
+        out += (out.empty() ? "" : "|") + (x.is_string() ? x.get<std::string>() : x.dump());
     }
     return out;
   };
@@ -45,22 +46,23 @@ std::string observed_summary(const Judgement& j) {
 }
 
 nlohmann::json verdict_json(const RunRecord& r) {
-  return {{"scenario", r.scenario},
-          {"summary", r.summary},
-          {"tags", r.tags},
-          {"run_dir", r.run_dir},
-          {"expect", r.expect},
-          {"verdict", std::string(to_string(r.judgement.verdict))},
-          {"outcome", std::string(to_string(r.judgement.outcome))},
-          {"mechanisms", r.judgement.mechanisms},
-          {"detection_s", r.judgement.detection_s ? nlohmann::json(*r.judgement.detection_s) : nlohmann::json()},
-          {"restarts", r.judgement.restarts},
-          {"reasons", r.judgement.reasons},
-          {"skipped", r.skipped},
-          {"skip_reason", r.skip_reason},
-          {"harness_error", r.harness_error},
-          {"judgement", to_json(r.judgement)},
-          {"history", to_json(r.history)}};
+  return {
+      {"scenario", r.scenario},
+      {"summary", r.summary},
+      {"tags", r.tags},
+      {"run_dir", r.run_dir},
+      {"expect", r.expect},
+      {"verdict", std::string(to_string(r.judgement.verdict))},
+      {"outcome", std::string(to_string(r.judgement.outcome))},
+      {"mechanisms", r.judgement.mechanisms},
+      {"detection_s", r.judgement.detection_s ? nlohmann::json(*r.judgement.detection_s) : nlohmann::json()},
+      {"restarts", r.judgement.restarts},
+      {"reasons", r.judgement.reasons},
+      {"skipped", r.skipped},
+      {"skip_reason", r.skip_reason},
+      {"harness_error", r.harness_error},
+      {"judgement", to_json(r.judgement)},
+      {"history", to_json(r.history)}};
 }
 
 RunRecord run_record_from_json(const nlohmann::json& doc) {
@@ -80,7 +82,8 @@ RunRecord run_record_from_json(const nlohmann::json& doc) {
 
 void write_verdict(const RunRecord& record) {
   const std::string path = (std::filesystem::path(record.run_dir) / "verdict.json").string();
-  write_file_atomic(path, verdict_json(record).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_file_atomic(
+      path, verdict_json(record).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace ncclfi::harness

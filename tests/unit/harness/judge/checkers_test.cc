@@ -32,7 +32,8 @@ CheckResult only_check(History h, const json& expect, const JudgeOptions& o = {}
 
 TEST(CheckOutcome, PassFailUnknown) {
   EXPECT_EQ(only_check(detected_run(), {{"outcome", "detected"}}).answer, Answer::kPass);
-  EXPECT_EQ(only_check(detected_run(), {{"outcome", json::array({"hung", "detected"})}}).answer, Answer::kPass);
+  EXPECT_EQ(only_check(detected_run(), {{"outcome", json::array({"hung", "detected"})}}).answer,
+            Answer::kPass);
   auto fail = only_check(detected_run(), {{"outcome", "recovered"}});
   EXPECT_EQ(fail.answer, Answer::kFail);
   EXPECT_NE(fail.reason.find("observed detected"), std::string::npos);
@@ -46,7 +47,8 @@ TEST(CheckOutcome, PassFailUnknown) {
 
 TEST(CheckDetectedBy, PassFailAndNothingDetected) {
   EXPECT_EQ(only_check(detected_run(), {{"detected_by", {"workload_watchdog"}}}).answer, Answer::kPass);
-  EXPECT_EQ(only_check(detected_run(), {{"detected_by", {"api_error", "workload_watchdog"}}}).answer, Answer::kPass);
+  EXPECT_EQ(only_check(detected_run(), {{"detected_by", {"api_error", "workload_watchdog"}}}).answer,
+            Answer::kPass);
   auto fail = only_check(detected_run(), {{"detected_by", {"torch_watchdog"}}});
   EXPECT_EQ(fail.answer, Answer::kFail);
   EXPECT_NE(fail.reason.find("workload_watchdog"), std::string::npos);
@@ -63,7 +65,8 @@ TEST(CheckDetectedBy, SimultaneousFirstDetectionsAllCount) {
 }
 
 TEST(CheckDetectionS, WithinBelowAboveAndUnmeasurable) {
-  EXPECT_EQ(only_check(detected_run(), {{"detection_s", {{"min", 2.5}, {"max", 5.0}}}}).answer, Answer::kPass);
+  EXPECT_EQ(only_check(detected_run(), {{"detection_s", {{"min", 2.5}, {"max", 5.0}}}}).answer,
+            Answer::kPass);
   EXPECT_EQ(only_check(detected_run(), {{"detection_s", {{"max", 2.0}}}}).answer, Answer::kFail);
   EXPECT_EQ(only_check(detected_run(), {{"detection_s", {{"min", 3.5}}}}).answer, Answer::kFail);
   History no_inject = detected_run();
@@ -124,7 +127,8 @@ TEST(CheckLogMatches, ReadsRankLogsUnderRunDir) {
   h.rank_logs = {{"attempt0/rank0.log", "attempt0/rank1.log"}};
   JudgeOptions o;
   o.run_dir = dir.string();
-  EXPECT_EQ(only_check(h, {{"log_matches", {"NCCL WARN", "timed out after \\d+ ms"}}}, o).answer, Answer::kPass);
+  EXPECT_EQ(only_check(h, {{"log_matches", {"NCCL WARN", "timed out after \\d+ ms"}}}, o).answer,
+            Answer::kPass);
   auto fail = only_check(h, {{"log_matches", {"NCCL WARN", "segfault"}}}, o);
   EXPECT_EQ(fail.answer, Answer::kFail);
   EXPECT_NE(fail.reason.find("/segfault/"), std::string::npos);

@@ -62,7 +62,8 @@ TEST(EventObserver, MissingFileReadsAsEmpty) {
 
 TEST(EventObserver, AttemptFieldInLineWins) {
   History h;
-  ASSERT_TRUE(observe_event_line(R"({"ts_ns":1,"rank":0,"source":"harness","event":"launch","attempt":3})", h, 0));
+  ASSERT_TRUE(
+      observe_event_line(R"({"ts_ns":1,"rank":0,"source":"harness","event":"launch","attempt":3})", h, 0));
   EXPECT_EQ(h.events[0].attempt, 3);
   EXPECT_FALSE(observe_event_line("[1,2]", h));
 }
@@ -96,8 +97,8 @@ INSTANTIATE_TEST_SUITE_P(
                                      "workload_watchdog"},
                       EventMechanism{"nccl_error", R"(,"code":2,"where":"ncclAllReduce")", "api_error"},
                       EventMechanism{"async_error", R"(,"code":6)", "async_error"},
-                      EventMechanism{"result_mismatch", R"(,"op":"allreduce","seq":3,"wrong":7,"checked":100)",
-                                     "verification"},
+                      EventMechanism{"result_mismatch",
+                                     R"(,"op":"allreduce","seq":3,"wrong":7,"checked":100)", "verification"},
                       EventMechanism{"nan_detected", R"(,"step":5,"value":"nan")", "nan_check"},
                       EventMechanism{"done", R"(,"iters":10,"verified":false)", "verification"},
                       EventMechanism{"done", R"(,"iters":10,"verified":true)", nullptr},
@@ -105,8 +106,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Mechanisms, KnownListHasDesignNamesAndBootstrap) {
   for (const char* m : {"api_error", "async_error", "workload_watchdog", "torch_watchdog", "torch_heartbeat",
-                        "nccl_tests_timeout", "verification", "nan_check", "peer_exit", "launcher_teardown", "ras",
-                        "harness_deadline", "bootstrap"}) {
+                        "nccl_tests_timeout", "verification", "nan_check", "peer_exit", "launcher_teardown",
+                        "ras", "harness_deadline", "bootstrap"}) {
     EXPECT_TRUE(is_known_mechanism(m)) << m;
   }
   EXPECT_FALSE(is_known_mechanism("psychic"));

@@ -37,9 +37,9 @@ TEST(ObserveExits, ExitCodesBecomeDetectionsAndEvents) {
 
 TEST(ObserveExits, PeerExitWhenAnotherRankDiedFirst) {
   History h = make_history(3);
-  add_exit(h, 1.0, 1, {}, 9);     // rank 1 died (not the harness, no fault of its own recorded)
-  add_exit(h, 1.5, 0, 1);         // rank 0 failed after it: peer_exit
-  add_exit(h, 1.6, 2, {}, 6);     // SIGABRT after the peer: peer_exit
+  add_exit(h, 1.0, 1, {}, 9);  // rank 1 died (not the harness, no fault of its own recorded)
+  add_exit(h, 1.5, 0, 1);      // rank 0 failed after it: peer_exit
+  add_exit(h, 1.6, 2, {}, 6);  // SIGABRT after the peer: peer_exit
   observe_exits(h);
   ASSERT_EQ(h.detections.size(), 2u);
   EXPECT_EQ(h.detections[0].mechanism, "peer_exit");

@@ -28,7 +28,9 @@ inline std::filesystem::path scratch_root() {
 }
 
 inline constexpr int64_t kT0 = 1'700'000'000'000'000'000;  // a wall-clock origin
-inline int64_t at(double seconds) { return kT0 + static_cast<int64_t>(seconds * 1e9); }
+inline int64_t at(double seconds) {
+  return kT0 + static_cast<int64_t>(seconds * 1e9);
+}
 
 inline History make_history(int world_size) {
   History h;
@@ -78,7 +80,8 @@ inline void all_exit(History& h, double s, int code, int attempt = 0) {
 
 inline void all_done(History& h, double s, bool verified, int attempt = 0, double seconds = 5.0) {
   for (int r = 0; r < h.world_size; ++r) {
-    add_event(h, s, r, "workload", "done", {{"iters", 10}, {"seconds", seconds}, {"verified", verified}}, attempt);
+    add_event(h, s, r, "workload", "done", {{"iters", 10}, {"seconds", seconds}, {"verified", verified}},
+              attempt);
   }
 }
 

@@ -33,7 +33,8 @@ INSTANTIATE_TEST_SUITE_P(
     FailureSignatures, BuiltinClassifier,
     ::testing::Values(
         // 2.2 step 1 (as observed on the GPU host and in the linked issues)
-        Case{"[rank0]:[E1130 12:00:00.000000 1234 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective "
+        Case{"[rank0]:[E1130 12:00:00.000000 1234 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught "
+             "collective "
              "operation timeout: WorkNCCL(SeqNum=11, OpType=ALLREDUCE, NumelIn=1000, NumelOut=1000, "
              "Timeout(ms)=10000) ran for 10069 milliseconds before timing out.",
              K::kDetection, "torch_watchdog"},
@@ -42,11 +43,13 @@ INSTANTIATE_TEST_SUITE_P(
              "status: last enqueued work: 11, last completed work: 10",
              K::kDetection, "torch_watchdog"},
         // step 3, 5, 6
-        Case{"Observed flight recorder dump signal from another rank via TCPStore.", K::kEvidence, "torch_dump"},
+        Case{"Observed flight recorder dump signal from another rank via TCPStore.", K::kEvidence,
+             "torch_dump"},
         Case{"Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, "
              "subsequent GPU operations might run on corrupted/incomplete data.",
              K::kEvidence, "torch_teardown"},
-        Case{"To avoid data inconsistency, we are taking the entire process down.", K::kEvidence, "torch_teardown"},
+        Case{"To avoid data inconsistency, we are taking the entire process down.", K::kEvidence,
+             "torch_teardown"},
         Case{"terminate called after throwing an instance of 'c10::DistBackendError'", K::kEvidence,
              "torch_teardown"},
         // step 7
@@ -54,10 +57,12 @@ INSTANTIATE_TEST_SUITE_P(
              "async_error"},
         Case{"NET/Socket : remote process exited or there was a network error", K::kDetection, "async_error"},
         // step 8 and the older heartbeat wording
-        Case{"[rank0]:[F1130 12:00:00] [PG ID 0 PG GUID 0 Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 "
+        Case{"[rank0]:[F1130 12:00:00] [PG ID 0 PG GUID 0 Rank 0] ProcessGroupNCCL's watchdog got stuck for "
+             "480 "
              "seconds without making progress in monitoring enqueued collectives.",
              K::kDetection, "torch_heartbeat"},
-        Case{"Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.",
+        Case{"Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog "
+             "hang.",
              K::kDetection, "torch_heartbeat"},
         Case{"[Rank 0] Heartbeat monitor timed out! Process will be terminated after dumping debug info.",
              K::kDetection, "torch_heartbeat"},
@@ -71,7 +76,8 @@ INSTANTIATE_TEST_SUITE_P(
              "launcher_teardown"},
         Case{"[default] Worker group FAILED. 3/3 attempts left; will restart worker group", K::kRestart, ""},
         // 3.4 NCCL error codes and text; PyTorch's and nccl-tests' wrappers
-        Case{"torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+        Case{"torch.distributed.DistBackendError: NCCL error in: "
+             "../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
              "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.28.9",
              K::kDetection, "api_error"},
         Case{"host1: Test NCCL failure common.cu:1005 'unhandled system error (run with NCCL_DEBUG=INFO for "
@@ -82,7 +88,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"internal error - please report this issue to the NCCL developers", K::kDetection, "api_error"},
         Case{"NCCL error: unhandled cuda error", K::kDetection, "api_error"},
         // NCCL WARN lines (3.4) are evidence, not detections
-        Case{"host1:1234:1300 [0] NCCL INFO x\thost1:1234:1300 [0] NCCL WARN socketProgress: Connection closed by "
+        Case{"host1:1234:1300 [0] NCCL INFO x\thost1:1234:1300 [0] NCCL WARN socketProgress: Connection "
+             "closed by "
              "remote peer host2<54321>",
              K::kEvidence, "nccl_warn"},
         Case{"host1:1234:1300 [1] NCCL WARN NET/IB: Got completion from peer 10.0.0.2<1234> with "
@@ -91,10 +98,12 @@ INSTANTIATE_TEST_SUITE_P(
         // nccl-tests
         Case{"gpu-host-7: Test timeout (5s) common.cu:412", K::kDetection, "nccl_tests_timeout"},
         Case{"# Out of bounds values : 12 FAILED", K::kDetection, "verification"},
-        Case{"     8388608       2097152     float     sum      -1   1234.5    6.80   12.74      3   1230.1    6.82   "
+        Case{"     8388608       2097152     float     sum      -1   1234.5    6.80   12.74      3   1230.1  "
+             "  6.82   "
              "12.79      0",
              K::kDetection, "verification"},
-        Case{"     8388608       2097152     float     sum      -1   1234.5    6.80   12.74      0   1230.1    6.82   "
+        Case{"     8388608       2097152     float     sum      -1   1234.5    6.80   12.74      0   1230.1  "
+             "  6.82   "
              "12.79      5",
              K::kDetection, "verification"},
         // Open MPI
@@ -107,9 +116,11 @@ TEST(BuiltinClassifierNegative, OrdinaryLinesMatchNothing) {
   const LogClassifier c = LogClassifier::builtin();
   for (const char* line :
        {"# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 12.7532",
-        "     8388608       2097152     float     sum      -1   1234.5    6.80   12.74      0   1230.1    6.82   "
+        "     8388608       2097152     float     sum      -1   1234.5    6.80   12.74      0   1230.1    "
+        "6.82   "
         "12.79      0",
-        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+        "algbw   busbw "
         "#wrong",
         "host1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>", "step 10 loss 0.123",
         "ncclfi-cpu-ring: iteration 50 ok", "Stopping workers... Timeout = 30 sec."}) {

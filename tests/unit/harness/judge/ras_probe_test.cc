@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <mutex>
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,8 +96,10 @@ class FakeRasServer {
           commands_.push_back(cmd);
         }
         if (silent_) continue;
-        if (cmd.rfind("CLIENT PROTOCOL", 0) == 0) send(c, "SERVER PROTOCOL 2\n");
-        else if (cmd.rfind("TIMEOUT", 0) == 0) send(c, "OK\n");
+        if (cmd.rfind("CLIENT PROTOCOL", 0) == 0)
+          send(c, "SERVER PROTOCOL 2\n");
+        else if (cmd.rfind("TIMEOUT", 0) == 0)
+          send(c, "OK\n");
         else if (cmd == "STATUS" || cmd == "VERBOSE STATUS") {
           // Stream in two pieces, as NCCL does (summary first, then the communicator sections).
           const std::string r = report_;

@@ -119,7 +119,9 @@ TEST(Console, ProgressLineIsOneLineWithinWidth) {
   s.injections = 1;
   s.detections = {"workload_watchdog"};
   const std::string line = format_progress_line(s, 200);
-  EXPECT_EQ(line, "[3/12] net-drop-recv-hang  running  ranks 4/4  3.2s/30s  injected 1  detected: workload_watchdog");
+  EXPECT_EQ(
+      line,
+      "[3/12] net-drop-recv-hang  running  ranks 4/4  3.2s/30s  injected 1  detected: workload_watchdog");
   const std::string narrow = format_progress_line(s, 30);
   EXPECT_EQ(narrow.size(), 30u);
   EXPECT_EQ(narrow.substr(27), "...");
@@ -135,7 +137,8 @@ bool well_formed_xml(const std::string& xml, std::string* why) {
   static const std::regex entity("^&(amp|lt|gt|quot|apos|#[0-9]+);");
   while (i < xml.size()) {
     if (xml[i] == '&') {
-      if (!std::regex_search(xml.substr(i, 10), entity)) return *why = "bare & at " + std::to_string(i), false;
+      if (!std::regex_search(xml.substr(i, 10), entity))
+        return *why = "bare & at " + std::to_string(i), false;
       ++i;
       continue;
     }
@@ -164,7 +167,8 @@ TEST(JUnit, StructureCountsAndEscaping) {
   std::vector<RunRecord> runs = {make_record("ok & <fine>", {{"outcome", "detected"}}, dir),
                                  make_record("bad \"quoted\" 'x'", {{"outcome", "hung"}}, dir),
                                  make_record("odd", {{"mystery", 1}}, dir)};
-  runs[1].judgement.reasons.insert(runs[1].judgement.reasons.begin(), "control \x01 char and bad utf8 \xff end");
+  runs[1].judgement.reasons.insert(runs[1].judgement.reasons.begin(),
+                                   "control \x01 char and bad utf8 \xff end");
   RunRecord skipped;
   skipped.scenario = "gpu <only>";
   skipped.skipped = true;
@@ -175,8 +179,9 @@ TEST(JUnit, StructureCountsAndEscaping) {
   const std::string xml = render_junit(suite, runs);
   std::string why;
   EXPECT_TRUE(well_formed_xml(xml, &why)) << why << "\n" << xml;
-  EXPECT_NE(xml.find("<testsuite name=\"suite &lt;cpu&gt;\" tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\""),
-            std::string::npos)
+  EXPECT_NE(
+      xml.find("<testsuite name=\"suite &lt;cpu&gt;\" tests=\"4\" failures=\"1\" errors=\"1\" skipped=\"1\""),
+      std::string::npos)
       << xml;
   EXPECT_NE(xml.find("name=\"ok &amp; &lt;fine&gt;\""), std::string::npos);
   EXPECT_NE(xml.find("name=\"bad &quot;quoted&quot; &apos;x&apos;\""), std::string::npos);
@@ -194,8 +199,9 @@ TEST(JUnit, StructureCountsAndEscaping) {
 
 TEST(Html, SelfContainedWithTimelinePerScenario) {
   fs::path dir = scratch("html");
-  std::vector<RunRecord> runs = {make_record("a</script><script>alert(1)</script>", {{"outcome", "detected"}}, dir),
-                                 make_record("b", {{"outcome", "hung"}}, dir)};
+  std::vector<RunRecord> runs = {
+      make_record("a</script><script>alert(1)</script>", {{"outcome", "detected"}}, dir),
+      make_record("b", {{"outcome", "hung"}}, dir)};
   runs[1].history.attempts = 2;
   add_event(runs[1].history, 5, -1, "harness", "restart", {}, 1);
   const std::string html = render_html(SuiteInfo{}, runs);
@@ -214,12 +220,12 @@ TEST(Html, SelfContainedWithTimelinePerScenario) {
   EXPECT_EQ(svgs, 2u);
   EXPECT_NE(html.find("rank 0"), std::string::npos);
   EXPECT_NE(html.find("rank 1"), std::string::npos);
-  EXPECT_NE(html.find("fill=\"#d93025\""), std::string::npos);  // injection marker
-  EXPECT_NE(html.find("fill=\"#f29900\""), std::string::npos);  // detection marker
-  EXPECT_NE(html.find("fill=\"#8c1d18\""), std::string::npos);  // abnormal exit marker
+  EXPECT_NE(html.find("fill=\"#d93025\""), std::string::npos);    // injection marker
+  EXPECT_NE(html.find("fill=\"#f29900\""), std::string::npos);    // detection marker
+  EXPECT_NE(html.find("fill=\"#8c1d18\""), std::string::npos);    // abnormal exit marker
   EXPECT_NE(html.find("stroke=\"#1a73e8\""), std::string::npos);  // restart line
   EXPECT_NE(html.find("stroke=\"#9aa5b1\""), std::string::npos);  // op tick
-  EXPECT_EQ(html.find("<script>alert(1)"), std::string::npos);  // scenario names are escaped
+  EXPECT_EQ(html.find("<script>alert(1)"), std::string::npos);    // scenario names are escaped
   EXPECT_NE(html.find("&lt;/script&gt;"), std::string::npos);
 }
 

@@ -17,7 +17,8 @@ SweepPoint point(std::vector<std::string> values, Outcome o, std::optional<doubl
 
 TEST(SweepMatrix, OneAxisIsAList) {
   SweepAxes axes{{"/workload/args/7"}, {{"1", "3", "10"}}};
-  std::vector<SweepPoint> points = {point({"1"}, Outcome::kDetected, 1.02), point({"10"}, Outcome::kClean, {})};
+  std::vector<SweepPoint> points = {point({"1"}, Outcome::kDetected, 1.02),
+                                    point({"10"}, Outcome::kClean, {})};
   const std::string m = render_sweep_matrix(axes, points);
   EXPECT_NE(m.find("/workload/args/7"), std::string::npos);
   EXPECT_NE(m.find("detected"), std::string::npos);
@@ -29,10 +30,9 @@ TEST(SweepMatrix, OneAxisIsAList) {
 
 TEST(SweepMatrix, TwoAxesAreRowsAndColumns) {
   SweepAxes axes{{"/env/TIMEOUT", "/faults/0/params/ms"}, {{"1", "5"}, {"500", "2000"}}};
-  std::vector<SweepPoint> points = {point({"1", "500"}, Outcome::kDetected, 1.1),
-                                    point({"1", "2000"}, Outcome::kDetected, 1.05),
-                                    point({"5", "500"}, Outcome::kClean, {}),
-                                    point({"5", "2000"}, Outcome::kClean, {})};
+  std::vector<SweepPoint> points = {
+      point({"1", "500"}, Outcome::kDetected, 1.1), point({"1", "2000"}, Outcome::kDetected, 1.05),
+      point({"5", "500"}, Outcome::kClean, {}), point({"5", "2000"}, Outcome::kClean, {})};
   const std::string m = render_sweep_matrix(axes, points);
   EXPECT_NE(m.find("TIMEOUT \\ ms"), std::string::npos) << m;
   EXPECT_NE(m.find("500"), std::string::npos);
@@ -56,9 +56,9 @@ TimeoutTrial trial(double timeout, bool hang, bool fired, std::optional<double> 
 }
 
 TEST(RecommendTimeout, SmallestThatNeverFiredOnAStallWithHangDetection) {
-  std::vector<TimeoutTrial> trials = {trial(1, false, true, 1.0),   trial(2, false, true, 2.0),
-                                      trial(5, false, false),       trial(10, false, false),
-                                      trial(1, true, true, 1.02),   trial(5, true, true, 5.03),
+  std::vector<TimeoutTrial> trials = {trial(1, false, true, 1.0),  trial(2, false, true, 2.0),
+                                      trial(5, false, false),      trial(10, false, false),
+                                      trial(1, true, true, 1.02),  trial(5, true, true, 5.03),
                                       trial(10, true, true, 10.04)};
   auto rec = recommend_timeout(trials);
   ASSERT_TRUE(rec.timeout_s);
