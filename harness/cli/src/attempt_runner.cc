@@ -1,0 +1,263 @@
+#include "attempt_runner.h"
+
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "interrupt.h"
+#include "orphan_guard.h"
+#include "output_tailer.h"
+#include "proc_faults.h"
+
+namespace ncclfi::cli {
+namespace {
+
+using harness::History;
+
+constexpr int64_t kPollNs = 5'000'000;  // 5 ms: the resolution of output-line timestamps
+
+void sleep_ns(int64_t ns) {
+  timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  nanosleep(&ts, nullptr);
+}
+
+struct RunningProcess {
+  std::unique_ptr<RankProcess> process;
+  OutputTailer output;
+  bool reaped = false;
+};
+
+class AttemptLoop final : public RankSignaller {
+ public:
+  AttemptLoop(const AttemptInputs& in, History& history)
+      : in_(in),
+        history_(history),
+        events_(in.ctx.events_path, "harness"),
+        event_tail_(in.ctx.events_path, in.events_offset) {}
+
+  AttemptResult run() {
+    result_.start_ns = Clock::wall_ns();
+    launch_all();
+    if (in_.ctx.inject) schedule_ = ProcFaultSchedule(*in_.ctx.scenario, result_.start_ns);
+    const int64_t deadline_ns = result_.start_ns + static_cast<int64_t>(in_.ctx.scenario->deadline_s * 1e9);
+    while (true) {
+      const int64_t now = Clock::wall_ns();
+      follow_output();
+      reap_exited(false);
+      if (alive() == 0) break;
+      apply_proc_faults(now);
+      maybe_probe_ras(now, deadline_ns);
+      if (interrupted()) {
+        result_.interrupted = true;
+        events_.write("interrupt", {{"attempt", in_.ctx.attempt}, {"signal", interrupt_signal()}});
+        teardown("interrupt");
+        break;
+      }
+      if (now >= deadline_ns) {
+        result_.deadline_hit = true;
+        events_.write("deadline", {{"attempt", in_.ctx.attempt}, {"deadline_s", in_.ctx.scenario->deadline_s}});
+        teardown("deadline");
+        break;
+      }
+      report_progress(now, "running");
+      sleep_ns(kPollNs);
+    }
+    schedule_.release_stopped(*this);
+    finish_ras_probe(true);
+    follow_output(true);
+    result_.end_ns = Clock::wall_ns();
+    result_.events_end_offset = event_tail_.offset();
+    return result_;
+  }
+
+  // Signals a rank for a proc fault: its own process group when the harness started it, else every
+  // process that carries this harness's id and that rank (ranks under mpirun or torchrun).
+  int signal_rank(int rank, int sig) override {
+    for (auto& p : procs_) {
+      if (p.process->spec().rank == rank && !p.reaped) {
+        p.process->signal_group(sig);
+        return 1;
+      }
+    }
+    int n = 0;
+    for (int pid : find_rank_pids(in_.ctx.harness_id, rank)) n += kill(pid, sig) == 0 ? 1 : 0;
+    return n;
+  }
+
+  void record_injection(const Fault& fault, int rank, const std::string& action, int sig) override {
+    ++injections_;
+    events_.write_for_rank(rank, ev::kInject,
+                           {{"fault_id", fault.id}, {"kind", fault.kind}, {"layer", "proc"},
+                            {"point", "proc/" + fault.kind}, {"action", action}, {"signal", sig},
+                            {"attempt", in_.ctx.attempt}});
+  }
+
+ private:
+  void launch_all() {
+    const auto specs = in_.launcher->processes(in_.ctx);
+    auto& logs = history_.rank_logs;
+    if (logs.size() <= static_cast<size_t>(in_.ctx.attempt)) logs.resize(static_cast<size_t>(in_.ctx.attempt) + 1);
+    auto& attempt_logs = logs[static_cast<size_t>(in_.ctx.attempt)];
+    attempt_logs.assign(static_cast<size_t>(in_.ctx.scenario->workload.ranks), "");
+    for (const auto& spec : specs) {
+      std::unique_ptr<RankProcess> process;
+      try {
+        process = RankProcess::spawn(spec);
+      } catch (const std::exception& e) {
+        teardown("launch_failed");
+        throw std::runtime_error(std::string("launch failed: ") + e.what());
+      }
+      OrphanGuard::watch_group(process->pid());
+      const std::string log_rel = in_.log_dir_rel + "/" + std::filesystem::path(spec.log_path).filename().string();
+      for (size_t r = 0; r < attempt_logs.size(); ++r) {
+        if (spec.rank < 0 || static_cast<size_t>(spec.rank) == r) attempt_logs[r] = log_rel;
+      }
+      events_.write_for_rank(spec.rank, "launch",
+                             {{"attempt", in_.ctx.attempt}, {"pid", process->pid()}, {"argv", spec.argv},
+                              {"launcher", to_string(in_.ctx.scenario->launcher.kind)}});
+      procs_.push_back({std::move(process), OutputTailer(spec.log_path), false});
+    }
+  }
+
+  int alive() const {
+    return static_cast<int>(std::count_if(procs_.begin(), procs_.end(), [](const auto& p) { return !p.reaped; }));
+  }
+
+  void follow_output(bool final = false) {
+    const int64_t now = Clock::wall_ns();
+    for (auto& p : procs_) {
+      const auto lines = final ? p.output.read_rest() : p.output.read_lines();
+      for (const auto& text : lines) {
+        int rank = p.process->spec().rank;
+        if (rank < 0) rank = in_.launcher->rank_of_line(text);
+        harness::observe_log_line(history_, *in_.classifier, {now, rank, in_.ctx.attempt, "stdout", text});
+      }
+    }
+    const auto lines = final ? event_tail_.read_rest() : event_tail_.read_lines();
+    for (const auto& line : lines) {
+      if (line.find("\"inject\"") != std::string::npos && line.find("\"harness\"") == std::string::npos) ++injections_;
+      harness::observe_event_line(line, history_, in_.ctx.attempt);
+    }
+  }
+
+  void reap_exited(bool killed_by_harness) {
+    for (auto& p : procs_) {
+      if (p.reaped || !p.process->poll()) continue;
+      p.reaped = true;
+      OrphanGuard::forget_group(p.process->pid());
+      harness::RankExit exit;
+      exit.rank = p.process->spec().rank;
+      exit.attempt = in_.ctx.attempt;
+      exit.pid = p.process->pid();
+      exit.exit_code = p.process->exit_code();
+      exit.signal = p.process->exit_signal();
+      exit.killed_by_harness = killed_by_harness || torn_down_.count(p.process->pid()) > 0;
+      exit.ts_ns = Clock::wall_ns();
+      if (exit.signal || (exit.exit_code && *exit.exit_code != 0)) result_.failed = true;
+      history_.exits.push_back(exit);
+    }
+  }
+
+  // SIGTERM to every live process group, a grace period, then SIGKILL; then a sweep for anything
+  // that carries this harness's id and escaped its group.
+  void teardown(const std::string& why) {
+    report_progress(Clock::wall_ns(), "teardown");
+    for (auto& p : procs_) {
+      if (p.reaped) continue;
+      torn_down_.insert(p.process->pid());
+      events_.write_for_rank(p.process->spec().rank, "kill",
+                             {{"attempt", in_.ctx.attempt}, {"pid", p.process->pid()}, {"signal", SIGTERM}, {"why", why}});
+      p.process->signal_group(SIGCONT);  // a stopped rank cannot act on SIGTERM
+      p.process->signal_group(SIGTERM);
+    }
+    const int64_t grace_end = Clock::wall_ns() + static_cast<int64_t>(in_.ctx.scenario->grace_s * 1e9);
+    while (alive() > 0 && Clock::wall_ns() < grace_end) {
+      reap_exited(false);
+      follow_output();
+      sleep_ns(kPollNs);
+    }
+    for (auto& p : procs_) {
+      if (!p.reaped) p.process->signal_group(SIGKILL);
+    }
+    while (alive() > 0) {
+      reap_exited(false);
+      sleep_ns(kPollNs);
+    }
+    signal_processes_with_harness_id(in_.ctx.harness_id, SIGKILL);
+    if (why != "launch_failed") result_.failed = true;
+  }
+
+  void apply_proc_faults(int64_t now) { schedule_.fire_due(now, *this); }
+
+  // With probe_ras: once, when three quarters of the deadline passed with ranks still running (a
+  // suspected hang), ask NCCL's RAS port who is missing. Runs beside the loop: it may block seconds.
+  void maybe_probe_ras(int64_t now, int64_t deadline_ns) {
+    if (!in_.ctx.scenario->probe_ras) return;
+    if (!ras_started_ && now >= result_.start_ns + (deadline_ns - result_.start_ns) * 3 / 4) {
+      ras_started_ = true;
+      ras_ts_ = now;
+      const char* addr = std::getenv("NCCL_RAS_ADDR");
+      const auto it = in_.ctx.scenario->env.find("NCCL_RAS_ADDR");
+      auto options = harness::ras_address_from_env(it != in_.ctx.scenario->env.end() ? it->second.c_str() : addr);
+      options.timeout_s = 3.0;
+      ras_ = std::async(std::launch::async, [options] { return harness::probe_ras(options); });
+    }
+    finish_ras_probe(false);
+  }
+
+  void finish_ras_probe(bool wait) {
+    if (!ras_.valid()) return;
+    if (!wait && ras_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    harness::record_ras_probe(history_, ras_.get(), ras_ts_, in_.ctx.attempt);
+  }
+
+  void report_progress(int64_t now, const char* phase) {
+    if (!in_.progress || now < next_progress_ns_) return;
+    next_progress_ns_ = now + 200'000'000;
+    harness::ProgressState st = in_.progress_base;
+    st.attempt = in_.ctx.attempt;
+    st.ranks_total = in_.ctx.scenario->workload.ranks;
+    st.ranks_running = procs_.size() == 1 && procs_[0].process->spec().rank < 0 ? (alive() ? st.ranks_total : 0)
+                                                                                 : alive();
+    st.elapsed_s = static_cast<double>(now - result_.start_ns) / 1e9;
+    st.deadline_s = in_.ctx.scenario->deadline_s;
+    st.injections = injections_;
+    for (const auto& d : history_.detections) {
+      if (std::find(st.detections.begin(), st.detections.end(), d.mechanism) == st.detections.end()) {
+        st.detections.push_back(d.mechanism);
+      }
+    }
+    st.phase = phase;
+    in_.progress(st);
+  }
+
+  const AttemptInputs& in_;
+  History& history_;
+  EventLog events_;
+  OutputTailer event_tail_;
+  std::vector<RunningProcess> procs_;
+  std::set<int> torn_down_;
+  ProcFaultSchedule schedule_;
+  AttemptResult result_;
+  int injections_ = 0;
+  int64_t next_progress_ns_ = 0;
+  bool ras_started_ = false;
+  int64_t ras_ts_ = 0;
+  std::future<harness::RasReport> ras_;
+};
+
+}  // namespace
+
+AttemptResult run_attempt(const AttemptInputs& in, History& history) {
+  AttemptLoop loop(in, history);
+  return loop.run();
+}
+
+}  // namespace ncclfi::cli

@@ -1,0 +1,61 @@
+// `ncclfi run` and `ncclfi sweep`.
+#include <iostream>
+
+#include "commands.h"
+#include "scenario.h"
+#include "suite_runner.h"
+#include "sweep_runner.h"
+
+namespace ncclfi::cli {
+
+void add_run_command(CLI::App& app, int& status) {
+  auto opts = std::make_shared<SuiteOptions>();
+  auto* cmd = app.add_subcommand("run", "Run scenarios (files or directories) and judge each one.");
+  cmd->add_option("paths", opts->paths, "scenario files or directories (searched recursively for *.json)")
+      ->required();
+  cmd->add_option("--out", opts->out_root, "root of the run directories (runs/<scenario>/<UTC time>/)")
+      ->capture_default_str();
+  cmd->add_option("--junit", opts->junit_path, "also write the JUnit XML here");
+  cmd->add_option("--html", opts->html_path, "also write the HTML report here");
+  cmd->add_option("--filter", opts->filter_tags, "run only scenarios with this tag (or name); repeatable");
+  cmd->add_flag("--quiet,-q", opts->quiet, "no progress lines");
+  cmd->footer(
+      "Every scenario is validated before the first one launches. Each run leaves runs/<scenario>/<time>/\n"
+      "(scenario.json, plan.json, events.jsonl, attempt-N/rank-R.log, verdict.json; `latest` links to it);\n"
+      "the suite leaves runs/suites/<time>/ (summary.json, junit.xml, report.html).\n"
+      "Examples:\n"
+      "  ncclfi run scenarios/cpu/\n"
+      "  ncclfi run scenarios/cpu/net-drop-recv-hang.json --out /tmp/runs --junit junit.xml\n"
+      "  ncclfi run scenarios/ --filter cpu --filter net");
+  cmd->callback([opts, &status] {
+    try {
+      status = run_suite(*opts).exit_status;
+    } catch (const ScenarioError& e) {
+      std::cerr << e.what() << "\n";
+      status = kBadInput;
+    }
+  });
+}
+
+void add_sweep_command(CLI::App& app, int& status) {
+  auto opts = std::make_shared<SweepOptions>();
+  auto* cmd = app.add_subcommand("sweep", "Run a scenario over the product of --set values; print the matrix.");
+  cmd->add_option("scenario", opts->scenario_path, "the scenario file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--set", opts->sets, "JSON_POINTER=v1,v2,...: values for one field (repeat for more axes)")
+      ->required();
+  cmd->add_option("--hang", opts->hang_scenario_path,
+                  "the same job with a real hang: each value also runs against it, and the sweep names the "
+                  "smallest timeout (first axis) that never fired on the stall, with its detection time on the hang")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", opts->out_root, "root of the run directories")->capture_default_str();
+  cmd->add_flag("--quiet,-q", opts->quiet, "no progress lines");
+  cmd->footer(
+      "Values are JSON (numbers, true, \"text\") except where the field holds a string (workload args).\n"
+      "Examples:\n"
+      "  ncclfi sweep scenarios/cpu/net-delay-degraded.json --set /faults/0/params/ms=1,5,20\n"
+      "  ncclfi sweep scenarios/cpu/net-stall-survived.json --set /workload/args/7=1,2,4,8 \\\n"
+      "      --hang scenarios/cpu/net-drop-recv-hang.json");
+  cmd->callback([opts, &status] { status = run_sweep(*opts); });
+}
+
+}  // namespace ncclfi::cli

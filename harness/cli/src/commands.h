@@ -1,0 +1,16 @@
+// The subcommands of ncclfi, each registered on the CLI11 app with its options, help and examples.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace ncclfi::cli {
+
+// Each returns the exit status through `status` when the subcommand ran.
+void add_run_command(CLI::App& app, int& status);
+void add_validate_command(CLI::App& app, int& status);
+void add_list_command(CLI::App& app, int& status);
+void add_report_command(CLI::App& app, int& status);
+void add_control_commands(CLI::App& app, int& status);
+void add_sweep_command(CLI::App& app, int& status);
+
+}  // namespace ncclfi::cli

@@ -1,0 +1,162 @@
+#include "orphan_guard.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace ncclfi::cli {
+namespace {
+
+int g_guard_fd = -1;
+
+std::string make_harness_id() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return std::to_string(getpid()) + "-" + std::to_string(ts.tv_sec) + std::to_string(ts.tv_nsec);
+}
+
+// The environment of `pid` as KEY=VALUE strings (empty when unreadable).
+std::vector<std::string> read_environ(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::vector<std::string> vars;
+  std::string var;
+  while (std::getline(in, var, '\0')) vars.push_back(var);
+  return vars;
+}
+
+std::vector<int> all_pids() {
+  std::vector<int> pids;
+  DIR* dir = opendir("/proc");
+  if (dir == nullptr) return pids;
+  while (dirent* e = readdir(dir)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == '\0' && pid > 0) pids.push_back(static_cast<int>(pid));
+  }
+  closedir(dir);
+  return pids;
+}
+
+void sleep_ms(long ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000};
+  nanosleep(&ts, nullptr);
+}
+
+[[noreturn]] void guard_main(int read_fd, const std::string& id) {
+  // Detach from the terminal's signals: Ctrl-C is for ncclfi, which tears down itself.
+  setsid();
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  std::set<int> groups;
+  std::string pending;
+  char buf[256];
+  for (;;) {
+    const ssize_t n = read(read_fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // ncclfi is gone (or closed us on a clean exit)
+    pending.append(buf, static_cast<size_t>(n));
+    size_t nl;
+    while ((nl = pending.find('\n')) != std::string::npos) {
+      const std::string line = pending.substr(0, nl);
+      pending.erase(0, nl + 1);
+      if (line.size() > 1 && line[0] == '+') groups.insert(std::atoi(line.c_str() + 1));
+      if (line.size() > 1 && line[0] == '-') groups.erase(std::atoi(line.c_str() + 1));
+    }
+  }
+  for (int g : groups) kill(-g, SIGTERM);
+  signal_processes_with_harness_id(id, SIGTERM);
+  sleep_ms(groups.empty() ? 100 : 1000);
+  for (int g : groups) kill(-g, SIGKILL);
+  signal_processes_with_harness_id(id, SIGKILL);
+  _exit(0);
+}
+
+void send_line(const std::string& line) {
+  if (g_guard_fd < 0) return;
+  const std::string text = line + "\n";
+  (void)!write(g_guard_fd, text.data(), text.size());
+}
+
+}  // namespace
+
+const std::string& OrphanGuard::harness_id() {
+  static const std::string id = make_harness_id();
+  return id;
+}
+
+void OrphanGuard::start() {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const std::string& id = harness_id();
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return;
+  }
+  if (pid == 0) {
+    close(fds[1]);
+    // Close everything but the pipe, so the guard holds no log file or terminal open.
+    for (int fd = 3; fd < 1024; ++fd) {
+      if (fd != fds[0]) close(fd);
+    }
+    guard_main(fds[0], id);
+  }
+  close(fds[0]);
+  g_guard_fd = fds[1];
+  signal(SIGPIPE, SIG_IGN);
+}
+
+void OrphanGuard::watch_group(int pgid) { send_line("+" + std::to_string(pgid)); }
+void OrphanGuard::forget_group(int pgid) { send_line("-" + std::to_string(pgid)); }
+
+int signal_processes_with_harness_id(const std::string& id, int sig) {
+  const std::string needle = "NCCLFI_HARNESS_ID=" + id;
+  const int self = getpid();
+  int signalled = 0;
+  for (int pid : all_pids()) {
+    if (pid == self) continue;
+    for (const auto& var : read_environ(pid)) {
+      if (var == needle) {
+        if (kill(pid, sig) == 0) ++signalled;
+        break;
+      }
+    }
+  }
+  return signalled;
+}
+
+std::vector<int> find_rank_pids(const std::string& id, int rank) {
+  const std::string needle = "NCCLFI_HARNESS_ID=" + id;
+  const std::string want = std::to_string(rank);
+  std::vector<int> pids;
+  for (int pid : all_pids()) {
+    const auto vars = read_environ(pid);
+    bool ours = false;
+    std::string found[3];  // NCCLFI_RANK, OMPI_COMM_WORLD_RANK, RANK: first set wins
+    const char* keys[3] = {"NCCLFI_RANK=", "OMPI_COMM_WORLD_RANK=", "RANK="};
+    for (const auto& var : vars) {
+      if (var == needle) ours = true;
+      for (int k = 0; k < 3; ++k) {
+        if (var.rfind(keys[k], 0) == 0) found[k] = var.substr(std::string(keys[k]).size());
+      }
+    }
+    const std::string found_rank = !found[0].empty() ? found[0] : !found[1].empty() ? found[1] : found[2];
+    if (ours && found_rank == want) pids.push_back(pid);
+  }
+  return pids;
+}
+
+}  // namespace ncclfi::cli

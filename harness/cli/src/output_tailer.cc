@@ -1,0 +1,55 @@
+#include "output_tailer.h"
+
+#include <sys/stat.h>
+
+namespace ncclfi::cli {
+
+OutputTailer::OutputTailer(std::string path, long start_offset) : path_(std::move(path)), offset_(start_offset) {}
+
+OutputTailer::OutputTailer(OutputTailer&& other) noexcept
+    : path_(std::move(other.path_)), offset_(other.offset_), file_(other.file_), partial_(std::move(other.partial_)) {
+  other.file_ = nullptr;
+}
+
+OutputTailer::~OutputTailer() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+long OutputTailer::file_size(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? static_cast<long>(st.st_size) : 0;
+}
+
+std::vector<std::string> OutputTailer::read_lines() {
+  std::vector<std::string> lines;
+  if (file_ == nullptr) {
+    file_ = std::fopen(path_.c_str(), "rb");
+    if (file_ == nullptr) return lines;
+    std::fseek(file_, offset_, SEEK_SET);
+  }
+  std::clearerr(file_);
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, file_)) > 0) {
+    partial_.append(buf, n);
+    offset_ += static_cast<long>(n);
+  }
+  size_t start = 0, nl;
+  while ((nl = partial_.find('\n', start)) != std::string::npos) {
+    lines.push_back(partial_.substr(start, nl - start));
+    start = nl + 1;
+  }
+  partial_.erase(0, start);
+  return lines;
+}
+
+std::vector<std::string> OutputTailer::read_rest() {
+  auto lines = read_lines();
+  if (!partial_.empty()) {
+    lines.push_back(partial_);
+    partial_.clear();
+  }
+  return lines;
+}
+
+}  // namespace ncclfi::cli

@@ -1,0 +1,67 @@
+#include "proc_faults.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <algorithm>
+
+namespace ncclfi::cli {
+
+int parse_signal(const nlohmann::json& value) {
+  if (value.is_number_integer()) return value.get<int>();
+  if (!value.is_string()) return -1;
+  std::string name = value.get<std::string>();
+  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+  for (int sig = 1; sig < NSIG; ++sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    if (abbrev != nullptr && name == abbrev) return sig;
+  }
+  try {
+    return std::stoi(name);
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+ProcFaultSchedule::ProcFaultSchedule(const Scenario& scenario, int64_t launch_ns) {
+  for (const Fault& f : scenario.plan.faults) {
+    if (f.layer != Layer::kProc || !f.trigger.armed) continue;
+    for (int rank : f.target.resolve_ranks(scenario.workload.ranks)) {
+      actions_.push_back({launch_ns + static_cast<int64_t>(f.trigger.after_ms) * 1'000'000, rank, f, false});
+    }
+  }
+}
+
+void ProcFaultSchedule::fire_due(int64_t now_ns, RankSignaller& target) {
+  std::vector<Action> later;
+  for (auto& a : actions_) {
+    if (a.due_ns > now_ns) {
+      later.push_back(std::move(a));
+      continue;
+    }
+    if (a.fault.kind == "kill") {
+      int sig = a.fault.params.contains("signal") ? parse_signal(a.fault.params["signal"]) : SIGKILL;
+      if (sig <= 0) sig = SIGKILL;
+      target.record_injection(a.fault, a.rank, "kill", sig);
+      target.signal_rank(a.rank, sig);
+    } else if (a.fault.kind == "stop" && !a.resume) {
+      target.record_injection(a.fault, a.rank, "stop", SIGSTOP);
+      target.signal_rank(a.rank, SIGSTOP);
+      stopped_ranks_.push_back(a.rank);
+      const double ms = a.fault.param_double("ms", 0);
+      if (ms > 0) later.push_back({now_ns + static_cast<int64_t>(ms * 1e6), a.rank, a.fault, true});
+    } else if (a.resume) {
+      target.signal_rank(a.rank, SIGCONT);
+      stopped_ranks_.erase(std::remove(stopped_ranks_.begin(), stopped_ranks_.end(), a.rank), stopped_ranks_.end());
+    }
+  }
+  actions_ = std::move(later);
+}
+
+void ProcFaultSchedule::release_stopped(RankSignaller& target) {
+  for (int rank : stopped_ranks_) target.signal_rank(rank, SIGCONT);
+  stopped_ranks_.clear();
+  actions_.clear();
+}
+
+}  // namespace ncclfi::cli

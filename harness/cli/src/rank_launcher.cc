@@ -1,0 +1,263 @@
+// The four launchers and the environment they give the ranks.
+#include "rank_launcher.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+
+extern char** environ;
+
+namespace ncclfi::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+#ifndef NCCLFI_SOURCE_DIR_DEFAULT
+#define NCCLFI_SOURCE_DIR_DEFAULT ""
+#endif
+
+std::string prepend_path_list(const std::string& first, const std::map<std::string, std::string>& env,
+                              const std::string& key, char sep) {
+  const auto it = env.find(key);
+  if (it == env.end() || it->second.empty()) return first;
+  return first + sep + it->second;
+}
+
+std::string rank_log_name(const LaunchContext& ctx, int rank) {
+  return ctx.log_dir + "/" + (rank < 0 ? std::string("launcher") : "rank-" + std::to_string(rank)) + ".log";
+}
+
+// Environment every process of the job gets: ncclfi's, plus the harness id the orphan guard
+// recognises (the launcher process too, so its children are found if it dies).
+std::map<std::string, std::string> base_env(const LaunchContext& ctx) {
+  auto env = ctx.parent_env;
+  env["NCCLFI_HARNESS_ID"] = ctx.harness_id;
+  return env;
+}
+
+void add_rendezvous(std::map<std::string, std::string>& env, const LaunchContext& ctx, int rank) {
+  env["RANK"] = std::to_string(rank);
+  env["WORLD_SIZE"] = std::to_string(ctx.scenario->workload.ranks);
+  env["LOCAL_RANK"] = std::to_string(rank);
+  env["LOCAL_WORLD_SIZE"] = std::to_string(ctx.scenario->workload.ranks);
+  env["MASTER_ADDR"] = "127.0.0.1";
+  env["MASTER_PORT"] = std::to_string(ctx.master_port);
+}
+
+// local: one process per rank, torchrun-style rendezvous variables.
+class LocalLauncher : public RankLauncher {
+ public:
+  std::vector<ProcessSpec> processes(const LaunchContext& ctx) const override {
+    std::vector<ProcessSpec> specs;
+    const int world = ctx.scenario->workload.ranks;
+    const bool per_rank = ctx.scenario->launcher.kind != LauncherKind::kCommand || ctx.scenario->launcher.per_rank;
+    for (int r = 0; r < (per_rank ? world : 1); ++r) {
+      const int rank = per_rank ? r : -1;
+      ProcessSpec spec;
+      spec.rank = rank;
+      spec.argv = workload_argv(ctx, rank);
+      spec.env = base_env(ctx);
+      if (rank >= 0) add_rendezvous(spec.env, ctx, rank);
+      for (auto& [k, v] : injection_env(ctx, rank)) spec.env[k] = v;
+      spec.log_path = rank_log_name(ctx, rank);
+      specs.push_back(std::move(spec));
+    }
+    return specs;
+  }
+};
+
+// mpirun (Open MPI 4.1): one mpirun process; variables forwarded with -x (LD_PRELOAD there, never in
+// mpirun's own environment); --tag-output prefixes each line with [jobid,rank]<stream>:.
+class MpirunLauncher : public RankLauncher {
+ public:
+  std::vector<ProcessSpec> processes(const LaunchContext& ctx) const override {
+    ProcessSpec spec;
+    spec.rank = -1;
+    spec.env = base_env(ctx);
+    const int world = ctx.scenario->workload.ranks;
+    spec.argv = {"mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", std::to_string(world)};
+    auto vars = injection_env(ctx, -1);
+    vars.erase("NCCLFI_RANK");  // each rank finds its own from OMPI_COMM_WORLD_RANK
+    vars["MASTER_ADDR"] = "127.0.0.1";
+    vars["MASTER_PORT"] = std::to_string(ctx.master_port);
+    vars["NCCLFI_HARNESS_ID"] = ctx.harness_id;
+    for (const auto& [k, v] : vars) {
+      spec.argv.push_back("-x");
+      spec.argv.push_back(k + "=" + v);
+    }
+    for (const auto& a : ctx.scenario->launcher.extra_args) spec.argv.push_back(a);
+    for (const auto& a : workload_argv(ctx, -1)) spec.argv.push_back(a);
+    spec.log_path = rank_log_name(ctx, -1);
+    return {spec};
+  }
+  int rank_of_line(const std::string& line) const override {
+    static const std::regex tag(R"(^\[\d+,(\d+)\]<(stdout|stderr)>:)");
+    std::smatch m;
+    return std::regex_search(line, m, tag) ? std::stoi(m[1].str()) : -1;
+  }
+};
+
+// torchrun: one agent process that starts and restarts the workers. The injection variables reach
+// the workers only, through `--no-python env K=V... python script`.
+class TorchrunLauncher : public RankLauncher {
+ public:
+  std::vector<ProcessSpec> processes(const LaunchContext& ctx) const override {
+    const Scenario& s = *ctx.scenario;
+    ProcessSpec spec;
+    spec.rank = -1;
+    spec.env = base_env(ctx);
+    spec.argv = {"torchrun",
+                 "--nnodes=1",
+                 "--nproc-per-node=" + std::to_string(s.workload.ranks),
+                 "--max-restarts=" + std::to_string(s.launcher.max_restarts),
+                 "--master-addr=127.0.0.1",
+                 "--master-port=" + std::to_string(ctx.master_port),
+                 "--no-python"};
+    for (const auto& a : s.launcher.extra_args) spec.argv.push_back(a);
+    spec.argv.push_back("env");
+    auto vars = injection_env(ctx, -1);
+    vars.erase("NCCLFI_RANK");  // RANK from torchrun
+    for (const auto& [k, v] : vars) spec.argv.push_back(k + "=" + v);
+    for (const auto& a : workload_argv(ctx, -1)) spec.argv.push_back(a);
+    spec.log_path = rank_log_name(ctx, -1);
+    return {spec};
+  }
+  int rank_of_line(const std::string& line) const override {
+    static const std::regex tag(R"(^\[(?:default)?rank(\d+)\]:)");
+    std::smatch m;
+    return std::regex_search(line, m, tag) ? std::stoi(m[1].str()) : -1;
+  }
+};
+
+}  // namespace
+
+Installation Installation::discover() {
+  Installation inst;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  fs::path build = ec ? fs::current_path() / "build" : exe.parent_path().parent_path();
+  if (const char* b = std::getenv("NCCLFI_BUILD_DIR"); b != nullptr && *b != '\0') build = b;
+  inst.bin_dir = (build / "bin").string();
+  inst.lib_dir = (build / "lib").string();
+  if (const char* s = std::getenv("NCCLFI_SOURCE_DIR"); s != nullptr && *s != '\0') {
+    inst.source_dir = s;
+  } else if (fs::exists(fs::path(NCCLFI_SOURCE_DIR_DEFAULT) / "workloads", ec)) {
+    inst.source_dir = NCCLFI_SOURCE_DIR_DEFAULT;
+  } else {
+    inst.source_dir = build.parent_path().string();  // build/ inside the source tree
+  }
+  return inst;
+}
+
+std::map<std::string, std::string> current_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string var = *e;
+    const auto eq = var.find('=');
+    if (eq != std::string::npos) env[var.substr(0, eq)] = var.substr(eq + 1);
+  }
+  return env;
+}
+
+std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int rank) {
+  const Scenario& s = *ctx.scenario;
+  std::map<std::string, std::string> env = s.env;
+  if (ctx.inject && !s.plan.faults.empty()) env["NCCLFI_PLAN"] = ctx.plan_path;
+  env["NCCLFI_EVENTS"] = ctx.events_path;
+  env["NCCLFI_RUN_DIR"] = ctx.run_dir;
+  env["NCCLFI_ATTEMPT"] = std::to_string(ctx.attempt);
+  env["NCCLFI_WORLD_SIZE"] = std::to_string(s.workload.ranks);
+  if (rank >= 0) env["NCCLFI_RANK"] = std::to_string(rank);
+  if (s.layer_api) {
+    env["LD_PRELOAD"] = prepend_path_list(ctx.install.lib_dir + "/libncclfi-preload.so", s.env, "LD_PRELOAD", ':');
+  }
+  if (s.layer_net) {
+    env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
+    if (!s.env.count("NCCL_NET")) env["NCCL_NET"] = "ncclfi";
+  }
+  return env;
+}
+
+std::string substitute_placeholders(const std::string& text, const LaunchContext& ctx, int rank) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t open = text.find('{', i);
+    if (open == std::string::npos) break;
+    const size_t close = text.find('}', open);
+    if (close == std::string::npos) break;
+    out += text.substr(i, open - i);
+    const std::string key = text.substr(open + 1, close - open - 1);
+    std::string value;
+    bool known = true;
+    if (key == "rank") value = std::to_string(rank < 0 ? 0 : rank);
+    else if (key == "world_size") value = std::to_string(ctx.scenario->workload.ranks);
+    else if (key == "attempt") value = std::to_string(ctx.attempt);
+    else if (key == "run_dir") value = ctx.run_dir;
+    else if (key == "bin_dir") value = ctx.install.bin_dir;
+    else if (key == "lib_dir") value = ctx.install.lib_dir;
+    else if (key == "source_dir") value = ctx.install.source_dir;
+    else if (key == "master_port") value = std::to_string(ctx.master_port);
+    else if (key.rfind("env:", 0) == 0) {
+      const auto it = ctx.parent_env.find(key.substr(4));
+      value = it == ctx.parent_env.end() ? "" : it->second;
+    } else {
+      known = false;
+    }
+    out += known ? value : text.substr(open, close - open + 1);
+    i = close + 1;
+  }
+  out += text.substr(i);
+  return out;
+}
+
+std::vector<std::string> workload_argv(const LaunchContext& ctx, int rank) {
+  const WorkloadSpec& w = ctx.scenario->workload;
+  std::vector<std::string> argv;
+  if (w.builtin == "cpu-ring") {
+    argv.push_back(ctx.install.bin_dir + "/ncclfi-cpu-ring");
+  } else if (w.builtin == "nccl-workload") {
+    argv.push_back(ctx.install.bin_dir + "/ncclfi-workload");
+  } else if (w.builtin == "ddp") {
+    argv = {w.python, ctx.install.source_dir + "/workloads/torch/ddp_train.py"};
+  } else {
+    argv = w.command;
+  }
+  for (const auto& a : w.args) argv.push_back(a);
+  for (auto& a : argv) a = substitute_placeholders(a, ctx, rank);
+  return argv;
+}
+
+int pick_free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 29500;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = 29500;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+std::unique_ptr<RankLauncher> make_launcher(LauncherKind kind) {
+  switch (kind) {
+    case LauncherKind::kMpirun: return std::make_unique<MpirunLauncher>();
+    case LauncherKind::kTorchrun: return std::make_unique<TorchrunLauncher>();
+    case LauncherKind::kLocal:
+    case LauncherKind::kCommand: return std::make_unique<LocalLauncher>();
+  }
+  return std::make_unique<LocalLauncher>();
+}
+
+}  // namespace ncclfi::cli

@@ -1,0 +1,60 @@
+// Launchers (DESIGN.md, "Launchers and scale"): how a scenario's ranks become processes. Each kind
+// turns one attempt into ProcessSpecs (pure: testable without starting anything); the runner spawns
+// them with RankProcess. Injection variables (LD_PRELOAD, NCCL_NET_PLUGIN, NCCLFI_*) go to the ranks
+// only, never to ncclfi or to a launcher process such as mpirun or torchrun.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rank_process.h"
+#include "scenario.h"
+
+namespace ncclfi::cli {
+
+// Where the built programs are: build/bin, build/lib and the source tree (for ddp_train.py).
+struct Installation {
+  std::string bin_dir, lib_dir, source_dir;
+  // From /proc/self/exe (build/bin/ncclfi); NCCLFI_BUILD_DIR and NCCLFI_SOURCE_DIR override.
+  static Installation discover();
+};
+
+struct LaunchContext {
+  const Scenario* scenario = nullptr;
+  Installation install;
+  int attempt = 0;
+  bool inject = true;                   // faults armed on this attempt (false: baseline, clean attempts)
+  std::string run_dir;                  // absolute: NCCLFI_RUN_DIR, control FIFOs
+  std::string log_dir;                  // absolute: where this attempt's logs go
+  std::string plan_path, events_path;   // absolute
+  int master_port = 29500;
+  std::string harness_id;               // NCCLFI_HARNESS_ID for every process of the job
+  std::map<std::string, std::string> parent_env;  // ncclfi's own environment
+};
+
+class RankLauncher {
+ public:
+  virtual ~RankLauncher() = default;
+  virtual std::vector<ProcessSpec> processes(const LaunchContext& ctx) const = 0;
+  // The output prefix a launcher process puts on each rank's lines ("[1,3]<stderr>:" for Open MPI,
+  // "[rank3]:" for torchrun), parsed so lines count for their rank. -1: not a rank line.
+  virtual int rank_of_line(const std::string& /*line*/) const { return -1; }
+};
+
+std::unique_ptr<RankLauncher> make_launcher(LauncherKind kind);
+
+// The injection variables a rank gets (no RANK/WORLD_SIZE rendezvous variables): NCCLFI_*, the
+// scenario's env, LD_PRELOAD and NCCL_NET_PLUGIN per the scenario's layers.
+std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int rank);
+// The workload's argv with {rank}, {world_size}, {attempt}, {run_dir}, {bin_dir}, {lib_dir},
+// {source_dir}, {master_port} and {env:NAME} replaced (rank -1 leaves {rank} as 0).
+std::vector<std::string> workload_argv(const LaunchContext& ctx, int rank);
+std::string substitute_placeholders(const std::string& text, const LaunchContext& ctx, int rank);
+// ncclfi's environment as a map.
+std::map<std::string, std::string> current_environment();
+// A TCP port free on 127.0.0.1 now (bound then released).
+int pick_free_port();
+
+}  // namespace ncclfi::cli

@@ -1,0 +1,105 @@
+// A scenario: the workload to run, how to launch it, the faults to inject and what must happen
+// (DESIGN.md, "Expectations and outcomes"; the format is scenarios/schema.json, documented in
+// docs/scenarios.md). load_scenario() validates everything before anything is launched.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ncclfi/plan.h"
+
+namespace ncclfi::cli {
+
+// A bad scenario: file, JSON pointer, what was expected and what was found. what() is
+// "file: /pointer: expected X, got Y" (one line per problem when several were found).
+class ScenarioError : public std::runtime_error {
+ public:
+  struct Problem {
+    std::string pointer, expected, found;
+  };
+  ScenarioError(std::string file, std::vector<Problem> problems);
+  const std::string& file() const { return file_; }
+  const std::vector<Problem>& problems() const { return problems_; }
+
+ private:
+  std::string file_;
+  std::vector<Problem> problems_;
+};
+
+enum class LauncherKind { kLocal, kMpirun, kTorchrun, kCommand };
+const char* to_string(LauncherKind kind);
+
+struct WorkloadSpec {
+  std::string builtin;                // "cpu-ring", "nccl-workload", "ddp" or "" (command)
+  std::vector<std::string> command;   // argv with {rank}/{world_size} placeholders (no builtin)
+  int ranks = 1;
+  std::vector<std::string> args;
+  std::string python = "python3";     // ddp
+};
+
+struct LauncherSpec {
+  LauncherKind kind = LauncherKind::kLocal;
+  int max_restarts = 0;               // torchrun --max-restarts
+  bool per_rank = true;               // command: one process per rank
+  std::vector<std::string> extra_args;
+};
+
+struct RestartPolicy {
+  int max = 0;
+  std::vector<int> faults_on_attempts = {0};
+  double backoff_s = 0.5;
+  bool faults_on(int attempt) const;
+};
+
+struct Scenario {
+  std::string file;                   // where it was loaded from
+  nlohmann::json doc;                 // the document as written
+  std::string name;
+  std::string summary;
+  std::vector<std::string> tags;
+  WorkloadSpec workload;
+  LauncherSpec launcher;
+  bool layer_net = false;             // load the net shim (NCCL_NET_PLUGIN)
+  bool layer_api = false;             // load the preload (LD_PRELOAD)
+  std::map<std::string, std::string> env;
+  FaultPlan plan;                     // every fault; proc ones are the harness's
+  double deadline_s = 60;
+  double grace_s = 3;
+  RestartPolicy restart;
+  bool probe_ras = false;
+  std::optional<bool> baseline;       // unset: when the expectation needs it
+  nlohmann::json log_patterns = nlohmann::json::array();
+  nlohmann::json expect = nlohmann::json::object();
+  std::string expected_outcome;
+  int required_gpus = 0;
+  std::vector<std::string> required_env;
+  std::vector<std::string> required_commands;
+
+  bool has_layer_faults(Layer layer) const;
+  bool needs_baseline() const;
+  // A one-line description of the expectation for tables: "detected by workload_watchdog in 2.5-5 s".
+  std::string expected_text() const;
+};
+
+// Reads, schema-checks, parses and cross-checks a scenario file. Throws ScenarioError.
+Scenario load_scenario(const std::string& path);
+// Same for a document already in memory (sweeps patch documents before loading them).
+Scenario scenario_from_json(const nlohmann::json& doc, const std::string& file);
+
+// The mechanisms a detection can name (DESIGN.md).
+const std::vector<std::string>& detection_mechanisms();
+
+// Expands files and directories (recursively, *.json except schema.json) in a stable order.
+// Throws ScenarioError for a path that does not exist.
+std::vector<std::string> expand_scenario_paths(const std::vector<std::string>& paths);
+
+// Why a scenario cannot run on this host ("needs 2 GPUs, 0 visible"), or "" when it can.
+std::string unmet_requirement(const Scenario& scenario, int visible_gpus);
+int count_visible_gpus();
+
+}  // namespace ncclfi::cli

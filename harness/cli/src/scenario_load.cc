@@ -1,0 +1,193 @@
+// Loading a scenario: JSON syntax, then the schema (unknown keys, wrong types), then the values the
+// schema hands on (faults through ncclfi::parse_fault, mechanisms, regexes), then the cross-field rules.
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "observe.h"
+#include "scenario.h"
+#include "scenario_rules.h"
+#include "schema_check.h"
+
+namespace ncclfi::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string join_problems(const std::string& file, const std::vector<ScenarioError::Problem>& problems) {
+  std::string text;
+  for (const auto& p : problems) {
+    if (!text.empty()) text += "\n";
+    text += file + ": " + (p.pointer.empty() ? "/" : p.pointer) + ": expected " + p.expected + ", got " + p.found;
+  }
+  return text;
+}
+
+template <typename T>
+T value_or(const json& obj, const char* key, T fallback) {
+  return obj.contains(key) ? obj[key].get<T>() : fallback;
+}
+
+// Values the schema marks x-ncclfi: checked here because JSON Schema cannot say them.
+void check_deferred(const json& doc, const std::string& file, const SchemaResult& schema,
+                    std::vector<ScenarioError::Problem>& problems) {
+  const auto& mechanisms = detection_mechanisms();
+  for (const auto& d : schema.deferred) {
+    const json& value = doc.at(json::json_pointer(d.pointer));
+    if (d.kind == "fault") {
+      try {
+        (void)parse_fault(value, file, d.pointer);
+      } catch (const PlanError& e) {
+        problems.push_back({e.pointer(), e.expected(), e.found()});
+      }
+    } else if (d.kind == "mechanism") {
+      const auto name = value.get<std::string>();
+      if (std::find(mechanisms.begin(), mechanisms.end(), name) == mechanisms.end()) {
+        std::string known;
+        for (const auto& m : mechanisms) known += (known.empty() ? "" : ", ") + m;
+        problems.push_back({d.pointer, "a detection mechanism (" + known + ")", describe_json(value)});
+      }
+    } else if (d.kind == "regex") {
+      try {
+        std::regex re(value.get<std::string>(), std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        problems.push_back({d.pointer, std::string("a valid regular expression (") + e.what() + ")",
+                            describe_json(value)});
+      }
+    }
+  }
+}
+
+void fill(Scenario& s, const json& doc) {
+  s.doc = doc;
+  s.name = doc["name"].get<std::string>();
+  s.summary = doc["summary"].get<std::string>();
+  s.tags = value_or(doc, "tags", std::vector<std::string>{});
+  const json& w = doc["workload"];
+  s.workload.builtin = value_or(w, "builtin", std::string{});
+  s.workload.command = value_or(w, "command", std::vector<std::string>{});
+  s.workload.ranks = w["ranks"].get<int>();
+  s.workload.args = value_or(w, "args", std::vector<std::string>{});
+  s.workload.python = value_or(w, "python", std::string("python3"));
+  const json launcher = value_or(doc, "launcher", json::object());
+  const std::string kind = value_or(launcher, "kind", std::string(s.workload.builtin.empty() ? "command" : "local"));
+  s.launcher.kind = kind == "mpirun"     ? LauncherKind::kMpirun
+                    : kind == "torchrun" ? LauncherKind::kTorchrun
+                    : kind == "command"  ? LauncherKind::kCommand
+                                         : LauncherKind::kLocal;
+  s.launcher.max_restarts = value_or(launcher, "max_restarts", 0);
+  s.launcher.per_rank = value_or(launcher, "per_rank", true);
+  s.launcher.extra_args = value_or(launcher, "extra_args", std::vector<std::string>{});
+  s.env = value_or(doc, "env", std::map<std::string, std::string>{});
+  json plan_doc = {{"seed", value_or<uint64_t>(doc, "seed", 1)},
+                   {"control", value_or(doc, "control", false)},
+                   {"faults", value_or(doc, "faults", json::array())}};
+  s.plan = parse_plan(plan_doc, s.file);
+  for (const auto& layer : value_or(doc, "layers", std::vector<std::string>{})) {
+    if (layer == "net") s.layer_net = true;
+    if (layer == "api") s.layer_api = true;
+  }
+  // The CPU ring's only transport is the net shim; the GPU workload needs the shim only for net faults.
+  if (s.workload.builtin == "cpu-ring" || s.has_layer_faults(Layer::kNet)) s.layer_net = true;
+  if (s.has_layer_faults(Layer::kApi)) s.layer_api = true;
+  s.deadline_s = value_or(doc, "deadline_s", 60.0);
+  s.grace_s = value_or(doc, "grace_s", 3.0);
+  const json restart = value_or(doc, "restart", json::object());
+  s.restart.max = value_or(restart, "max", 0);
+  s.restart.faults_on_attempts = value_or(restart, "faults_on_attempts", std::vector<int>{0});
+  s.restart.backoff_s = value_or(restart, "backoff_s", 0.5);
+  s.probe_ras = value_or(doc, "probe_ras", false);
+  if (doc.contains("baseline")) s.baseline = doc["baseline"].get<bool>();
+  s.log_patterns = value_or(doc, "log_patterns", json::array());
+  s.expect = doc["expect"];
+  s.expected_outcome = s.expect["outcome"].get<std::string>();
+  const json requires_ = value_or(doc, "requires", json::object());
+  s.required_gpus = value_or(requires_, "gpus", 0);
+  s.required_env = value_or(requires_, "env", std::vector<std::string>{});
+  s.required_commands = value_or(requires_, "commands", std::vector<std::string>{});
+}
+
+}  // namespace
+
+ScenarioError::ScenarioError(std::string file, std::vector<Problem> problems)
+    : std::runtime_error(join_problems(file, problems)), file_(std::move(file)), problems_(std::move(problems)) {}
+
+const char* to_string(LauncherKind kind) {
+  switch (kind) {
+    case LauncherKind::kLocal: return "local";
+    case LauncherKind::kMpirun: return "mpirun";
+    case LauncherKind::kTorchrun: return "torchrun";
+    case LauncherKind::kCommand: return "command";
+  }
+  return "?";
+}
+
+bool RestartPolicy::faults_on(int attempt) const {
+  return std::find(faults_on_attempts.begin(), faults_on_attempts.end(), attempt) != faults_on_attempts.end();
+}
+
+bool Scenario::has_layer_faults(Layer layer) const {
+  return std::any_of(plan.faults.begin(), plan.faults.end(), [&](const Fault& f) { return f.layer == layer; });
+}
+
+bool Scenario::needs_baseline() const {
+  if (baseline.has_value()) return *baseline;
+  return expected_outcome == "clean" || expected_outcome == "degraded";
+}
+
+std::string Scenario::expected_text() const {
+  std::ostringstream out;
+  out << expected_outcome;
+  if (expect.contains("detected_by")) {
+    out << " by ";
+    bool first = true;
+    for (const auto& m : expect["detected_by"]) {
+      out << (first ? "" : "|") << m.get<std::string>();
+      first = false;
+    }
+  }
+  if (expect.contains("detection_s")) {
+    const auto& d = expect["detection_s"];
+    out << " in " << (d.contains("min") ? d["min"].dump() : "0") << "-" << (d.contains("max") ? d["max"].dump() : "inf")
+        << " s";
+  }
+  return out.str();
+}
+
+const std::vector<std::string>& detection_mechanisms() { return harness::known_mechanisms(); }
+
+Scenario scenario_from_json(const json& doc, const std::string& file) {
+  std::vector<ScenarioError::Problem> problems;
+  const SchemaResult schema = check_against_schema(doc, scenario_schema());
+  for (const auto& v : schema.violations) problems.push_back({v.pointer, v.expected, v.found});
+  if (!problems.empty()) throw ScenarioError(file, problems);
+  check_deferred(doc, file, schema, problems);
+  if (!problems.empty()) throw ScenarioError(file, problems);
+  Scenario s;
+  s.file = file;
+  try {
+    fill(s, doc);
+  } catch (const PlanError& e) {  // plan-wide rules (duplicate ids)
+    throw ScenarioError(file, {{e.pointer(), e.expected(), e.found()}});
+  }
+  check_scenario_rules(s, problems);
+  if (!problems.empty()) throw ScenarioError(file, problems);
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path, {{"", "a readable scenario file", "a file that cannot be opened"}});
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw ScenarioError(path, {{"", "valid JSON", "a syntax error at byte " + std::to_string(e.byte)}});
+  }
+  return scenario_from_json(doc, path);
+}
+
+}  // namespace ncclfi::cli

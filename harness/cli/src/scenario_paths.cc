@@ -1,0 +1,87 @@
+// Finding scenario files and deciding whether this host can run them.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "scenario.h"
+
+namespace ncclfi::cli {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> expand_scenario_paths(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::recursive_directory_iterator(p, ec)) {
+        if (entry.is_regular_file() && entry.path().extension() == ".json" && entry.path().filename() != "schema.json") {
+          found.push_back(entry.path().string());
+        }
+      }
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (fs::is_regular_file(p, ec)) {
+      files.push_back(p);
+    } else {
+      throw ScenarioError(p, {{"", "a scenario file or a directory of them", "no such file or directory"}});
+    }
+  }
+  return files;
+}
+
+namespace {
+
+bool command_on_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return false;
+  std::string dirs = path;
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return true;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+int count_visible_gpus() {
+  if (const char* forced = std::getenv("NCCLFI_VISIBLE_GPUS")) return std::atoi(forced);
+  if (!command_on_path("nvidia-smi")) return 0;
+  FILE* pipe = popen("nvidia-smi -L 2>/dev/null", "r");
+  if (pipe == nullptr) return 0;
+  int gpus = 0;
+  char line[512];
+  while (fgets(line, sizeof line, pipe) != nullptr) {
+    if (std::string(line).rfind("GPU ", 0) == 0) ++gpus;
+  }
+  pclose(pipe);
+  return gpus;
+}
+
+std::string unmet_requirement(const Scenario& s, int visible_gpus) {
+  if (s.required_gpus > visible_gpus) {
+    return "needs " + std::to_string(s.required_gpus) + " GPUs, " + std::to_string(visible_gpus) + " visible";
+  }
+  for (const auto& var : s.required_env) {
+    const char* v = std::getenv(var.c_str());
+    if (v == nullptr || *v == '\0') return "needs $" + var;
+  }
+  for (const auto& cmd : s.required_commands) {
+    if (!command_on_path(cmd)) return "needs `" + cmd + "` on PATH";
+  }
+  if (s.launcher.kind == LauncherKind::kMpirun && !command_on_path("mpirun")) return "needs `mpirun` on PATH";
+  if (s.launcher.kind == LauncherKind::kTorchrun && !command_on_path("torchrun")) return "needs `torchrun` on PATH";
+  return "";
+}
+
+}  // namespace ncclfi::cli

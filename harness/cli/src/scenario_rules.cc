@@ -1,0 +1,168 @@
+#include "scenario_rules.h"
+
+#include <algorithm>
+
+namespace ncclfi::cli {
+
+using nlohmann::json;
+
+std::optional<double> flag_seconds(const std::vector<std::string>& args, const std::string& flag) {
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] != flag) continue;
+    try {
+      size_t used = 0;
+      const double v = std::stod(args[i + 1], &used);
+      if (used == args[i + 1].size()) return v;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+  }
+  for (const auto& a : args) {  // --flag=value
+    if (a.rfind(flag + "=", 0) == 0) {
+      try {
+        return std::stod(a.substr(flag.size() + 1));
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// 10 -> "10", 2.5 -> "2.5": numbers as a person wrote them.
+std::string num(double v) {
+  if (v == static_cast<double>(static_cast<long long>(v))) return std::to_string(static_cast<long long>(v));
+  return json(v).dump();
+}
+
+void check_workload(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
+  const json& w = s.doc["workload"];
+  const bool builtin = w.contains("builtin"), command = w.contains("command");
+  if (builtin == command) {
+    problems.push_back({"/workload", "exactly one of \"builtin\" or \"command\"",
+                        builtin ? "both" : "neither"});
+  }
+  if (s.launcher.kind == LauncherKind::kCommand && !command) {
+    problems.push_back({"/launcher/kind", "a workload with \"command\" for the command launcher",
+                        "\"command\" with a builtin workload"});
+  }
+  if (s.launcher.kind == LauncherKind::kTorchrun && s.workload.builtin != "ddp" && !command) {
+    problems.push_back({"/launcher/kind", "torchrun only with the \"ddp\" builtin or a command",
+                        "\"torchrun\" with builtin \"" + s.workload.builtin + "\""});
+  }
+  if (s.doc.contains("launcher") && s.doc["launcher"].contains("max_restarts") &&
+      s.launcher.kind != LauncherKind::kTorchrun) {
+    problems.push_back({"/launcher/max_restarts", "max_restarts only with the torchrun launcher",
+                        std::string("launcher \"") + to_string(s.launcher.kind) + "\""});
+  }
+  if (!s.workload.python.empty() && w.contains("python") && s.workload.builtin != "ddp") {
+    problems.push_back({"/workload/python", "python only for the \"ddp\" builtin", describe_json(w["python"])});
+  }
+}
+
+void check_faults(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
+  const int world = s.workload.ranks;
+  const json& faults = s.doc.contains("faults") ? s.doc["faults"] : json::array();
+  for (size_t i = 0; i < s.plan.faults.size() && i < faults.size(); ++i) {
+    const Fault& f = s.plan.faults[i];
+    const std::string ptr = "/faults/" + std::to_string(i);
+    const Target& t = f.target;
+    for (size_t j = 0; j < t.ranks.size(); ++j) {
+      if (t.ranks[j] < 0 || t.ranks[j] >= world) {
+        problems.push_back({ptr + "/target/ranks/" + std::to_string(j),
+                            "a rank of the job (0-" + std::to_string(world - 1) + ")", std::to_string(t.ranks[j])});
+      }
+    }
+    if (t.rank_select == Target::RankSelect::kRandom && t.random_count > world) {
+      problems.push_back({ptr + "/target/ranks/random", "at most " + std::to_string(world) + " ranks",
+                          std::to_string(t.random_count)});
+    }
+    if (t.peer && (*t.peer < 0 || *t.peer >= world)) {
+      problems.push_back({ptr + "/target/peer", "a rank of the job (0-" + std::to_string(world - 1) + ")",
+                          std::to_string(*t.peer)});
+    }
+    if (f.layer == Layer::kApi && s.workload.builtin == "cpu-ring") {
+      problems.push_back({ptr + "/layer", "\"net\" or \"proc\": cpu-ring makes no NCCL API calls",
+                          "\"api\""});
+    }
+    if (f.layer == Layer::kProc && f.trigger.after_ms > 0 &&
+        static_cast<double>(f.trigger.after_ms) / 1000.0 >= s.deadline_s) {
+      problems.push_back({ptr + "/trigger/after_ms", "a time before the deadline (" + num(s.deadline_s) + " s)",
+                          std::to_string(f.trigger.after_ms)});
+    }
+  }
+}
+
+void check_times(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
+  for (const char* flag : {"--timeout-s", "--pg-timeout-s"}) {
+    const auto t = flag_seconds(s.workload.args, flag);
+    if (t && s.deadline_s <= *t) {
+      problems.push_back({"/deadline_s",
+                          "a deadline longer than the workload's " + std::string(flag) + " (" + num(*t) + " s)",
+                          num(s.deadline_s)});
+    }
+  }
+  const json& e = s.expect;
+  if (e.contains("detection_s")) {
+    const json& d = e["detection_s"];
+    if (d.contains("max") && s.deadline_s < d["max"].get<double>()) {
+      problems.push_back({"/deadline_s", "a deadline no shorter than /expect/detection_s/max (" + d["max"].dump() + " s)",
+                          num(s.deadline_s)});
+    }
+    if (d.contains("min") && d.contains("max") && d["min"].get<double>() > d["max"].get<double>()) {
+      problems.push_back({"/expect/detection_s/max", "max >= min (" + d["min"].dump() + ")", d["max"].dump()});
+    }
+  }
+  if (e.contains("restarts") && e["restarts"].contains("min") && e["restarts"].contains("max") &&
+      e["restarts"]["min"].get<int>() > e["restarts"]["max"].get<int>()) {
+    problems.push_back({"/expect/restarts/max", "max >= min", e["restarts"]["max"].dump()});
+  }
+}
+
+void check_expectation(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
+  const int world = s.workload.ranks;
+  const json& e = s.expect;
+  if (e.contains("ranks") && e["ranks"].is_array()) {
+    for (size_t j = 0; j < e["ranks"].size(); ++j) {
+      const int r = e["ranks"][j].get<int>();
+      if (r >= world) {
+        problems.push_back({"/expect/ranks/" + std::to_string(j), "a rank of the job (0-" + std::to_string(world - 1) + ")",
+                            std::to_string(r)});
+      }
+    }
+  }
+  const int restarts_available = s.restart.max + s.launcher.max_restarts;
+  if (s.expected_outcome == "recovered" && restarts_available == 0) {
+    problems.push_back({"/expect/outcome", "an outcome other than \"recovered\" when no restart is allowed "
+                        "(set /restart/max or /launcher/max_restarts)", "\"recovered\""});
+  }
+  if (e.contains("restarts") && e["restarts"].contains("min") && e["restarts"]["min"].get<int>() > restarts_available) {
+    problems.push_back({"/expect/restarts/min", "at most the restarts allowed (" + std::to_string(restarts_available) + ")",
+                        e["restarts"]["min"].dump()});
+  }
+  const bool faulty = !s.plan.faults.empty();
+  if (!faulty && s.expected_outcome != "clean" && s.expected_outcome != "degraded") {
+    problems.push_back({"/expect/outcome", "\"clean\" or \"degraded\" for a scenario without faults",
+                        "\"" + s.expected_outcome + "\""});
+  }
+  for (size_t j = 0; j < s.restart.faults_on_attempts.size(); ++j) {
+    if (s.restart.faults_on_attempts[j] > s.restart.max) {
+      problems.push_back({"/restart/faults_on_attempts/" + std::to_string(j),
+                          "an attempt that can happen (0-" + std::to_string(s.restart.max) + ")",
+                          std::to_string(s.restart.faults_on_attempts[j])});
+    }
+  }
+}
+
+}  // namespace
+
+void check_scenario_rules(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
+  check_workload(s, problems);
+  check_faults(s, problems);
+  check_times(s, problems);
+  check_expectation(s, problems);
+}
+
+}  // namespace ncclfi::cli

@@ -1,0 +1,169 @@
+#include "scenario_runner.h"
+
+#include <time.h>
+
+#include <filesystem>
+
+#include "interrupt.h"
+#include "judge.h"
+#include "ncclfi/event_log.h"
+#include "observe.h"
+#include "orphan_guard.h"
+#include "output_tailer.h"
+#include "run_dir.h"
+
+namespace ncclfi::cli {
+namespace fs = std::filesystem;
+using harness::History;
+
+namespace {
+
+harness::LogClassifier make_classifier(const Scenario& s) {
+  auto classifier = harness::LogClassifier::builtin();
+  size_t i = 0;
+  for (const auto& p : s.log_patterns) {
+    const std::string name = p.contains("name") ? p["name"].get<std::string>() : "scenario:" + std::to_string(i);
+    classifier.add_pattern(p["mechanism"].get<std::string>(), p["regex"].get<std::string>(), name);
+    ++i;
+  }
+  return classifier;
+}
+
+void sleep_interruptible(double seconds) {
+  const int64_t end = Clock::wall_ns() + static_cast<int64_t>(seconds * 1e9);
+  while (Clock::wall_ns() < end && !interrupted()) {
+    timespec ts{0, 10'000'000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+// The attempts of one pass (the baseline or the real run) into `history`, under the restart policy.
+struct PassSettings {
+  std::string dir;          // absolute: where events.jsonl and attempt-N/ go
+  std::string dir_rel;      // relative to the run directory ("" or "baseline")
+  bool faults = true;       // false: the baseline, nothing armed
+  std::string phase;
+};
+
+void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::string& run_dir, const PassSettings& pass,
+              const harness::LogClassifier& classifier, History& history) {
+  const auto launcher = make_launcher(s.launcher.kind);
+  const std::string events_path = pass.dir + "/events.jsonl";
+  EventLog harness_events(events_path, "harness");
+  long events_offset = OutputTailer::file_size(events_path);
+  const int max_attempts = pass.faults ? s.restart.max + 1 : 1;
+  history.attempts = 0;
+  for (int attempt = 0; attempt < max_attempts; ++attempt) {
+    AttemptInputs in;
+    in.ctx.scenario = &s;
+    in.ctx.install = opt.install;
+    in.ctx.attempt = attempt;
+    in.ctx.inject = pass.faults && s.restart.faults_on(attempt);
+    in.ctx.run_dir = run_dir;
+    const std::string rel = (pass.dir_rel.empty() ? "" : pass.dir_rel + "/") + "attempt-" + std::to_string(attempt);
+    in.ctx.log_dir = run_dir + "/" + rel;
+    fs::create_directories(in.ctx.log_dir);
+    in.ctx.plan_path = run_dir + "/plan.json";
+    in.ctx.events_path = events_path;
+    in.ctx.master_port = pick_free_port();
+    in.ctx.harness_id = OrphanGuard::harness_id();
+    in.ctx.parent_env = current_environment();
+    in.launcher = launcher.get();
+    in.classifier = &classifier;
+    in.log_dir_rel = rel;
+    in.events_offset = events_offset;
+    in.progress = opt.progress;
+    in.progress_base.index = opt.index;
+    in.progress_base.total = opt.total;
+    in.progress_base.scenario = s.name;
+    in.progress_base.phase = pass.phase;
+    history.attempts = attempt + 1;
+    const AttemptResult r = run_attempt(in, history);
+    events_offset = r.events_end_offset;
+    history.deadline_hit = history.deadline_hit || r.deadline_hit;
+    if (r.interrupted) {
+      history.interrupted = true;
+      break;
+    }
+    if (!r.failed || attempt + 1 >= max_attempts) break;
+    harness_events.write("restart", {{"attempt", attempt + 1}, {"after_attempt", attempt}, {"backoff_s", s.restart.backoff_s}});
+    sleep_interruptible(s.restart.backoff_s * (1 << std::min(attempt, 6)));
+    if (interrupted()) {
+      history.interrupted = true;
+      break;
+    }
+  }
+  // Anything written after the last attempt's final read (the restart line of an interrupted pass).
+  OutputTailer rest(events_path, events_offset);
+  for (const auto& line : rest.read_rest()) harness::observe_event_line(line, history, history.attempts - 1);
+  harness::observe_exits(history);
+}
+
+}  // namespace
+
+harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt) {
+  harness::RunRecord record;
+  record.scenario = s.name;
+  record.summary = s.summary;
+  record.tags = s.tags;
+  record.expect = s.expect;
+  History& history = record.history;
+  history.scenario = s.name;
+  history.world_size = s.workload.ranks;
+  history.start_ns = Clock::wall_ns();
+  try {
+    record.run_dir = make_run_dir(opt.out_root, s.name);
+    harness::write_file_atomic(record.run_dir + "/scenario.json", s.doc.dump(2) + "\n");
+    harness::write_file_atomic(record.run_dir + "/plan.json", to_json(s.plan).dump(2) + "\n");
+    const auto classifier = make_classifier(s);
+    if (s.needs_baseline()) {
+      History baseline;
+      baseline.scenario = s.name + " (baseline)";
+      baseline.world_size = s.workload.ranks;
+      baseline.start_ns = Clock::wall_ns();
+      fs::create_directories(record.run_dir + "/baseline");
+      run_pass(s, opt, record.run_dir, {record.run_dir + "/baseline", "baseline", false, "baseline"}, classifier,
+               baseline);
+      baseline.end_ns = Clock::wall_ns();
+      const auto perf = harness::measure_performance(baseline);
+      history.baseline_total_s = perf.total_s;
+      history.baseline_slowest_step_s = perf.slowest_step_s;
+      history.interrupted = baseline.interrupted;
+    }
+    if (!history.interrupted) {
+      run_pass(s, opt, record.run_dir, {record.run_dir, "", true, "running"}, classifier, history);
+    }
+  } catch (const std::exception& e) {
+    record.harness_error = e.what();
+  }
+  history.end_ns = Clock::wall_ns();
+  if (opt.progress) {
+    harness::ProgressState st;
+    st.index = opt.index;
+    st.total = opt.total;
+    st.scenario = s.name;
+    st.phase = "judging";
+    opt.progress(st);
+  }
+  harness::JudgeOptions judge_options;
+  judge_options.run_dir = record.run_dir;
+  if (s.expect.contains("degraded_margin")) judge_options.degraded_margin = s.expect["degraded_margin"].get<double>();
+  record.judgement = harness::judge(history, s.expect, judge_options);
+  if (history.interrupted && record.harness_error.empty()) {
+    record.harness_error = "interrupted by signal " + std::to_string(interrupt_signal()) + ": partial run";
+  }
+  if (!record.harness_error.empty()) {
+    record.judgement.verdict = harness::Answer::kUnknown;
+    record.judgement.reasons.insert(record.judgement.reasons.begin(), "harness: " + record.harness_error);
+  }
+  if (!record.run_dir.empty()) {
+    try {
+      harness::write_verdict(record);
+    } catch (const std::exception& e) {
+      record.harness_error += std::string(record.harness_error.empty() ? "" : "; ") + e.what();
+    }
+  }
+  return record;
+}
+
+}  // namespace ncclfi::cli

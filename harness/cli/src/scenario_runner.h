@@ -1,0 +1,25 @@
+// One scenario from start to verdict: the run directory, the fault-free baseline when the expectation
+// needs it, the attempts under the restart policy, the judgement and verdict.json.
+#pragma once
+
+#include <string>
+
+#include "attempt_runner.h"
+#include "rank_launcher.h"
+#include "reports.h"
+#include "scenario.h"
+
+namespace ncclfi::cli {
+
+struct ScenarioRunOptions {
+  std::string out_root = "runs";      // runs/<scenario>/<UTC time>/
+  Installation install;
+  size_t index = 1, total = 1;        // position in the suite, for the progress line
+  ProgressCallback progress;          // may be empty
+};
+
+// Runs `scenario` and returns its record (verdict.json already written). Never throws: a harness
+// failure becomes record.harness_error (verdict unknown).
+harness::RunRecord run_scenario(const Scenario& scenario, const ScenarioRunOptions& options);
+
+}  // namespace ncclfi::cli

@@ -1,0 +1,192 @@
+#include "schema_check.h"
+
+#include <regex>
+
+#include "ncclfi/plan.h"
+
+namespace ncclfi::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string escape_pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string number_text(double v) {
+  json j = v;
+  if (v == static_cast<double>(static_cast<long long>(v))) j = static_cast<long long>(v);
+  return j.dump();
+}
+
+bool has_type(const json& value, const std::string& type) {
+  if (type == "object") return value.is_object();
+  if (type == "array") return value.is_array();
+  if (type == "string") return value.is_string();
+  if (type == "boolean") return value.is_boolean();
+  if (type == "integer") return value.is_number_integer();
+  if (type == "number") return value.is_number();
+  if (type == "null") return value.is_null();
+  return false;
+}
+
+std::string type_words(const std::string& type) {
+  if (type == "object") return "an object";
+  if (type == "array") return "an array";
+  if (type == "string") return "a string";
+  if (type == "boolean") return "true or false";
+  if (type == "integer") return "an integer";
+  if (type == "number") return "a number";
+  return type;
+}
+
+// What the schema expects, in words: x-expected when given, else built from type, enum and bounds.
+std::string expectation(const json& schema) {
+  if (schema.contains("x-expected")) return schema["x-expected"].get<std::string>();
+  if (schema.contains("enum")) {
+    std::string words = "one of ";
+    bool first = true;
+    for (const auto& choice : schema["enum"]) {
+      words += (first ? "" : ", ") + choice.dump();
+      first = false;
+    }
+    return words;
+  }
+  std::string words = schema.contains("type") ? type_words(schema["type"].get<std::string>()) : "a value";
+  if (schema.contains("minimum") && schema.contains("maximum")) {
+    return words + " from " + number_text(schema["minimum"].get<double>()) + " to " +
+           number_text(schema["maximum"].get<double>());
+  }
+  if (schema.contains("minimum")) words += " >= " + number_text(schema["minimum"].get<double>());
+  if (schema.contains("exclusiveMinimum")) words += " > " + number_text(schema["exclusiveMinimum"].get<double>());
+  if (schema.contains("maximum")) words += " <= " + number_text(schema["maximum"].get<double>());
+  if (schema.contains("minItems")) words = "a non-empty array";
+  if (schema.contains("minLength")) words = "a non-empty string";
+  return words;
+}
+
+class Checker {
+ public:
+  explicit Checker(const json& root) : root_(root) {}
+  SchemaResult result;
+
+  const json& resolve(const json& schema) const {
+    if (schema.contains("$ref")) {
+      const auto ref = schema["$ref"].get<std::string>();
+      return root_.at(json::json_pointer(ref.substr(1)));
+    }
+    return schema;
+  }
+
+  // Returns false (and records a violation) when the value does not fit.
+  bool check(const json& value, const json& schema_in, const std::string& ptr, bool record = true) {
+    const json& schema = resolve(schema_in);
+    auto fail = [&](const std::string& expected) {
+      if (record) result.violations.push_back({ptr, expected, describe_json(value)});
+      return false;
+    };
+    if (schema.contains("anyOf")) {
+      for (const auto& alt : schema["anyOf"]) {
+        Checker probe(root_);
+        if (probe.check(value, alt, ptr, true)) {
+          for (auto& d : probe.result.deferred) result.deferred.push_back(d);
+          return true;
+        }
+      }
+      return fail(expectation(schema));
+    }
+    if (schema.contains("enum")) {
+      for (const auto& choice : schema["enum"]) {
+        if (choice == value) return true;
+      }
+      return fail(expectation(schema));
+    }
+    if (schema.contains("type") && !has_type(value, schema["type"].get<std::string>())) {
+      return fail(expectation(schema));
+    }
+    if (value.is_number()) {
+      const double v = value.get<double>();
+      if ((schema.contains("minimum") && v < schema["minimum"].get<double>()) ||
+          (schema.contains("exclusiveMinimum") && v <= schema["exclusiveMinimum"].get<double>()) ||
+          (schema.contains("maximum") && v > schema["maximum"].get<double>())) {
+        return fail(expectation(schema));
+      }
+    }
+    if (value.is_string()) {
+      const auto& s = value.get_ref<const std::string&>();
+      if (schema.contains("minLength") && s.size() < schema["minLength"].get<size_t>()) {
+        return fail(expectation(schema));
+      }
+      if (schema.contains("pattern") && !std::regex_search(s, std::regex(schema["pattern"].get<std::string>()))) {
+        return fail(expectation(schema));
+      }
+    }
+    if (schema.contains("x-ncclfi")) result.deferred.push_back({schema["x-ncclfi"].get<std::string>(), ptr});
+    bool ok = true;
+    if (value.is_array()) {
+      if (schema.contains("minItems") && value.size() < schema["minItems"].get<size_t>()) {
+        return fail(expectation(schema));
+      }
+      if (schema.contains("items")) {
+        for (size_t i = 0; i < value.size(); ++i) {
+          ok = check(value[i], schema["items"], ptr + "/" + std::to_string(i), record) && ok;
+        }
+      }
+    }
+    if (value.is_object()) {
+      if (schema.contains("required")) {
+        for (const auto& key : schema["required"]) {
+          const auto k = key.get<std::string>();
+          if (!value.contains(k)) {
+            const json& sub = schema["properties"].contains(k) ? resolve(schema["properties"][k]) : json::object();
+            if (record) result.violations.push_back({ptr + "/" + escape_pointer_token(k), expectation(sub), "nothing"});
+            ok = false;
+          }
+        }
+      }
+      const json* props = schema.contains("properties") ? &schema["properties"] : nullptr;
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        const std::string child = ptr + "/" + escape_pointer_token(it.key());
+        if (props != nullptr && props->contains(it.key())) {
+          ok = check(it.value(), (*props)[it.key()], child, record) && ok;
+        } else if (schema.contains("additionalProperties")) {
+          const json& extra = schema["additionalProperties"];
+          if (extra.is_boolean() && !extra.get<bool>()) {
+            std::string known;
+            if (props != nullptr) {
+              for (auto p = props->begin(); p != props->end(); ++p) known += (known.empty() ? "" : ", ") + p.key();
+            }
+            if (record) result.violations.push_back({child, "no such key (known keys: " + known + ")", "key \"" + it.key() + "\""});
+            ok = false;
+          } else if (extra.is_object()) {
+            ok = check(it.value(), extra, child, record) && ok;
+          }
+        }
+      }
+    }
+    return ok;
+  }
+
+ private:
+  const json& root_;
+};
+
+}  // namespace
+
+SchemaResult check_against_schema(const nlohmann::json& doc, const nlohmann::json& schema) {
+  Checker checker(schema);
+  checker.check(doc, schema, "");
+  return std::move(checker.result);
+}
+
+}  // namespace ncclfi::cli

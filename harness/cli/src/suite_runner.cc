@@ -1,0 +1,128 @@
+#include "suite_runner.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "interrupt.h"
+#include "ncclfi/event_log.h"
+#include "run_dir.h"
+#include "scenario.h"
+#include "scenario_runner.h"
+
+namespace ncclfi::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has_any_tag(const Scenario& s, const std::vector<std::string>& tags) {
+  if (tags.empty()) return true;
+  for (const auto& t : tags) {
+    if (std::find(s.tags.begin(), s.tags.end(), t) != s.tags.end() || s.name == t) return true;
+  }
+  return false;
+}
+
+size_t terminal_width() {
+  if (const char* cols = std::getenv("COLUMNS")) {
+    const int n = std::atoi(cols);
+    if (n > 20) return static_cast<size_t>(n);
+  }
+  return 120;
+}
+
+}  // namespace
+
+int exit_status_for(const std::vector<harness::RunRecord>& records) {
+  int status = kAllPassed;
+  for (const auto& r : records) {
+    if (r.skipped) continue;
+    if (!r.harness_error.empty()) return kHarnessError;
+    if (r.judgement.verdict != harness::Answer::kPass) status = kSomeFailed;
+  }
+  return status;
+}
+
+SuiteOutcome run_suite(const SuiteOptions& options) {
+  SuiteOutcome outcome;
+  // Everything is loaded and validated before the first launch.
+  std::vector<Scenario> scenarios;
+  bool bad = false;
+  for (const auto& file : expand_scenario_paths(options.paths)) {
+    try {
+      Scenario s = load_scenario(file);
+      if (has_any_tag(s, options.filter_tags)) scenarios.push_back(std::move(s));
+    } catch (const ScenarioError& e) {
+      std::cerr << e.what() << "\n";
+      bad = true;
+    }
+  }
+  if (bad) {
+    outcome.exit_status = kBadInput;
+    return outcome;
+  }
+  if (scenarios.empty()) {
+    std::cerr << "ncclfi: no scenario to run (check the paths and --filter)\n";
+    outcome.exit_status = kBadInput;
+    return outcome;
+  }
+  const bool tty = isatty(STDERR_FILENO) != 0 && !options.quiet;
+  const int gpus = count_visible_gpus();
+  harness::SuiteInfo suite;
+  suite.start_ns = Clock::wall_ns();
+  const fs::path suites = fs::absolute(fs::path(options.out_root) / "suites");
+  fs::create_directories(suites);
+  suite.out_dir = (suites / utc_stamp()).string();
+  fs::create_directories(suite.out_dir);
+  update_latest_link(suites.string(), fs::path(suite.out_dir).filename().string());
+  ScenarioRunOptions run_options;
+  run_options.out_root = options.out_root;
+  run_options.install = Installation::discover();
+  run_options.total = scenarios.size();
+  if (tty) {
+    run_options.progress = [](const harness::ProgressState& st) {
+      std::cerr << "\r\033[K" << harness::format_progress_line(st, terminal_width()) << std::flush;
+    };
+  }
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    const Scenario& s = scenarios[i];
+    if (interrupted()) break;
+    if (const std::string why = unmet_requirement(s, gpus); !why.empty()) {
+      harness::RunRecord skipped;
+      skipped.scenario = s.name;
+      skipped.summary = s.summary;
+      skipped.tags = s.tags;
+      skipped.expect = s.expect;
+      skipped.skipped = true;
+      skipped.skip_reason = why;
+      outcome.records.push_back(std::move(skipped));
+      continue;
+    }
+    run_options.index = i + 1;
+    auto record = run_scenario(s, run_options);
+    if (tty) std::cerr << "\r\033[K";
+    if (!options.quiet) {
+      std::cerr << "[" << (i + 1) << "/" << scenarios.size() << "] " << s.name << ": "
+                << harness::to_string(record.judgement.verdict) << " ("
+                << harness::observed_summary(record.judgement) << ")  " << record.run_dir << "\n";
+    }
+    outcome.records.push_back(std::move(record));
+  }
+  suite.end_ns = Clock::wall_ns();
+  try {
+    const auto files = harness::write_suite_reports(suite, outcome.records, options.junit_path, options.html_path);
+    outcome.suite_dir = suite.out_dir;
+    std::cout << harness::format_final_table(outcome.records, isatty(STDOUT_FILENO) != 0);
+    std::cout << "reports: " << files.summary_json << " " << files.junit_xml << " " << files.report_html << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "ncclfi: cannot write the suite reports: " << e.what() << "\n";
+    outcome.exit_status = kHarnessError;
+    return outcome;
+  }
+  outcome.exit_status = exit_status_for(outcome.records);
+  if (interrupted() && outcome.exit_status != kHarnessError) outcome.exit_status = kHarnessError;
+  return outcome;
+}
+
+}  // namespace ncclfi::cli

@@ -1,0 +1,33 @@
+// `ncclfi run`: validates every scenario first (nothing launches if one is bad), runs them one after
+// the other with a live progress line, writes the suite reports and prints the final table.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reports.h"
+
+namespace ncclfi::cli {
+
+enum ExitStatus : int { kAllPassed = 0, kSomeFailed = 1, kBadInput = 2, kHarnessError = 3 };
+
+struct SuiteOptions {
+  std::vector<std::string> paths;
+  std::string out_root = "runs";
+  std::string junit_path, html_path;
+  std::vector<std::string> filter_tags;   // run scenarios having any of these tags
+  bool quiet = false;                     // no progress line
+};
+
+struct SuiteOutcome {
+  int exit_status = kAllPassed;
+  std::vector<harness::RunRecord> records;
+  std::string suite_dir;
+};
+
+SuiteOutcome run_suite(const SuiteOptions& options);
+// The exit status for a set of records (skipped ones count as passed; unknown as failed; a harness
+// error or an interrupt as 3).
+int exit_status_for(const std::vector<harness::RunRecord>& records);
+
+}  // namespace ncclfi::cli

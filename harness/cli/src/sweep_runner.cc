@@ -1,0 +1,186 @@
+#include "sweep_runner.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "interrupt.h"
+#include "reports.h"
+#include "run_dir.h"
+#include "scenario.h"
+#include "scenario_runner.h"
+#include "suite_runner.h"
+#include "sweep.h"
+
+namespace ncclfi::cli {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+SweepAxis parse_sweep_axis(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || text[0] != '/') {
+    throw std::invalid_argument("--set " + text + ": expected JSON_POINTER=v1,v2,... (e.g. /deadline_s=10,20)");
+  }
+  SweepAxis axis;
+  axis.pointer = text.substr(0, eq);
+  std::string rest = text.substr(eq + 1);
+  size_t start = 0;
+  while (true) {
+    const auto comma = rest.find(',', start);
+    axis.values.push_back(rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  for (const auto& v : axis.values) {
+    if (v.empty()) throw std::invalid_argument("--set " + text + ": empty value");
+  }
+  return axis;
+}
+
+json apply_sweep_value(const json& doc, const std::string& pointer, const std::string& value) {
+  json patched = doc;
+  const json::json_pointer ptr(pointer);
+  if (!patched.contains(ptr.parent_pointer())) {
+    throw std::invalid_argument("--set " + pointer + ": the scenario has nothing at " + ptr.parent_pointer().to_string());
+  }
+  json parsed = value;
+  const bool keep_string = patched.contains(ptr) && patched[ptr].is_string();
+  if (!keep_string) {
+    try {
+      parsed = json::parse(value);
+    } catch (const json::parse_error&) {
+      parsed = value;
+    }
+  }
+  patched[ptr] = parsed;
+  return patched;
+}
+
+std::vector<std::vector<std::string>> sweep_combinations(const std::vector<SweepAxis>& axes) {
+  std::vector<std::vector<std::string>> combos{{}};
+  for (const auto& axis : axes) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& prefix : combos) {
+      for (const auto& v : axis.values) {
+        auto c = prefix;
+        c.push_back(v);
+        next.push_back(std::move(c));
+      }
+    }
+    combos = std::move(next);
+  }
+  return combos;
+}
+
+namespace {
+
+json load_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path, {{"", "a readable scenario file", "a file that cannot be opened"}});
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw ScenarioError(path, {{"", "valid JSON", "a syntax error at byte " + std::to_string(e.byte)}});
+  }
+}
+
+// Loads every combination of `path` (validated before anything runs).
+std::vector<Scenario> patched_scenarios(const std::string& path, const std::vector<SweepAxis>& axes,
+                                        const std::vector<std::vector<std::string>>& combos) {
+  const json doc = load_json_file(path);
+  std::vector<Scenario> out;
+  for (const auto& combo : combos) {
+    json patched = doc;
+    for (size_t a = 0; a < axes.size(); ++a) patched = apply_sweep_value(patched, axes[a].pointer, combo[a]);
+    std::string label;
+    for (size_t a = 0; a < axes.size(); ++a) label += (a ? ", " : "") + axes[a].pointer + "=" + combo[a];
+    out.push_back(scenario_from_json(patched, path + " [" + label + "]"));
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_sweep(const SweepOptions& options) {
+  std::vector<SweepAxis> axes;
+  std::vector<Scenario> stalls, hangs;
+  std::vector<std::vector<std::string>> combos;
+  try {
+    for (const auto& s : options.sets) axes.push_back(parse_sweep_axis(s));
+    if (axes.empty()) throw std::invalid_argument("sweep: give at least one --set JSON_POINTER=v1,v2,...");
+    combos = sweep_combinations(axes);
+    stalls = patched_scenarios(options.scenario_path, axes, combos);
+    if (!options.hang_scenario_path.empty()) hangs = patched_scenarios(options.hang_scenario_path, axes, combos);
+  } catch (const ScenarioError& e) {
+    std::cerr << e.what() << "\n";
+    return kBadInput;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << e.what() << "\n";
+    return kBadInput;
+  }
+  ScenarioRunOptions run_options;
+  run_options.out_root = options.out_root;
+  run_options.install = Installation::discover();
+  run_options.total = stalls.size() + hangs.size();
+  const bool tty = isatty(STDERR_FILENO) != 0 && !options.quiet;
+  if (tty) {
+    run_options.progress = [](const harness::ProgressState& st) {
+      std::cerr << "\r\033[K" << harness::format_progress_line(st, 120) << std::flush;
+    };
+  }
+  harness::SweepAxes matrix_axes;
+  for (const auto& a : axes) {
+    matrix_axes.pointers.push_back(a.pointer);
+    matrix_axes.values.push_back(a.values);
+  }
+  std::vector<harness::SweepPoint> points, hang_points;
+  std::vector<harness::TimeoutTrial> trials;
+  std::vector<harness::RunRecord> records;
+  auto run_one = [&](const Scenario& s, const std::vector<std::string>& combo, bool hang) {
+    run_options.index = records.size() + 1;
+    auto record = run_scenario(s, run_options);
+    if (tty) std::cerr << "\r\033[K";
+    harness::SweepPoint p{combo, record.judgement.outcome, record.judgement.detection_s, record.judgement.mechanisms,
+                          record.judgement.verdict};
+    (hang ? hang_points : points).push_back(p);
+    try {
+      trials.push_back(harness::make_timeout_trial(std::stod(combo[0]), hang, record.judgement));
+    } catch (const std::exception&) {  // a first axis that is not a number: no recommendation
+    }
+    records.push_back(std::move(record));
+  };
+  for (size_t i = 0; i < stalls.size() && !interrupted(); ++i) run_one(stalls[i], combos[i], false);
+  for (size_t i = 0; i < hangs.size() && !interrupted(); ++i) run_one(hangs[i], combos[i], true);
+
+  std::cout << harness::render_sweep_matrix(matrix_axes, points);
+  json out = {{"scenario", options.scenario_path}, {"matrix", harness::sweep_json(matrix_axes, points)}};
+  if (!hangs.empty()) {
+    std::cout << "\nagainst a real hang (" << options.hang_scenario_path << "):\n"
+              << harness::render_sweep_matrix(matrix_axes, hang_points);
+    const auto rec = harness::recommend_timeout(trials);
+    std::cout << "\nrecommendation: " << rec.reason << "\n";
+    out["hang_matrix"] = harness::sweep_json(matrix_axes, hang_points);
+    out["recommendation"] = {{"timeout_s", rec.timeout_s ? json(*rec.timeout_s) : json(nullptr)},
+                             {"hang_detection_s", rec.hang_detection_s ? json(*rec.hang_detection_s) : json(nullptr)},
+                             {"reason", rec.reason}};
+  }
+  try {
+    const fs::path dir = fs::absolute(fs::path(options.out_root) / "sweeps" / utc_stamp());
+    fs::create_directories(dir);
+    harness::write_file_atomic((dir / "sweep.json").string(), out.dump(2) + "\n");
+    harness::SuiteInfo suite{"ncclfi-sweep", dir.string(), 0, 0};
+    harness::write_suite_reports(suite, records);
+    std::cout << "sweep: " << (dir / "sweep.json").string() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "ncclfi: cannot write the sweep report: " << e.what() << "\n";
+    return kHarnessError;
+  }
+  if (interrupted()) return kHarnessError;
+  // A sweep explores: points that miss the expectation are its findings, not a failure of the sweep.
+  return exit_status_for(records) == kHarnessError ? kHarnessError : kAllPassed;
+}
+
+}  // namespace ncclfi::cli

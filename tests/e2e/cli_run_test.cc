@@ -1,0 +1,139 @@
+// `ncclfi run` on small shell jobs through the command launcher: verdicts, exit codes, timings, the
+// run directory and the suite reports, proc faults, deadlines, restarts, `report` and `sweep`.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "cli_process.h"
+
+namespace ncclfi::e2e {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string latest_run(const std::string& runs, const std::string& name) {
+  return fs::canonical(fs::path(runs) / name / "latest").string();
+}
+
+TEST(CliRun, CleanJobPassesAndLeavesEveryFile) {
+  TempDir dir;
+  const std::string runs = dir.path + "/runs";
+  const auto file = write_scenario(
+      dir.path, shell_scenario("clean-shell", 3, "echo rank $RANK of $WORLD_SIZE plan=${NCCLFI_PLAN:-none}; exit 0",
+                               {{"outcome", "clean"}}));
+  const auto r = run_cli({"run", file, "--out", runs, "--junit", dir.path + "/j.xml", "--html", dir.path + "/r.html"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_LT(r.seconds, 10);
+  const std::string run = latest_run(runs, "clean-shell");
+  for (const char* f : {"scenario.json", "plan.json", "verdict.json", "attempt-0/rank-0.log", "attempt-0/rank-2.log"}) {
+    EXPECT_TRUE(file_exists(run + "/" + f)) << f;
+  }
+  EXPECT_NE(read_text(run + "/attempt-0/rank-2.log").find("rank 2 of 3 plan=none"), std::string::npos);
+  const json verdict = read_json(run + "/verdict.json");
+  EXPECT_EQ(verdict["verdict"], "pass") << verdict.dump(2);
+  EXPECT_EQ(verdict["outcome"], "clean");
+  EXPECT_TRUE(file_exists(dir.path + "/j.xml"));
+  EXPECT_TRUE(file_exists(dir.path + "/r.html"));
+  EXPECT_TRUE(file_exists(runs + "/suites/latest/summary.json"));
+  EXPECT_NE(r.out.find("clean-shell"), std::string::npos) << r.out;
+}
+
+TEST(CliRun, FailedExpectationExitsOne) {
+  TempDir dir;
+  const auto file = write_scenario(dir.path, shell_scenario("fails", 2, "exit 3", {{"outcome", "clean"}}));
+  const auto r = run_cli({"run", file, "--out", dir.path + "/runs"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const json verdict = read_json(latest_run(dir.path + "/runs", "fails") + "/verdict.json");
+  EXPECT_EQ(verdict["verdict"], "fail");
+  EXPECT_EQ(verdict["outcome"], "detected");
+}
+
+TEST(CliRun, WorkloadWatchdogExitIsDetectedAndTimed) {
+  TempDir dir;
+  // Rank 1 "detects" 1 s after the proc fault fires at 300 ms (exit 3 = workload watchdog).
+  json s = shell_scenario("watchdog-exit", 2, "if [ $RANK = 1 ]; then sleep 1.3; exit 3; fi; sleep 1.5; exit 3",
+                          {{"outcome", "detected"}, {"detected_by", {"workload_watchdog"}},
+                           {"detection_s", {{"min", 0.8}, {"max", 1.6}}}});
+  s["faults"] = {{{"id", "poke"}, {"layer", "proc"}, {"kind", "stop"}, {"params", {{"ms", 1}}},
+                  {"target", {{"ranks", {0}}}}, {"trigger", {{"after_ms", 300}}}}};
+  const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json verdict = read_json(latest_run(dir.path + "/runs", "watchdog-exit") + "/verdict.json");
+  EXPECT_EQ(verdict["verdict"], "pass") << verdict.dump(2);
+  ASSERT_TRUE(verdict["detection_s"].is_number());
+  EXPECT_NEAR(verdict["detection_s"].get<double>(), 1.0, 0.3);
+}
+
+TEST(CliRun, DeadlineTearsDownAFrozenJobAndCallsItHung) {
+  TempDir dir;
+  json s = shell_scenario("frozen", 3, "exec sleep 100",
+                          {{"outcome", "hung"}, {"detected_by", {"harness_deadline"}}}, 2.0);
+  s["faults"] = {{{"id", "freeze"}, {"layer", "proc"}, {"kind", "stop"}, {"target", {{"ranks", "all"}}},
+                  {"trigger", {{"after_ms", 100}}}}};
+  const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_GT(r.seconds, 1.9);
+  EXPECT_LT(r.seconds, 8.0);  // deadline 2 s + grace 1 s + start-up
+  const json verdict = read_json(latest_run(dir.path + "/runs", "frozen") + "/verdict.json");
+  EXPECT_EQ(verdict["outcome"], "hung") << verdict.dump(2);
+}
+
+TEST(CliRun, ProcKillFaultKillsTheTargetRankOnly) {
+  TempDir dir;
+  json s = shell_scenario("kill-one", 3, "trap 'exit 0' TERM; sleep 1.5 & wait; exit 0",
+                          {{"outcome", "detected"}}, 10);
+  s["faults"] = {{{"id", "crash"}, {"layer", "proc"}, {"kind", "kill"}, {"params", {{"signal", "SIGKILL"}}},
+                  {"target", {{"ranks", {1}}}}, {"trigger", {{"after_ms", 200}}}}};
+  const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"});
+  const json verdict = read_json(latest_run(dir.path + "/runs", "kill-one") + "/verdict.json");
+  const auto& exits = verdict["history"]["exits"];
+  ASSERT_EQ(exits.size(), 3u) << verdict.dump(2);
+  for (const auto& e : exits) {
+    if (e["rank"] == 1) {
+      EXPECT_EQ(e["signal"], 9) << e.dump();
+    } else {
+      EXPECT_EQ(e["exit_code"], 0) << e.dump();
+    }
+  }
+}
+
+TEST(CliRun, RestartRecoversWhenFaultsOnlyOnFirstAttempt) {
+  TempDir dir;
+  // Fails (exit 3) while the plan is set, i.e. only on attempt 0.
+  json s = shell_scenario("restart", 2, "if [ -n \"$NCCLFI_PLAN\" ]; then sleep 0.3; exit 3; fi; exit 0",
+                          {{"outcome", "recovered"}, {"restarts", {{"min", 1}, {"max", 1}}}});
+  s["faults"] = {{{"id", "d"}, {"layer", "net"}, {"kind", "drop"}}};
+  s["restart"] = {{"max", 2}, {"faults_on_attempts", {0}}, {"backoff_s", 0.1}};
+  const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string run = latest_run(dir.path + "/runs", "restart");
+  EXPECT_TRUE(file_exists(run + "/attempt-1/rank-1.log"));
+  EXPECT_FALSE(file_exists(run + "/attempt-2"));
+  EXPECT_EQ(read_json(run + "/verdict.json")["outcome"], "recovered");
+}
+
+TEST(CliRun, ReportRerendersARun) {
+  TempDir dir;
+  const auto file = write_scenario(dir.path, shell_scenario("for-report", 1, "exit 0", {{"outcome", "clean"}}));
+  ASSERT_EQ(run_cli({"run", file, "--out", dir.path + "/runs", "-q"}).exit_code, 0);
+  const auto r = run_cli({"report", dir.path + "/runs/for-report/latest"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("for-report"), std::string::npos);
+  EXPECT_EQ(run_cli({"report", dir.path + "/nowhere"}).exit_code, 2);
+}
+
+TEST(CliSweep, MatrixOverTheProductOfValues) {
+  TempDir dir;
+  json s = shell_scenario("sweepme", 1, "exit 0", {{"outcome", "clean"}});
+  s["grace_s"] = 0.5;
+  const auto file = write_scenario(dir.path, s);
+  const auto r = run_cli({"sweep", file, "--set", "/deadline_s=5,6", "--set", "/grace_s=0.5,1", "--out",
+                          dir.path + "/runs", "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("clean"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli({"sweep", file, "--set", "deadline_s=1"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace ncclfi::e2e
