@@ -148,5 +148,22 @@ TEST_F(PreloadTest, NestedBcastIsCountedOnce) {
   EXPECT_EQ(inj[0]["seq"], 2);
 }
 
+TEST_F(PreloadTest, ForwardsToAnNcclInALocalScope) {
+  // PyTorch's pattern: NCCL reached only through a library dlopen'ed RTLD_LOCAL. RTLD_NEXT cannot
+  // see it; the preload must still forward (not answer ncclInvalidUsage) and still see the ops.
+  std::map<std::string, std::string> env = {{"NCCL_DOUBLE_LOG", path("calls.log")},
+                                            {"NCCLFI_EVENTS", path("events.jsonl")},
+                                            {"NCCLFI_TRACE_OPS", "1"},
+                                            {"LD_PRELOAD", NCCLFI_TEST_PRELOAD}};
+  auto r = run_process({NCCLFI_TEST_LOCAL_SCOPE_DRIVER, NCCLFI_TEST_FAKE_TORCH, "3"}, env, 20);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has_line(r.out, "init rc=0")) << r.out;
+  for (int i = 1; i <= 3; ++i) EXPECT_TRUE(has_line(r.out, "call " + std::to_string(i) + " rc=0")) << r.out;
+  EXPECT_EQ(calls_named("ncclAllReduce").size(), 3u);
+  auto traced = events("op_enqueue");
+  ASSERT_EQ(traced.size(), 3u) << "the preload did not see the ops";
+  EXPECT_EQ(traced[2]["rank"], 1);
+}
+
 }  // namespace
 }  // namespace ncclfi::test
