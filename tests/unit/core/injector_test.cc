@@ -190,9 +190,12 @@ TEST(Injector, CheckFiresExactlyCountTimesFrom8Threads) {
   EXPECT_EQ(injector.faults()[0]->matching_calls(), 400000u);  // the 4 threads under min_bytes never match
 }
 
-// The gate is process-wide and never closes again once opened, so these run in fresh children.
+// The gate is process-wide and never closes again once opened, so these run in children that start
+// with the gate closed, as a fresh process does (a fork inherits the parent's open gate when the whole
+// binary runs in one process).
 TEST(InjectorGate, ClosedWhenInert) {
   EXPECT_EQ(test::run_in_child([] {
+              g_any_armed.store(false);
               Injector injector(Params{}, Layer::kApi, "preload");
               FaultPoint point("nccl/coll/allreduce");
               std::array<FaultPoint*, 1> points{&point};
@@ -206,6 +209,7 @@ TEST(InjectorGate, ClosedWhenThePlanHasNoFaultForThisLayer) {
   test::TempDir dir;
   Params p = params_for(dir, plan_json({fault_json("n", "net", "drop")}));
   EXPECT_EQ(test::run_in_child([&] {
+              g_any_armed.store(false);
               Injector injector(p, Layer::kApi, "preload");
               FaultPoint point("nccl/coll/allreduce");
               std::array<FaultPoint*, 1> points{&point};
@@ -221,6 +225,7 @@ TEST(InjectorGate, ClosedWhenNoInstalledPointCarriesAFault) {
   f["target"] = {{"ops", json::array({"send"})}};
   Params p = params_for(dir, plan_json({f}));
   EXPECT_EQ(test::run_in_child([&] {
+              g_any_armed.store(false);
               Injector injector(p, Layer::kApi, "preload");
               FaultPoint allreduce("nccl/coll/allreduce");
               std::array<FaultPoint*, 1> points{&allreduce};
