@@ -62,8 +62,8 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, CpuCatalogue,
                                            "net-error-isend", "net-connect-fail", "net-stall-survived",
                                            "net-stall-false-positive", "proc-stop-frozen-rank", "proc-kill-rank",
                                            "net-drop-restart-recovered", "proc-stop-all-hung"),
-                         [](const auto& info) {
-                           std::string n = info.param;
+                         [](const auto& param_info) {
+                           std::string n = param_info.param;
                            for (auto& c : n) c = (c == '-') ? '_' : c;
                            return n;
                          });

@@ -1,0 +1,121 @@
+// Launchers turn an attempt into process specs: env per rank, injection variables only for ranks.
+#include <gtest/gtest.h>
+
+#include "rank_launcher.h"
+
+namespace ncclfi::cli {
+namespace {
+
+using nlohmann::json;
+
+Scenario scenario(const std::string& launcher, json workload, json faults = json::array()) {
+  json d = {{"name", "t"},
+            {"summary", "s"},
+            {"workload", workload},
+            {"launcher", {{"kind", launcher}}},
+            {"env", {{"NCCL_DEBUG", "WARN"}}},
+            {"faults", faults},
+            {"deadline_s", 30},
+            {"expect", {{"outcome", faults.empty() ? "clean" : "detected"}}}};
+  return scenario_from_json(d, "t.json");
+}
+
+LaunchContext context(const Scenario& s) {
+  LaunchContext ctx;
+  ctx.scenario = &s;
+  ctx.install = {"/b/bin", "/b/lib", "/src"};
+  ctx.run_dir = "/runs/t/1";
+  ctx.log_dir = "/runs/t/1/attempt-0";
+  ctx.plan_path = "/runs/t/1/plan.json";
+  ctx.events_path = "/runs/t/1/events.jsonl";
+  ctx.master_port = 12345;
+  ctx.harness_id = "hid";
+  ctx.parent_env = {{"PATH", "/usr/bin"}, {"LD_PRELOAD", ""}};
+  return ctx;
+}
+
+TEST(Launcher, LocalSetsRendezvousAndInjectionPerRank) {
+  const Scenario s = scenario("local", {{"builtin", "cpu-ring"}, {"ranks", 3}, {"args", {"--iters", "5"}}},
+                              {{{"id", "d"}, {"layer", "net"}, {"kind", "drop"}}});
+  const auto specs = make_launcher(s.launcher.kind)->processes(context(s));
+  ASSERT_EQ(specs.size(), 3u);
+  const auto& e = specs[2].env;
+  EXPECT_EQ(specs[2].argv, (std::vector<std::string>{"/b/bin/ncclfi-cpu-ring", "--iters", "5"}));
+  EXPECT_EQ(e.at("RANK"), "2");
+  EXPECT_EQ(e.at("WORLD_SIZE"), "3");
+  EXPECT_EQ(e.at("LOCAL_RANK"), "2");
+  EXPECT_EQ(e.at("MASTER_ADDR"), "127.0.0.1");
+  EXPECT_EQ(e.at("MASTER_PORT"), "12345");
+  EXPECT_EQ(e.at("NCCLFI_RANK"), "2");
+  EXPECT_EQ(e.at("NCCLFI_WORLD_SIZE"), "3");
+  EXPECT_EQ(e.at("NCCLFI_PLAN"), "/runs/t/1/plan.json");
+  EXPECT_EQ(e.at("NCCLFI_EVENTS"), "/runs/t/1/events.jsonl");
+  EXPECT_EQ(e.at("NCCLFI_ATTEMPT"), "0");
+  EXPECT_EQ(e.at("NCCL_NET_PLUGIN"), "/b/lib/libnccl-net-ncclfi.so");
+  EXPECT_EQ(e.at("NCCL_DEBUG"), "WARN");
+  EXPECT_EQ(e.at("NCCLFI_HARNESS_ID"), "hid");
+  EXPECT_EQ(e.at("PATH"), "/usr/bin");
+  EXPECT_EQ(e.at("LD_PRELOAD"), "");  // no api layer: the preload is not loaded
+  EXPECT_EQ(specs[2].log_path, "/runs/t/1/attempt-0/rank-2.log");
+}
+
+TEST(Launcher, NoPlanOnCleanAttempts) {
+  const Scenario s = scenario("local", {{"builtin", "nccl-workload"}, {"ranks", 2}},
+                              {{{"id", "h"}, {"layer", "api"}, {"kind", "hang"}}});
+  auto ctx = context(s);
+  ctx.inject = false;
+  const auto specs = make_launcher(s.launcher.kind)->processes(ctx);
+  EXPECT_EQ(specs[0].env.count("NCCLFI_PLAN"), 0u);
+  EXPECT_EQ(specs[0].env.at("LD_PRELOAD"), "/b/lib/libncclfi-preload.so");  // loaded, inert
+}
+
+TEST(Launcher, MpirunForwardsInjectionWithDashX) {
+  const Scenario s = scenario("mpirun", {{"builtin", "nccl-workload"}, {"ranks", 4}},
+                              {{{"id", "h"}, {"layer", "api"}, {"kind", "hang"}}});
+  const auto specs = make_launcher(s.launcher.kind)->processes(context(s));
+  ASSERT_EQ(specs.size(), 1u);
+  const auto& argv = specs[0].argv;
+  EXPECT_EQ(argv[0], "mpirun");
+  auto has = [&](const std::string& a) { return std::find(argv.begin(), argv.end(), a) != argv.end(); };
+  EXPECT_TRUE(has("--allow-run-as-root"));
+  EXPECT_TRUE(has("--oversubscribe"));
+  EXPECT_TRUE(has("--tag-output"));
+  EXPECT_TRUE(has("LD_PRELOAD=/b/lib/libncclfi-preload.so"));
+  EXPECT_TRUE(has("NCCLFI_PLAN=/runs/t/1/plan.json"));
+  EXPECT_EQ(specs[0].env.at("LD_PRELOAD"), "");  // not in mpirun's own environment
+  EXPECT_EQ(argv.back(), "/b/bin/ncclfi-workload");
+  EXPECT_EQ(make_launcher(s.launcher.kind)->rank_of_line("[1,3]<stderr>:NCCL WARN x"), 3);
+}
+
+TEST(Launcher, TorchrunKeepsInjectionOffTheAgent) {
+  const Scenario s = scenario("torchrun", {{"builtin", "ddp"}, {"ranks", 2}, {"args", {"--steps", "5"}}},
+                              {{{"id", "h"}, {"layer", "api"}, {"kind", "hang"}}});
+  const auto specs = make_launcher(s.launcher.kind)->processes(context(s));
+  ASSERT_EQ(specs.size(), 1u);
+  const auto& argv = specs[0].argv;
+  EXPECT_EQ(argv[0], "torchrun");
+  const auto env_at = std::find(argv.begin(), argv.end(), "env");
+  ASSERT_NE(env_at, argv.end());
+  EXPECT_NE(std::find(env_at, argv.end(), "LD_PRELOAD=/b/lib/libncclfi-preload.so"), argv.end());
+  EXPECT_NE(std::find(env_at, argv.end(), "/src/workloads/torch/ddp_train.py"), argv.end());
+  EXPECT_EQ(specs[0].env.at("LD_PRELOAD"), "");
+  EXPECT_EQ(make_launcher(s.launcher.kind)->rank_of_line("[rank1]:[E] Watchdog caught"), 1);
+}
+
+TEST(Launcher, CommandPlaceholders) {
+  const Scenario s = scenario("command", {{"command", {"run-{rank}-of-{world_size}", "{run_dir}/x", "{env:PATH}"}},
+                                          {"ranks", 2}});
+  const auto specs = make_launcher(s.launcher.kind)->processes(context(s));
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[1].argv, (std::vector<std::string>{"run-1-of-2", "/runs/t/1/x", "/usr/bin"}));
+  EXPECT_EQ(substitute_placeholders("{unknown}", context(s), 0), "{unknown}");
+}
+
+TEST(Launcher, FreePortIsUsable) {
+  const int port = pick_free_port();
+  EXPECT_GT(port, 1024);
+  EXPECT_LT(port, 65536);
+}
+
+}  // namespace
+}  // namespace ncclfi::cli

@@ -1,0 +1,137 @@
+// Scenario loading: the schema subset, deferred fault checks, cross-field rules, defaults.
+#include <gtest/gtest.h>
+
+#include "scenario.h"
+#include "scenario_rules.h"
+#include "schema_check.h"
+
+namespace ncclfi::cli {
+namespace {
+
+using nlohmann::json;
+
+json minimal() {
+  return {{"name", "t"},
+          {"summary", "s"},
+          {"workload", {{"builtin", "cpu-ring"}, {"ranks", 4}, {"args", {"--timeout-s", "3"}}}},
+          {"deadline_s", 30},
+          {"expect", {{"outcome", "clean"}}}};
+}
+
+std::vector<ScenarioError::Problem> problems_of(const json& doc) {
+  try {
+    scenario_from_json(doc, "f.json");
+  } catch (const ScenarioError& e) {
+    return e.problems();
+  }
+  return {};
+}
+
+bool has_problem(const json& doc, const std::string& pointer, const std::string& expected_part) {
+  for (const auto& p : problems_of(doc)) {
+    if (p.pointer == pointer && p.expected.find(expected_part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Scenario, MinimalLoadsWithDefaults) {
+  const Scenario s = scenario_from_json(minimal(), "f.json");
+  EXPECT_EQ(s.launcher.kind, LauncherKind::kLocal);
+  EXPECT_TRUE(s.layer_net);   // cpu-ring always goes through the shim
+  EXPECT_FALSE(s.layer_api);
+  EXPECT_EQ(s.restart.max, 0);
+  EXPECT_TRUE(s.restart.faults_on(0));
+  EXPECT_TRUE(s.needs_baseline());
+  EXPECT_DOUBLE_EQ(s.grace_s, 3);
+}
+
+TEST(Scenario, ErrorMessageFormat) {
+  json d = minimal();
+  d["deadline_s"] = "soon";
+  try {
+    scenario_from_json(d, "f.json");
+    FAIL();
+  } catch (const ScenarioError& e) {
+    EXPECT_STREQ(e.what(), "f.json: /deadline_s: expected a number > 0, got \"soon\"");
+  }
+}
+
+TEST(Scenario, SchemaRejectsUnknownKeysAndWrongTypesEverywhere) {
+  json d = minimal();
+  d["expect"]["outcom"] = "clean";
+  EXPECT_TRUE(has_problem(d, "/expect/outcom", "no such key"));
+  d = minimal();
+  d["expect"]["outcome"] = "fine";
+  EXPECT_TRUE(has_problem(d, "/expect/outcome", "one of \"clean\""));
+  d = minimal();
+  d["env"] = {{"A", 1}};
+  EXPECT_TRUE(has_problem(d, "/env/A", "string"));
+  d = minimal();
+  d["expect"]["ranks"] = "some";
+  EXPECT_TRUE(has_problem(d, "/expect/ranks", "\"all\", \"any\" or an array"));
+  d = minimal();
+  d.erase("summary");
+  EXPECT_TRUE(has_problem(d, "/summary", "non-empty string"));
+}
+
+TEST(Scenario, FaultsValidatedByThePlanParser) {
+  json d = minimal();
+  d["expect"] = {{"outcome", "detected"}};
+  d["faults"] = {{{"id", "x"}, {"layer", "net"}, {"kind", "drop"}, {"trigger", {{"after_calls", -1}}}}};
+  const auto problems = problems_of(d);
+  ASSERT_FALSE(problems.empty());
+  EXPECT_EQ(problems[0].pointer, "/faults/0/trigger/after_calls");
+}
+
+TEST(Scenario, UnknownMechanismAndBadRegex) {
+  json d = minimal();
+  d["expect"] = {{"outcome", "clean"}, {"detected_by", {"telepathy"}}, {"log_matches", {"(unclosed"}}};
+  EXPECT_TRUE(has_problem(d, "/expect/detected_by/0", "detection mechanism"));
+  EXPECT_TRUE(has_problem(d, "/expect/log_matches/0", "regular expression"));
+}
+
+TEST(ScenarioRules, CrossField) {
+  json d = minimal();
+  d["expect"] = {{"outcome", "detected"}};
+  d["faults"] = {{{"id", "x"}, {"layer", "api"}, {"kind", "hang"}}};
+  EXPECT_TRUE(has_problem(d, "/faults/0/layer", "cpu-ring makes no NCCL API calls"));
+  d["faults"] = {{{"id", "x"}, {"layer", "net"}, {"kind", "drop"}, {"target", {{"peer", 9}}}}};
+  EXPECT_TRUE(has_problem(d, "/faults/0/target/peer", "a rank of the job (0-3)"));
+  d = minimal();
+  d["deadline_s"] = 2;
+  EXPECT_TRUE(has_problem(d, "/deadline_s", "--timeout-s (3 s)"));
+  d = minimal();
+  d["expect"] = {{"outcome", "recovered"}};
+  d["faults"] = {{{"id", "x"}, {"layer", "net"}, {"kind", "drop"}}};
+  EXPECT_TRUE(has_problem(d, "/expect/outcome", "no restart is allowed"));
+  d["restart"] = {{"max", 1}, {"faults_on_attempts", {0, 2}}};
+  EXPECT_TRUE(has_problem(d, "/restart/faults_on_attempts/1", "attempt that can happen"));
+  d = minimal();
+  d["expect"] = {{"outcome", "hung"}};
+  EXPECT_TRUE(has_problem(d, "/expect/outcome", "without faults"));
+  d = minimal();
+  d["workload"]["command"] = {"x"};
+  EXPECT_TRUE(has_problem(d, "/workload", "exactly one of"));
+  d = minimal();
+  d["expect"]["detection_s"] = {{"min", 5}, {"max", 1}};
+  EXPECT_TRUE(has_problem(d, "/expect/detection_s/max", "max >= min"));
+}
+
+TEST(ScenarioRules, FlagSeconds) {
+  EXPECT_EQ(flag_seconds({"--iters", "3", "--timeout-s", "2.5"}, "--timeout-s"), 2.5);
+  EXPECT_EQ(flag_seconds({"--timeout-s=4"}, "--timeout-s"), 4.0);
+  EXPECT_FALSE(flag_seconds({"--timeout-s", "x"}, "--timeout-s").has_value());
+  EXPECT_FALSE(flag_seconds({"--iters", "3"}, "--timeout-s").has_value());
+}
+
+TEST(SchemaCheck, AnyOfAndDeferred) {
+  const json schema = {{"type", "object"},
+                       {"properties", {{"f", {{"type", "array"}, {"items", {{"type", "object"}, {"x-ncclfi", "fault"}}}}}}}};
+  const auto r = check_against_schema(json{{"f", {json::object(), json::object()}}}, schema);
+  EXPECT_TRUE(r.violations.empty());
+  ASSERT_EQ(r.deferred.size(), 2u);
+  EXPECT_EQ(r.deferred[1].pointer, "/f/1");
+}
+
+}  // namespace
+}  // namespace ncclfi::cli

@@ -1,0 +1,47 @@
+// Sweep parsing and document patching; the proc-fault signal names.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "proc_faults.h"
+#include "sweep_runner.h"
+
+namespace ncclfi::cli {
+namespace {
+
+using nlohmann::json;
+
+TEST(Sweep, ParseAxis) {
+  const auto a = parse_sweep_axis("/workload/args/7=1,2,4");
+  EXPECT_EQ(a.pointer, "/workload/args/7");
+  EXPECT_EQ(a.values, (std::vector<std::string>{"1", "2", "4"}));
+  EXPECT_THROW(parse_sweep_axis("deadline_s=1"), std::invalid_argument);
+  EXPECT_THROW(parse_sweep_axis("/x=1,,2"), std::invalid_argument);
+}
+
+TEST(Sweep, ApplyKeepsStringsWhereStringsAreAndParsesJsonElsewhere) {
+  const json doc = {{"workload", {{"args", {"--timeout-s", "3"}}}}, {"deadline_s", 30}};
+  auto d = apply_sweep_value(doc, "/workload/args/1", "5");
+  EXPECT_EQ(d["workload"]["args"][1], "5");
+  d = apply_sweep_value(doc, "/deadline_s", "12.5");
+  EXPECT_EQ(d["deadline_s"], 12.5);
+  d = apply_sweep_value(doc, "/grace_s", "1");
+  EXPECT_EQ(d["grace_s"], 1);
+  EXPECT_THROW(apply_sweep_value(doc, "/nothing/here", "1"), std::invalid_argument);
+}
+
+TEST(Sweep, CombinationsFirstAxisSlowest) {
+  const auto c = sweep_combinations({{"/a", {"1", "2"}}, {"/b", {"x", "y", "z"}}});
+  ASSERT_EQ(c.size(), 6u);
+  EXPECT_EQ(c[0], (std::vector<std::string>{"1", "x"}));
+  EXPECT_EQ(c[5], (std::vector<std::string>{"2", "z"}));
+}
+
+TEST(ProcFaults, SignalNames) {
+  EXPECT_EQ(parse_signal(json("SIGKILL")), SIGKILL);
+  EXPECT_EQ(parse_signal(json("TERM")), SIGTERM);
+  EXPECT_EQ(parse_signal(json(10)), 10);
+  EXPECT_EQ(parse_signal(json("NOPE")), -1);
+}
+
+}  // namespace
+}  // namespace ncclfi::cli
