@@ -53,7 +53,7 @@ void add_sweep_command(CLI::App& app, int& status) {
       "Values are JSON (numbers, true, \"text\") except where the field holds a string (workload args).\n"
       "Examples:\n"
       "  ncclfi sweep scenarios/cpu/net-delay-degraded.json --set /faults/0/params/ms=1,5,20\n"
-      "  ncclfi sweep scenarios/cpu/net-stall-survived.json --set /workload/args/7=1,2,4,8 \\\n"
+      "  ncclfi sweep scenarios/cpu/net-stall-survived.json --set /workload/args/5=1,2,4,8 \\\n"
       "      --hang scenarios/cpu/net-drop-recv-hang.json");
   cmd->callback([opts, &status] { status = run_sweep(*opts); });
 }

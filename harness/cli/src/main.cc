@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
       "  ncclfi validate scenarios/                check every scenario file\n"
       "  ncclfi list faults                        the fault kinds per layer\n"
       "  ncclfi report runs/net-drop-recv-hang/latest\n"
-      "  ncclfi sweep scenarios/cpu/net-stall-survived.json --set /workload/args/7=1,2,4");
+      "  ncclfi sweep scenarios/cpu/net-stall-survived.json --set /workload/args/5=1,2,4");
   app.require_subcommand(1);
   int status = 0;
   add_run_command(app, status);
