@@ -9,11 +9,11 @@
 // as per-check CPU time on each thread (Google Benchmark's CPU time per iteration).
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -38,8 +38,8 @@ struct ArmedSetup {
   FaultPoint unarmed{"nccl/coll/reduce"};        // installed by no fault
 
   ArmedSetup() {
-    std::string dir = (std::filesystem::temp_directory_path() / ("ncclfi-bench-" + std::to_string(::getpid())))
-                          .string();
+    std::string dir =
+        (std::filesystem::temp_directory_path() / ("ncclfi-bench-" + std::to_string(::getpid()))).string();
     std::filesystem::create_directories(dir);
     std::string plan = dir + "/plan.json";
     std::ofstream(plan) << R"({"seed": 1, "faults": [
@@ -90,9 +90,15 @@ void BM_PointCheck_Idle(benchmark::State& state) {
   if (state.thread_index() == 0) g_any_armed.store(was_open, std::memory_order_relaxed);
 }
 
-void BM_PointCheck_OtherPointsArmed(benchmark::State& state) { run_checks(state, armed().unarmed); }
-void BM_PointCheck_ArmedOtherRank(benchmark::State& state) { run_checks(state, armed().other_rank); }
-void BM_PointCheck_ArmedAfterCallsNotReached(benchmark::State& state) { run_checks(state, armed().not_yet); }
+void BM_PointCheck_OtherPointsArmed(benchmark::State& state) {
+  run_checks(state, armed().unarmed);
+}
+void BM_PointCheck_ArmedOtherRank(benchmark::State& state) {
+  run_checks(state, armed().other_rank);
+}
+void BM_PointCheck_ArmedAfterCallsNotReached(benchmark::State& state) {
+  run_checks(state, armed().not_yet);
+}
 
 BENCHMARK(BM_PointCheck_Idle)->Threads(1)->Threads(2);
 BENCHMARK(BM_PointCheck_OtherPointsArmed)->Threads(1)->Threads(2);
@@ -132,7 +138,8 @@ int main(int argc, char** argv) {
     }
   }
   if (summary) {
-    static char filter[] = "--benchmark_filter=Idle/threads:1|ArmedOtherRank/threads:2|AfterCallsNotReached/threads:2";
+    static char filter[] =
+        "--benchmark_filter=Idle/threads:1|ArmedOtherRank/threads:2|AfterCallsNotReached/threads:2";
     static char min_time[] = "--benchmark_min_time=0.3";
     args.push_back(filter);
     args.push_back(min_time);

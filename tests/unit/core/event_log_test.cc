@@ -94,7 +94,9 @@ TEST(EventLog, InvalidUtf8IsReplacedNotThrown) {
 }
 
 // Payload length of line `seq`: mostly short, every 7th longer than a page (up to ~13 KiB).
-size_t payload_length(int seq) { return seq % 7 == 0 ? 4097 + static_cast<size_t>(seq * 37) % 9000 : static_cast<size_t>(seq % 300); }
+size_t payload_length(int seq) {
+  return seq % 7 == 0 ? 4097 + static_cast<size_t>(seq * 37) % 9000 : static_cast<size_t>(seq % 300);
+}
 
 TEST(EventLogConcurrency, LinesFromProcessesAndThreadsNeverInterleave) {
   test::TempDir dir;

@@ -78,8 +78,9 @@ TEST(Injector, ABadPlanLeavesItInertWithTheError) {
   bad["faults"][0]["trigger"] = {{"after_calls", "ten"}};
   Injector injector(params_for(dir, bad), Layer::kApi, "preload");
   EXPECT_TRUE(injector.inert());
-  EXPECT_EQ(injector.load_error(),
-            dir.file("plan.json") + ": /faults/0/trigger/after_calls: expected a positive integer, got \"ten\"");
+  EXPECT_EQ(
+      injector.load_error(),
+      dir.file("plan.json") + ": /faults/0/trigger/after_calls: expected a positive integer, got \"ten\"");
 }
 
 TEST(Injector, InstallAttachesFaultsToTheirPointsAndFires) {
@@ -111,8 +112,13 @@ TEST(Injector, RecordInjectionWritesAnInjectEvent) {
   FaultPoint allreduce("nccl/coll/allreduce");
   std::array<FaultPoint*, 1> points{&allreduce};
   injector.install(points);
-  CallSite site{.rank = 0, .world_size = 4, .comm = 1, .op = "allreduce", .peer = 3,
-                .direction = Direction::kSend, .bytes = 4096};
+  CallSite site{.rank = 0,
+                .world_size = 4,
+                .comm = 1,
+                .op = "allreduce",
+                .peer = 3,
+                .direction = Direction::kSend,
+                .bytes = 4096};
   EXPECT_EQ(allreduce.check(site), nullptr);
   const ArmedFault* fired = allreduce.check(site);
   ASSERT_NE(fired, nullptr);

@@ -10,13 +10,14 @@
 namespace ncclfi {
 namespace {
 
-constexpr const char* kRankVars[] = {"NCCLFI_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"};
-constexpr const char* kSizeVars[] = {"NCCLFI_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
-                                     "PMI_SIZE"};
-constexpr const char* kOtherVars[] = {"NCCLFI_PLAN", "NCCLFI_EVENTS", "NCCLFI_RUN_DIR", "NCCLFI_ATTEMPT",
-                                      "NCCLFI_LOG", "NCCLFI_TRACE_OPS", "NCCLFI_NET_INNER", "NCCLFI_NET_NSOCKS",
-                                      "NCCLFI_NET_NTHREADS", "NCCLFI_NET_SPEED_MBPS", "NCCLFI_NET_INLINE",
-                                      "NCCLFI_NET_MIN_CHUNK"};
+constexpr const char* kRankVars[] = {"NCCLFI_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID",
+                                     "PMI_RANK"};
+constexpr const char* kSizeVars[] = {"NCCLFI_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE",
+                                     "SLURM_NTASKS", "PMI_SIZE"};
+constexpr const char* kOtherVars[] = {"NCCLFI_PLAN",           "NCCLFI_EVENTS",     "NCCLFI_RUN_DIR",
+                                      "NCCLFI_ATTEMPT",        "NCCLFI_LOG",        "NCCLFI_TRACE_OPS",
+                                      "NCCLFI_NET_INNER",      "NCCLFI_NET_NSOCKS", "NCCLFI_NET_NTHREADS",
+                                      "NCCLFI_NET_SPEED_MBPS", "NCCLFI_NET_INLINE", "NCCLFI_NET_MIN_CHUNK"};
 
 void clear_env() {
   for (const char* v : kRankVars) ::unsetenv(v);
@@ -51,7 +52,8 @@ TEST(Params, BadRankValuesAreIgnored) {
   EXPECT_EQ(with_env({{"NCCLFI_RANK", ""}, {"OMPI_COMM_WORLD_RANK", "5"}},
                      [] { return resolve_rank_from_env() == 5; }),
             0);
-  EXPECT_EQ(with_env({{"RANK", "3abc"}, {"SLURM_PROCID", "6"}}, [] { return resolve_rank_from_env() == 6; }), 0);
+  EXPECT_EQ(with_env({{"RANK", "3abc"}, {"SLURM_PROCID", "6"}}, [] { return resolve_rank_from_env() == 6; }),
+            0);
   EXPECT_EQ(with_env({{"RANK", "99999999999999999999"}, {"PMI_RANK", "7"}},
                      [] { return resolve_rank_from_env() == 7; }),
             0);
@@ -75,11 +77,11 @@ TEST(Params, DefaultsWithAnEmptyEnvironment) {
                      [] {
                        Params p = Params::from_env();
                        Params d;
-                       return p.plan_path.empty() && p.events_path.empty() && p.run_dir.empty() && p.rank == -1 &&
-                              p.world_size == -1 && p.attempt == 0 && !p.log && !p.trace_ops &&
-                              p.net_nsocks == d.net_nsocks && p.net_nthreads == d.net_nthreads &&
-                              p.net_speed_mbps == d.net_speed_mbps && p.net_inline_bytes == d.net_inline_bytes &&
-                              p.net_min_chunk == d.net_min_chunk;
+                       return p.plan_path.empty() && p.events_path.empty() && p.run_dir.empty() &&
+                              p.rank == -1 && p.world_size == -1 && p.attempt == 0 && !p.log &&
+                              !p.trace_ops && p.net_nsocks == d.net_nsocks &&
+                              p.net_nthreads == d.net_nthreads && p.net_speed_mbps == d.net_speed_mbps &&
+                              p.net_inline_bytes == d.net_inline_bytes && p.net_min_chunk == d.net_min_chunk;
                      }),
             0);
 }
@@ -100,10 +102,11 @@ TEST(Params, EveryVariableIsRead) {
                       {"NCCLFI_NET_MIN_CHUNK", "131072"}},
                      [] {
                        Params p = Params::from_env();
-                       return p.plan_path == "/runs/r1/plan.json" && p.events_path == "/runs/r1/events.jsonl" &&
-                              p.run_dir == "/runs/r1" && p.rank == 1 && p.world_size == 2 && p.attempt == 3 &&
-                              p.log && p.trace_ops && p.net_inner == "ib" && p.net_nsocks == 8 &&
-                              p.net_nthreads == 4 && p.net_speed_mbps == 25000 && p.net_inline_bytes == 256 &&
+                       return p.plan_path == "/runs/r1/plan.json" &&
+                              p.events_path == "/runs/r1/events.jsonl" && p.run_dir == "/runs/r1" &&
+                              p.rank == 1 && p.world_size == 2 && p.attempt == 3 && p.log && p.trace_ops &&
+                              p.net_inner == "ib" && p.net_nsocks == 8 && p.net_nthreads == 4 &&
+                              p.net_speed_mbps == 25000 && p.net_inline_bytes == 256 &&
                               p.net_min_chunk == 131072;
                      }),
             0);
@@ -119,12 +122,13 @@ TEST(Params, RunDirAndFlagsAndClamping) {
   EXPECT_EQ(with_env({{"NCCLFI_PLAN", "/a/plan.json"}, {"NCCLFI_RUN_DIR", "/b"}},
                      [] { return Params::from_env().run_dir == "/b"; }),
             0);
-  EXPECT_EQ(with_env({{"NCCLFI_NET_NSOCKS", "1000"}, {"NCCLFI_NET_MIN_CHUNK", "1"}, {"NCCLFI_NET_SPEED_MBPS", "x"}},
-                     [] {
-                       Params p = Params::from_env();
-                       return p.net_nsocks == 64 && p.net_min_chunk == 4096 && p.net_speed_mbps == 100000;
-                     }),
-            0);
+  EXPECT_EQ(
+      with_env({{"NCCLFI_NET_NSOCKS", "1000"}, {"NCCLFI_NET_MIN_CHUNK", "1"}, {"NCCLFI_NET_SPEED_MBPS", "x"}},
+               [] {
+                 Params p = Params::from_env();
+                 return p.net_nsocks == 64 && p.net_min_chunk == 4096 && p.net_speed_mbps == 100000;
+               }),
+      0);
 }
 
 TEST(Params, GetReadsOnce) {

@@ -42,7 +42,8 @@ TEST(PlanCorpusReplay, ValidSeedsCoverEveryFaultKind) {
     for (const Fault& f : load_plan_file(entry.path().string()).faults) covered.insert({f.layer, f.kind});
   }
   for (const FaultKindSpec& spec : fault_kinds()) {
-    EXPECT_TRUE(covered.count({spec.layer, std::string(spec.kind)})) << to_string(spec.layer) << " " << spec.kind;
+    EXPECT_TRUE(covered.count({spec.layer, std::string(spec.kind)}))
+        << to_string(spec.layer) << " " << spec.kind;
   }
 }
 

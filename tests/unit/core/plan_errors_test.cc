@@ -78,12 +78,14 @@ TEST(PlanErrors, WrongTypes) {
   expect_error(with_field(fault_json(), "/id", 5), "/faults/0/id", "a string", "5");
   expect_error(with_field(fault_json(), "/kind", true), "/faults/0/kind", "a string", "true");
   expect_error(with_field(fault_json(), "/summary", 5), "/faults/0/summary", "a string", "5");
-  expect_error(with_field(fault_json(), "/params", json::array()), "/faults/0/params", "an object", "an array");
+  expect_error(with_field(fault_json(), "/params", json::array()), "/faults/0/params", "an object",
+               "an array");
   expect_error(with_field(fault_json(), "/target", "all"), "/faults/0/target", "an object", "\"all\"");
   expect_error(with_field(fault_json(), "/trigger", nullptr), "/faults/0/trigger", "an object", "null");
-  expect_error(with_field(fault_json(), "/trigger/armed", 1), "/faults/0/trigger/armed", "true or false", "1");
-  expect_error(with_field(fault_json(), "/trigger/seed", "x"), "/faults/0/trigger/seed", "a non-negative integer",
-               "\"x\"");
+  expect_error(with_field(fault_json(), "/trigger/armed", 1), "/faults/0/trigger/armed", "true or false",
+               "1");
+  expect_error(with_field(fault_json(), "/trigger/seed", "x"), "/faults/0/trigger/seed",
+               "a non-negative integer", "\"x\"");
   expect_error(with_field(fault_json(), "/trigger/count", 1.5), "/faults/0/trigger/count",
                "a non-negative integer", "1.5");
   expect_error(with_field(fault_json("d", "api", "delay"), "/params/ms", "5"), "/faults/0/params/ms",
@@ -116,12 +118,12 @@ TEST(PlanErrors, OutOfRange) {
                "\"all\", a list of ranks or {\"random\": n, \"seed\": s}", "3");
   expect_error(with_field(fault_json(), "/target/ranks", {{"random", 0}}), "/faults/0/target/ranks/random",
                "a positive integer", "0");
-  expect_error(with_field(fault_json(), "/target/ranks", {{"random", 2000000}}), "/faults/0/target/ranks/random",
-               "a count below 1048576", "2000000");
+  expect_error(with_field(fault_json(), "/target/ranks", {{"random", 2000000}}),
+               "/faults/0/target/ranks/random", "a count below 1048576", "2000000");
   expect_error(with_field(fault_json(), "/target/ranks", {{"seed", 1}}), "/faults/0/target/ranks/random",
                "how many ranks to pick", "nothing");
-  expect_error(with_field(fault_json(), "/target/peer", -2), "/faults/0/target/peer", "a non-negative integer",
-               "-2");
+  expect_error(with_field(fault_json(), "/target/peer", -2), "/faults/0/target/peer",
+               "a non-negative integer", "-2");
   expect_error(with_field(fault_json(), "/target/peer", 1 << 21), "/faults/0/target/peer",
                "a rank below 1048576", "2097152");
   expect_error(with_field(fault_json(), "/target/direction", "up"), "/faults/0/target/direction",
@@ -136,8 +138,8 @@ TEST(PlanErrors, OutOfRange) {
                "a positive integer", "0");
   expect_error(with_field(fault_json("x", "api", "crash"), "/params/exit_code", -1),
                "/faults/0/params/exit_code", "a non-negative integer", "-1");
-  expect_error(with_field(fault_json("c", "api", "corrupt"), "/params/mode", "random"), "/faults/0/params/mode",
-               "one of bitflip, nan, zero", "\"random\"");
+  expect_error(with_field(fault_json("c", "api", "corrupt"), "/params/mode", "random"),
+               "/faults/0/params/mode", "one of bitflip, nan, zero", "\"random\"");
 }
 
 TEST(PlanErrors, MissingRequired) {
@@ -164,29 +166,31 @@ TEST(PlanErrors, UnknownLayerAndUnknownKindForALayer) {
                "one of \"net\", \"api\", \"proc\"", "\"gpu\"");
   expect_error(plan_json({fault_json("n", "net", "hang")}), "/faults/0/kind",
                "a net fault kind (delay, throttle, drop, corrupt, error, connect_fail, stall)", "\"hang\"");
-  expect_error(plan_json({fault_json("a", "api", "drop")}), "/faults/0/kind",
-               "a api fault kind (delay, hang, skip, error, async_error, corrupt, crash, init_fail, init_hang)",
-               "\"drop\"");
-  expect_error(plan_json({fault_json("p", "proc", "delay")}), "/faults/0/kind", "a proc fault kind (stop, kill)",
-               "\"delay\"");
+  expect_error(
+      plan_json({fault_json("a", "api", "drop")}), "/faults/0/kind",
+      "a api fault kind (delay, hang, skip, error, async_error, corrupt, crash, init_fail, init_hang)",
+      "\"drop\"");
+  expect_error(plan_json({fault_json("p", "proc", "delay")}), "/faults/0/kind",
+               "a proc fault kind (stop, kill)", "\"delay\"");
 }
 
 TEST(PlanErrors, BadOpForALayer) {
   expect_error(with_field(fault_json("n", "net", "drop"), "/target/ops", json::array({"allreduce"})),
-               "/faults/0/target/ops/0", "a net op (listen, connect, accept, isend, irecv, test)", "\"allreduce\"");
-  expect_error(with_field(fault_json(), "/target/ops", json::array({"allreduce", "isend"})),
-               "/faults/0/target/ops/1",
-               "an api op (allreduce, allgather, reducescatter, reduce, broadcast, alltoall, gather, scatter, send, "
-               "recv, group_end, init)",
-               "\"isend\"");
+               "/faults/0/target/ops/0", "a net op (listen, connect, accept, isend, irecv, test)",
+               "\"allreduce\"");
+  expect_error(
+      with_field(fault_json(), "/target/ops", json::array({"allreduce", "isend"})), "/faults/0/target/ops/1",
+      "an api op (allreduce, allgather, reducescatter, reduce, broadcast, alltoall, gather, scatter, send, "
+      "recv, group_end, init)",
+      "\"isend\"");
   expect_error(with_field(fault_json("p", "proc", "stop"), "/target/ops", json::array({"pause"})),
                "/faults/0/target/ops/0", "a proc op (stop, kill)", "\"pause\"");
   expect_error(with_field(fault_json(), "/target/ops", json::array()), "/faults/0/target/ops",
                "a non-empty list of op names", "an array");
   expect_error(with_field(fault_json(), "/target/ops", "allreduce"), "/faults/0/target/ops",
                "a non-empty list of op names", "\"allreduce\"");
-  expect_error(with_field(fault_json(), "/target/ops", json::array({7})), "/faults/0/target/ops/0", "a string",
-               "7");
+  expect_error(with_field(fault_json(), "/target/ops", json::array({7})), "/faults/0/target/ops/0",
+               "a string", "7");
 }
 
 TEST(PlanErrors, OpsTheKindCannotHit) {
@@ -195,9 +199,9 @@ TEST(PlanErrors, OpsTheKindCannotHit) {
   expect_error(with_field(fault_json("i", "api", "init_fail"), "/target/ops", json::array({"allreduce"})),
                "/faults/0/target/ops", "ops that api init_fail can hit (points: nccl/comm/init)", "an array");
   // One hittable op among others is enough.
-  EXPECT_NO_THROW(parse_plan(with_field(fault_json("c", "net", "corrupt"), "/target/ops",
-                                        json::array({"isend", "irecv"})),
-                             "p.json"));
+  EXPECT_NO_THROW(parse_plan(
+      with_field(fault_json("c", "net", "corrupt"), "/target/ops", json::array({"isend", "irecv"})),
+      "p.json"));
 }
 
 TEST(PlanErrors, DuplicateAndBadIds) {
@@ -217,10 +221,10 @@ TEST(PlanErrors, BadProbability) {
   const std::string expected = "a number in (0, 1]";
   expect_error(with_field(fault_json(), "/trigger/probability", 0), "/faults/0/trigger/probability", expected,
                "0");
-  expect_error(with_field(fault_json(), "/trigger/probability", 1.5), "/faults/0/trigger/probability", expected,
-               "1.5");
-  expect_error(with_field(fault_json(), "/trigger/probability", -0.1), "/faults/0/trigger/probability", expected,
-               "-0.1");
+  expect_error(with_field(fault_json(), "/trigger/probability", 1.5), "/faults/0/trigger/probability",
+               expected, "1.5");
+  expect_error(with_field(fault_json(), "/trigger/probability", -0.1), "/faults/0/trigger/probability",
+               expected, "-0.1");
   expect_error(with_field(fault_json(), "/trigger/probability", "half"), "/faults/0/trigger/probability",
                expected, "\"half\"");
   EXPECT_NO_THROW(parse_plan(with_field(fault_json(), "/trigger/probability", 1), "p.json"));
@@ -234,11 +238,11 @@ TEST(PlanErrors, BadCodeAndSignalNames) {
                "\"ncclSuccess\"");
   expect_error(with_field(fault_json(), "/params/code", 0), "/faults/0/params/code", code, "0");
   expect_error(with_field(fault_json(), "/params/code", 9), "/faults/0/params/code", code, "9");
-  expect_error(with_field(fault_json("n", "net", "connect_fail"), "/params/code", 2.5), "/faults/0/params/code",
-               code, "2.5");
+  expect_error(with_field(fault_json("n", "net", "connect_fail"), "/params/code", 2.5),
+               "/faults/0/params/code", code, "2.5");
   const std::string signal = "a signal (1-64 or a name such as \"SIGKILL\")";
-  expect_error(with_field(fault_json("c", "api", "crash"), "/params/signal", "SIGFOO"), "/faults/0/params/signal",
-               signal, "\"SIGFOO\"");
+  expect_error(with_field(fault_json("c", "api", "crash"), "/params/signal", "SIGFOO"),
+               "/faults/0/params/signal", signal, "\"SIGFOO\"");
   expect_error(with_field(fault_json("k", "proc", "kill"), "/params/signal", 0), "/faults/0/params/signal",
                signal, "0");
   expect_error(with_field(fault_json("k", "proc", "kill"), "/params/signal", 65), "/faults/0/params/signal",

@@ -50,10 +50,11 @@ TEST(PlanParse, EveryFieldIsRead) {
   json f = fault_json("net-corrupt.1", "net", "corrupt");
   f["summary"] = "flip two bits of big receives from rank 3";
   f["params"] = {{"bits", 2}, {"seed", 11}};
-  f["target"] = {{"ranks", {0, 2}}, {"ops", json::array({"irecv"})}, {"peer", 3},
-                 {"direction", "recv"}, {"min_bytes", 4096}, {"comm", 1}};
+  f["target"] = {{"ranks", {0, 2}},   {"ops", json::array({"irecv"})},
+                 {"peer", 3},         {"direction", "recv"},
+                 {"min_bytes", 4096}, {"comm", 1}};
   f["trigger"] = {{"after_calls", 10}, {"after_ms", 250}, {"probability", 0.5},
-                  {"seed", 99}, {"count", 0}, {"armed", false}};
+                  {"seed", 99},        {"count", 0},      {"armed", false}};
   json doc = {{"version", 1}, {"seed", 42}, {"control", true}, {"faults", {f}}};
   FaultPlan plan = parse_plan(doc, "p.json");
   EXPECT_EQ(plan.seed, 42u);
@@ -184,10 +185,13 @@ TEST(PlanParse, NamesOfResultsAndSignals) {
 TEST(PlanParse, RoundTripThroughToJson) {
   json f1 = fault_json("one", "net", "delay");
   f1["params"] = {{"ms", 3}, {"jitter_ms", 1.5}};
-  f1["target"] = {{"ranks", {1, 3}}, {"ops", json::array({"isend", "irecv"})}, {"peer", 2},
-                  {"direction", "send"}, {"min_bytes", 1024}};
-  f1["trigger"] = {{"after_calls", 5}, {"after_ms", 20}, {"probability", 0.25}, {"seed", 3},
-                   {"count", 0}, {"armed", false}};
+  f1["target"] = {{"ranks", {1, 3}},
+                  {"ops", json::array({"isend", "irecv"})},
+                  {"peer", 2},
+                  {"direction", "send"},
+                  {"min_bytes", 1024}};
+  f1["trigger"] = {{"after_calls", 5}, {"after_ms", 20}, {"probability", 0.25},
+                   {"seed", 3},        {"count", 0},     {"armed", false}};
   json f2 = fault_json("two", "api", "hang");
   f2["target"] = {{"ranks", {{"random", 2}, {"seed", 9}}}, {"comm", 2}, {"ops", json::array({"allreduce"})}};
   json f3 = fault_json("three", "proc", "stop");

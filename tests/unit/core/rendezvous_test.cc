@@ -18,9 +18,10 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr const char* kVars[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT",
-                                 "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                 "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_LAUNCH_NODE_IPADDR"};
+constexpr const char* kVars[] = {
+    "RANK",         "WORLD_SIZE",           "LOCAL_RANK",           "MASTER_ADDR",
+    "MASTER_PORT",  "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+    "SLURM_PROCID", "SLURM_NTASKS",         "SLURM_LOCALID",        "SLURM_LAUNCH_NODE_IPADDR"};
 
 // In a child with a clean launcher environment plus `vars`: 0 if check(info) holds, 1 if not,
 // 2 if rendezvous_from_env threw and the message contains `error` (3 otherwise).
@@ -38,8 +39,12 @@ int from_env(std::vector<std::pair<const char*, const char*>> vars,
 }
 
 TEST(RendezvousEnv, TorchrunVariables) {
-  EXPECT_EQ(from_env({{"RANK", "2"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "10.0.0.5"},
-                      {"MASTER_PORT", "1234"}, {"OMPI_COMM_WORLD_RANK", "0"}},
+  EXPECT_EQ(from_env({{"RANK", "2"},
+                      {"WORLD_SIZE", "4"},
+                      {"LOCAL_RANK", "1"},
+                      {"MASTER_ADDR", "10.0.0.5"},
+                      {"MASTER_PORT", "1234"},
+                      {"OMPI_COMM_WORLD_RANK", "0"}},
                      [](const RendezvousInfo& i) {
                        return i.launcher == "torchrun-env" && i.rank == 2 && i.world_size == 4 &&
                               i.local_rank == 1 && i.master_addr == "10.0.0.5" && i.master_port == 1234;
@@ -48,29 +53,34 @@ TEST(RendezvousEnv, TorchrunVariables) {
 }
 
 TEST(RendezvousEnv, OpenMpiAndSlurmAndNothing) {
-  EXPECT_EQ(from_env({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"},
-                      {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"SLURM_PROCID", "0"}},
+  EXPECT_EQ(from_env({{"OMPI_COMM_WORLD_RANK", "1"},
+                      {"OMPI_COMM_WORLD_SIZE", "2"},
+                      {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                      {"SLURM_PROCID", "0"}},
                      [](const RendezvousInfo& i) {
-                       return i.launcher == "openmpi" && i.rank == 1 && i.world_size == 2 && i.local_rank == 1 &&
-                              i.master_port == 29500 && i.master_addr == "127.0.0.1";
+                       return i.launcher == "openmpi" && i.rank == 1 && i.world_size == 2 &&
+                              i.local_rank == 1 && i.master_port == 29500 && i.master_addr == "127.0.0.1";
                      }),
             0);
-  EXPECT_EQ(from_env({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "3"},
+  EXPECT_EQ(from_env({{"SLURM_PROCID", "3"},
+                      {"SLURM_NTASKS", "8"},
+                      {"SLURM_LOCALID", "3"},
                       {"SLURM_LAUNCH_NODE_IPADDR", "10.1.1.1"}},
                      [](const RendezvousInfo& i) {
-                       return i.launcher == "slurm" && i.rank == 3 && i.world_size == 8 && i.local_rank == 3 &&
-                              i.master_addr == "10.1.1.1";
+                       return i.launcher == "slurm" && i.rank == 3 && i.world_size == 8 &&
+                              i.local_rank == 3 && i.master_addr == "10.1.1.1";
                      }),
             0);
-  EXPECT_EQ(from_env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_LAUNCH_NODE_IPADDR", "10.1.1.1"},
+  EXPECT_EQ(from_env({{"SLURM_PROCID", "0"},
+                      {"SLURM_NTASKS", "2"},
+                      {"SLURM_LAUNCH_NODE_IPADDR", "10.1.1.1"},
                       {"MASTER_ADDR", "10.2.2.2"}},
                      [](const RendezvousInfo& i) { return i.master_addr == "10.2.2.2"; }),
             0);
-  EXPECT_EQ(from_env({},
-                     [](const RendezvousInfo& i) {
-                       return i.launcher.empty() && i.rank == 0 && i.world_size == 1;
-                     }),
-            0);
+  EXPECT_EQ(
+      from_env(
+          {}, [](const RendezvousInfo& i) { return i.launcher.empty() && i.rank == 0 && i.world_size == 1; }),
+      0);
 }
 
 TEST(RendezvousEnv, ErrorsNameTheVariable) {
@@ -124,7 +134,8 @@ TEST(Rendezvous, AllgatherAndBarrierAmongFourProcesses) {
       auto all = rv.allgather(mine);
       if (all.size() != kWorld) return 1;
       for (int i = 0; i < kWorld; ++i) {
-        if (all[static_cast<size_t>(i)] != "rank-" + std::to_string(i) + std::string(static_cast<size_t>(i) * 1000, 'x')) {
+        if (all[static_cast<size_t>(i)] !=
+            "rank-" + std::to_string(i) + std::string(static_cast<size_t>(i) * 1000, 'x')) {
           return 2;
         }
       }

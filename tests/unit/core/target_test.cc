@@ -82,8 +82,13 @@ TEST(TargetMatch, RankPeerDirectionMinBytesComm) {
   t.direction = Direction::kRecv;
   t.min_bytes = 1024;
   t.comm = 0;
-  CallSite hit{.rank = 1, .world_size = 4, .comm = 0, .op = "irecv", .peer = 2,
-               .direction = Direction::kRecv, .bytes = 1024};
+  CallSite hit{.rank = 1,
+               .world_size = 4,
+               .comm = 0,
+               .op = "irecv",
+               .peer = 2,
+               .direction = Direction::kRecv,
+               .bytes = 1024};
   EXPECT_TRUE(target_matches(t, hit));
   CallSite other_rank = hit;
   other_rank.rank = 0;
@@ -107,8 +112,13 @@ TEST(TargetMatch, RankPeerDirectionMinBytesComm) {
 
 TEST(TargetMatch, UnsetFieldsMatchAnything) {
   Target t;
-  CallSite site{.rank = 5, .world_size = 8, .comm = 3, .op = "send", .peer = 1,
-                .direction = Direction::kSend, .bytes = 0};
+  CallSite site{.rank = 5,
+                .world_size = 8,
+                .comm = 3,
+                .op = "send",
+                .peer = 1,
+                .direction = Direction::kSend,
+                .bytes = 0};
   EXPECT_TRUE(target_matches(t, site));
   EXPECT_TRUE(target_matches(t, CallSite{}));
   Target any_dir;
@@ -143,7 +153,8 @@ TEST(PointsForFault, DefaultsComeFromTheKind) {
             (std::vector<std::string>{"net/isend", "net/irecv", "net/test"}));
   EXPECT_EQ(points_for_fault(fault_of(Layer::kNet, "connect_fail")),
             (std::vector<std::string>{"net/connect", "net/accept"}));
-  EXPECT_EQ(points_for_fault(fault_of(Layer::kApi, "init_fail")), (std::vector<std::string>{"nccl/comm/init"}));
+  EXPECT_EQ(points_for_fault(fault_of(Layer::kApi, "init_fail")),
+            (std::vector<std::string>{"nccl/comm/init"}));
   EXPECT_EQ(points_for_fault(fault_of(Layer::kProc, "stop")), (std::vector<std::string>{"proc/stop"}));
   EXPECT_EQ(points_for_fault(fault_of(Layer::kProc, "kill")), (std::vector<std::string>{"proc/kill"}));
   auto hang = points_for_fault(fault_of(Layer::kApi, "hang"));

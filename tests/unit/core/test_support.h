@@ -83,7 +83,9 @@ inline int wait_exit(pid_t pid) {
 
 // Runs `body` in a child and returns its exit code: for tests that change the environment or global
 // state (libfiu, Params::get()) without disturbing the test process.
-inline int run_in_child(const std::function<int()>& body) { return wait_exit(spawn(body)); }
+inline int run_in_child(const std::function<int()>& body) {
+  return wait_exit(spawn(body));
+}
 
 // A minimal valid fault object, to be edited by tests.
 inline nlohmann::json fault_json(const std::string& id = "f0", const std::string& layer = "api",
