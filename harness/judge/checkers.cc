@@ -104,8 +104,10 @@ CheckResult check_detected_by(const nlohmann::json& expected, const CheckContext
   }
   // Detections with the same timestamp as the first count as first together.
   std::vector<std::string> firsts;
+  const auto teardown = detail::teardown_start_ns(ctx.history);
   for (const auto& d : ctx.history.detections) {
-    if (d.ts_ns == first->ts_ns && std::find(firsts.begin(), firsts.end(), d.mechanism) == firsts.end()) {
+    if (d.ts_ns == first->ts_ns && detail::counts(d, teardown) &&
+        std::find(firsts.begin(), firsts.end(), d.mechanism) == firsts.end()) {
       firsts.push_back(d.mechanism);
     }
   }

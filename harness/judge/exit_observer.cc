@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "ncclfi/workload_contract.h"
 #include "observe.h"
@@ -70,6 +71,14 @@ void observe_exits(History& history) {
   std::stable_sort(exits.begin(), exits.end(),
                    [](const RankExit& a, const RankExit& b) { return a.ts_ns < b.ts_ns; });
   const int last_attempt = history.attempts - 1;
+  // The harness's own "deadline" event, when the runner wrote one, times the deadline exactly.
+  std::optional<int64_t> deadline_event_ns;
+  for (const auto& e : history.events) {
+    if (e.source == "harness" && e.event == "deadline" &&
+        (!deadline_event_ns || e.ts_ns < *deadline_event_ns)) {
+      deadline_event_ns = e.ts_ns;
+    }
+  }
   bool deadline_recorded = false;
   std::map<int, int64_t> first_abnormal_ns;  // per attempt: the first abnormal end of any rank
   for (const RankExit& x : exits) {
@@ -94,8 +103,9 @@ void observe_exits(History& history) {
       // The deadline ended the attempt that hit it (the last one): one detection, at the first kill.
       if (history.deadline_hit && x.attempt == last_attempt && !deadline_recorded) {
         deadline_recorded = true;
-        history.detections.push_back(
-            Detection{"harness_deadline", -1, x.attempt, x.ts_ns, "deadline reached: " + describe(x)});
+        history.detections.push_back(Detection{"harness_deadline", -1, x.attempt,
+                                               deadline_event_ns.value_or(x.ts_ns),
+                                               "deadline reached: " + describe(x)});
       }
       continue;
     }

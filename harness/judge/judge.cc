@@ -113,7 +113,9 @@ Judgement judge(History& history, const nlohmann::json& expect, const JudgeOptio
       break;
     }
   }
+  const auto teardown = detail::teardown_start_ns(history);
   for (const auto& d : history.detections) {
+    if (!detail::counts(d, teardown)) continue;  // woken by the deadline teardown: not a detection
     if (std::find(j.mechanisms.begin(), j.mechanisms.end(), d.mechanism) == j.mechanisms.end()) {
       j.mechanisms.push_back(d.mechanism);
     }

@@ -51,7 +51,9 @@ struct JudgeOptions {
 struct Judgement {
   Outcome outcome = Outcome::kClean;
   std::string outcome_reason;
-  // Distinct mechanisms, in order of their first detection.
+  // Distinct mechanisms, in order of their first detection. When the harness deadline ended the run,
+  // detections made after its teardown began (a frozen rank's watchdog woken by SIGCONT/SIGTERM) are
+  // left out here and in the outcome and checks; they stay on the timeline.
   std::vector<std::string> mechanisms;
   std::optional<Detection> first_detection;   // first detection at or after the first injection
   std::optional<int64_t> first_injection_ns;  // first "inject" event (any source)

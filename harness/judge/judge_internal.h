@@ -1,6 +1,8 @@
 // Helpers shared by the outcome rules and the checkers (not part of the public API).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -23,5 +25,14 @@ std::string corruption_evidence(const History& history, int attempt);
 std::set<int> ranks_that_detected(const History& history);
 
 bool is_inject(const HistoryEvent& e);
+
+// When the harness hit its deadline: the moment its teardown began (the harness "deadline" event of
+// the last attempt, else its first kill of that attempt). Unset when no deadline was hit.
+std::optional<int64_t> teardown_start_ns(const History& history);
+
+// A detection that counts for the outcome and the checks: the harness_deadline itself, or anything
+// noticed before the deadline teardown began. A watchdog that fires only because the teardown's
+// SIGCONT/SIGTERM woke a frozen rank did not detect the fault.
+bool counts(const Detection& d, std::optional<int64_t> teardown_ns);
 
 }  // namespace ncclfi::harness::detail

@@ -20,6 +20,26 @@ bool is_inject(const HistoryEvent& e) {
   return e.event == ev::kInject;
 }
 
+std::optional<int64_t> teardown_start_ns(const History& history) {
+  if (!history.deadline_hit) return std::nullopt;
+  const int attempt = last_attempt(history);
+  std::optional<int64_t> start;
+  for (const auto& e : history.events) {
+    if (e.source == "harness" && e.event == "deadline") {  // the deadline ends the run: only one
+      if (!start || e.ts_ns < *start) start = e.ts_ns;
+    }
+  }
+  if (start) return start;
+  for (const auto& x : history.exits) {
+    if (x.killed_by_harness && x.attempt == attempt && (!start || x.ts_ns < *start)) start = x.ts_ns;
+  }
+  return start;
+}
+
+bool counts(const Detection& d, std::optional<int64_t> teardown_ns) {
+  return d.mechanism == "harness_deadline" || !teardown_ns || d.ts_ns < *teardown_ns;
+}
+
 bool finished(const History& history, int attempt) {
   if (history.deadline_hit || history.interrupted) return false;
   bool any = false;
@@ -52,8 +72,9 @@ std::string corruption_evidence(const History& history, int attempt) {
 
 std::set<int> ranks_that_detected(const History& history) {
   std::set<int> ranks;
+  const auto teardown = teardown_start_ns(history);
   for (const auto& d : history.detections) {
-    if (d.rank >= 0 && d.mechanism != "harness_deadline") ranks.insert(d.rank);
+    if (d.rank >= 0 && d.mechanism != "harness_deadline" && counts(d, teardown)) ranks.insert(d.rank);
   }
   return ranks;
 }
@@ -133,8 +154,9 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
     }
     return say(Outcome::kClean, "finished within the degraded margin of the baseline");
   }
+  const auto teardown = detail::teardown_start_ns(history);
   for (const auto& d : history.detections) {
-    if (d.mechanism != "harness_deadline") {
+    if (d.mechanism != "harness_deadline" && detail::counts(d, teardown)) {
       return say(Outcome::kDetected, "stopped; first noticed by " + d.mechanism +
                                          (d.rank >= 0 ? " on rank " + std::to_string(d.rank) : ""));
     }

@@ -175,3 +175,42 @@ TEST(Attempts, SharedEventLogIsSplitByHarnessLaunches) {
 
 }  // namespace
 }  // namespace ncclfi::harness
+
+namespace ncclfi::harness {
+namespace {
+using namespace testing;
+
+// Seen on a real run of proc-stop-all-hung: the teardown's SIGTERM/SIGCONT woke a frozen rank whose
+// watchdog then fired; the run is still hung, detected only by the deadline, timed at the deadline.
+TEST(Outcome, DetectionsWokenByTheDeadlineTeardownDoNotCount) {
+  History h = make_history(2);
+  h.deadline_hit = true;
+  add_inject(h, 1.0, 0, "stop");
+  add_inject(h, 1.0, 1, "stop");
+  add_event(h, 6.0, -1, "harness", "deadline", {{"deadline_s", 6}});
+  add_event(h, 6.001, 1, "cpu-ring", "watchdog_fired", {{"waited_ms", 5001}});
+  add_detection(h, 6.001, 1, "workload_watchdog");
+  add_exit(h, 6.006, 0, {}, 15, true);
+  add_exit(h, 6.012, 1, 3, {}, true);
+  observe_exits(h);
+  Judgement j = judge(h, {{"outcome", "hung"},
+                          {"detected_by", {"harness_deadline"}},
+                          {"detection_s", {{"min", 4.5}, {"max", 6}}},
+                          {"ranks", "any"}});
+  EXPECT_EQ(j.outcome, Outcome::kHung) << j.outcome_reason;
+  ASSERT_TRUE(j.first_detection);
+  EXPECT_EQ(j.first_detection->mechanism, "harness_deadline");
+  EXPECT_EQ(j.first_detection->ts_ns, at(6.0));
+  EXPECT_NEAR(*j.detection_s, 5.0, 1e-9);
+  EXPECT_EQ(j.mechanisms, std::vector<std::string>{"harness_deadline"});
+  ASSERT_EQ(j.checks.size(), 4u);
+  for (const auto& c : j.checks) {
+    if (c.field == "ranks")
+      EXPECT_EQ(c.answer, Answer::kFail) << c.reason;  // nobody saw it
+    else
+      EXPECT_EQ(c.answer, Answer::kPass) << c.field << ": " << c.reason;
+  }
+}
+
+}  // namespace
+}  // namespace ncclfi::harness
