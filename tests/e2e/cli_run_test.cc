@@ -113,6 +113,24 @@ TEST(CliRun, RestartRecoversWhenFaultsOnlyOnFirstAttempt) {
   EXPECT_EQ(read_json(run + "/verdict.json")["outcome"], "recovered");
 }
 
+TEST(CliRun, MpirunLauncherForwardsVariablesAndKillsRanksThroughIt) {
+  if (run_program({"/bin/sh", "-c", "command -v mpirun"}).exit_code != 0) GTEST_SKIP() << "no mpirun";
+  TempDir dir;
+  json s = shell_scenario("mpi", 3, "echo rank=$OMPI_COMM_WORLD_RANK events=${NCCLFI_EVENTS:+set}; exec sleep 30",
+                          {{"outcome", "detected"}}, 20);
+  s["launcher"] = {{"kind", "mpirun"}};
+  s["faults"] = {{{"id", "k"}, {"layer", "proc"}, {"kind", "kill"}, {"target", {{"ranks", {1}}}},
+                  {"trigger", {{"after_ms", 800}}}}};
+  const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_LT(r.seconds, 15);  // mpirun tore the job down after the kill, well before the deadline
+  const std::string run = latest_run(dir.path + "/runs", "mpi");
+  const std::string log = read_text(run + "/attempt-0/launcher.log");
+  EXPECT_NE(log.find("]<stdout>:rank=2 events=set"), std::string::npos) << log;
+  const json verdict = read_json(run + "/verdict.json");
+  EXPECT_EQ(verdict["outcome"], "detected") << verdict.dump(2);
+}
+
 TEST(CliRun, ReportRerendersARun) {
   TempDir dir;
   const auto file = write_scenario(dir.path, shell_scenario("for-report", 1, "exit 0", {{"outcome", "clean"}}));
