@@ -1,6 +1,8 @@
 // The ncclNet contracts of nccl-facts.md 1.5, checked across processes over real sockets.
 #include <dirent.h>
 #include <dlfcn.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,6 +103,77 @@ TEST(PluginLogging, GoesThroughNcclLoggerWithAFixedPrefix) {
     return 0;
   });
   EXPECT_EQ(code, 0);
+}
+
+// The first non-loopback interface with an IPv4 address, or "" when the host has none.
+std::string first_external_interface() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "";
+  std::string name;
+  for (ifaddrs* it = list; it && name.empty(); it = it->ifa_next) {
+    if (it->ifa_addr && it->ifa_addr->sa_family == AF_INET && std::strncmp(it->ifa_name, "lo", 2) != 0) {
+      name = it->ifa_name;
+    }
+  }
+  freeifaddrs(list);
+  return name;
+}
+
+TEST(PluginInterfaces, FollowsNcclSocketIfnameSyntax) {
+  const std::string ext = first_external_interface();
+  if (ext.empty()) GTEST_SKIP() << "no non-loopback IPv4 interface on this host";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "lo"}, {ext, ext}, {"=" + ext, ext}, {ext.substr(0, 2), ext}, {"^docker,virbr", ext}};
+  for (const auto& [spec, want] : cases) {
+    Env env;
+    if (!spec.empty()) env["NCCL_SOCKET_IFNAME"] = spec;
+    const int code = run_child(env, [want = want] {
+      void* ctx = nullptr;
+      auto plugin = load_and_init(shim_path(), &ctx);
+      ncclNetProperties_v11_t props{};
+      CHILD_CHECK(plugin->get_properties(0, &props) == ncclSuccess, "getProperties");
+      CHILD_CHECK(want == props.name, "device %s, want %s", props.name, want.c_str());
+      return 0;
+    });
+    EXPECT_EQ(code, 0) << "NCCL_SOCKET_IFNAME=" << spec;
+  }
+  // An interface that does not exist fails init, so NCCL falls back to its next network.
+  const int code = run_child({{"NCCL_SOCKET_IFNAME", "=nosuchif0"}}, [] {
+    std::string error;
+    auto plugin = net::LoadedNetPlugin::open(shim_path(), &error);
+    void* ctx = nullptr;
+    CHILD_CHECK(plugin && plugin->init(&ctx, 1, nullptr, nullptr) != ncclSuccess,
+                "init on a missing interface");
+    return 0;
+  });
+  EXPECT_EQ(code, 0);
+  // Data really flows over the external interface.
+  PairOptions options;
+  options.sender_env = {{"NCCL_SOCKET_IFNAME", ext}};
+  options.receiver_env = options.sender_env;
+  auto [s, r] = run_pair(
+      options,
+      [](Endpoint& ep) {
+        auto buf = pattern(300000, 4);
+        ncclResult_t res;
+        void* req = post_send(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+        int done = 0, got = 0;
+        CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "send");
+        ep.recv_value();
+        return 0;
+      },
+      [](Endpoint& ep) {
+        std::vector<char> buf(300000);
+        ncclResult_t res;
+        void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+        int done = 0, got = 0;
+        CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "recv");
+        CHILD_CHECK(std::memcmp(buf.data(), pattern(300000, 4).data(), buf.size()) == 0, "bytes");
+        ep.send_value(1);
+        return 0;
+      });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
 }
 
 TEST(PluginLifecycle, FinalizeToleratesNullAndInitIsPerCommunicator) {

@@ -77,17 +77,23 @@ struct TcpListenComm {
   std::map<uint64_t, PartialConn> partial;
 };
 
-std::string first_interface_name(const std::string& list) {
+bool interface_selected(const std::string& spec, const std::string& name) {
+  std::string list = spec;
+  const bool exclude = !list.empty() && list[0] == '^';
+  if (exclude) list.erase(0, 1);
+  const bool exact = !list.empty() && list[0] == '=';
+  if (exact) list.erase(0, 1);
+  bool listed = false;
   size_t start = 0;
-  while (start <= list.size()) {
+  while (start <= list.size() && !listed) {
     size_t end = list.find(',', start);
     if (end == std::string::npos) end = list.size();
-    std::string entry = list.substr(start, end - start);
-    if (!entry.empty() && entry[0] == '=') entry.erase(0, 1);
-    if (!entry.empty() && entry[0] != '^') return entry;
+    const std::string entry = list.substr(start, end - start);
+    if (!entry.empty()) listed = exact ? name == entry : name.compare(0, entry.size(), entry) == 0;
     start = end + 1;
   }
-  return "";
+  // "^a,b" selects every interface but a* and b*, except loopback, as NCCL does.
+  return exclude ? !listed && name.compare(0, 2, "lo") != 0 : listed;
 }
 
 TcpTransport::TcpTransport(TcpConfig config) : config_(std::move(config)) {}
@@ -95,8 +101,7 @@ TcpTransport::~TcpTransport() = default;
 
 NetStatus TcpTransport::resolve_local_address() {
   std::memset(&local_, 0, sizeof(local_));
-  const std::string want = first_interface_name(config_.ifname);
-  if (want.empty() || want == "lo") {
+  if (config_.ifname.empty() || config_.ifname == "lo" || config_.ifname == "=lo") {
     local_.in4.sin_family = AF_INET;
     local_.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     local_len_ = sizeof(sockaddr_in);
@@ -105,16 +110,22 @@ NetStatus TcpTransport::resolve_local_address() {
   }
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return -errno;
+  // The first selected interface in the system's order; its IPv4 address if it has one, like NCCL's
+  // default address family order.
   NetStatus status = -ENODEV;
+  std::string chosen;
   for (ifaddrs* it = list; it; it = it->ifa_next) {
-    if (!it->ifa_addr || std::strncmp(it->ifa_name, want.c_str(), want.size()) != 0) continue;
+    if (!it->ifa_addr || !interface_selected(config_.ifname, it->ifa_name)) continue;
     const int family = it->ifa_addr->sa_family;
     if (family != AF_INET && family != AF_INET6) continue;
+    if (!chosen.empty() && chosen != it->ifa_name) continue;
+    if (status == kNetOk && family == AF_INET6) continue;
     std::memcpy(&local_, it->ifa_addr, family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
     local_len_ = address_length(local_);
-    config_.device_name = it->ifa_name;
+    chosen = it->ifa_name;
+    config_.device_name = chosen;
     status = kNetOk;
-    if (family == AF_INET) break;  // prefer IPv4 like NCCL's default family order
+    if (family == AF_INET) break;
   }
   freeifaddrs(list);
   return status;

@@ -76,7 +76,8 @@ class TcpTransport final : public NetBackend {
   NetStatus resolve_local_address();
 };
 
-// The first entry of NCCL_SOCKET_IFNAME-style lists ("eth0,eth1", "=eth0", "^docker" is skipped).
-std::string first_interface_name(const std::string& ifname_list);
+// Whether interface `name` is selected by an NCCL_SOCKET_IFNAME-style spec: "eth,ib" (prefixes),
+// "=eth0" (exact names), "^docker,lo" (everything but these prefixes, and never loopback).
+bool interface_selected(const std::string& spec, const std::string& name);
 
 }  // namespace ncclfi::net
