@@ -28,6 +28,7 @@ namespace fs = std::filesystem;
 namespace {
 
 int run(const std::vector<std::string>& argv) {
+  std::fflush(stdout);  // or the child's freopen flushes our buffered figures a second time
   const pid_t pid = fork();
   if (pid == 0) {
     std::vector<char*> args;
@@ -51,7 +52,8 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 int main() {
   const fs::path bin = fs::read_symlink("/proc/self/exe").parent_path();
   const std::string ncclfi = (bin / "ncclfi").string();
-  if (!fs::exists(bin / "ncclfi-cpu-ring") || !fs::exists(bin.parent_path() / "lib" / "libnccl-net-ncclfi.so")) {
+  if (!fs::exists(bin / "ncclfi-cpu-ring") ||
+      !fs::exists(bin.parent_path() / "lib" / "libnccl-net-ncclfi.so")) {
     std::cerr << "ncclfi-bench-harness: ncclfi-cpu-ring or the net shim is not built; no figures\n";
     return 0;
   }
@@ -61,7 +63,8 @@ int main() {
   double best = 1e9;
   for (int i = 0; i < 3; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    const int rc = run({ncclfi, "run", scenarios + "cpu-ring-8-ranks-clean.json", "--out", out.string(), "-q"});
+    const int rc =
+        run({ncclfi, "run", scenarios + "cpu-ring-8-ranks-clean.json", "--out", out.string(), "-q"});
     const double s = seconds_since(t0);
     if (rc != 0) std::cerr << "ncclfi-bench-harness: clean 8-rank run exited " << rc << "\n";
     best = std::min(best, s);

@@ -116,7 +116,9 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-bool file_exists(const std::string& path) { return fs::exists(path); }
+bool file_exists(const std::string& path) {
+  return fs::exists(path);
+}
 
 bool process_alive(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -136,8 +138,8 @@ bool wait_for_file(const std::string& path, double timeout_s) {
   return false;
 }
 
-nlohmann::json shell_scenario(const std::string& name, int ranks, const std::string& shell, const nlohmann::json& expect,
-                              double deadline_s) {
+nlohmann::json shell_scenario(const std::string& name, int ranks, const std::string& shell,
+                              const nlohmann::json& expect, double deadline_s) {
   return {{"name", name},
           {"summary", "e2e test scenario"},
           {"tags", {"e2e"}},

@@ -12,7 +12,7 @@
 namespace ncclfi::e2e {
 
 struct CliResult {
-  int exit_code = -1;       // -1 when killed by a signal
+  int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;
   bool timed_out = false;
   double seconds = 0;
@@ -20,11 +20,13 @@ struct CliResult {
 };
 
 // Runs `argv` (argv[0] a path), waits at most `timeout_s`, then SIGKILLs it.
-CliResult run_program(const std::vector<std::string>& argv, double timeout_s = 60, const std::string& cwd = "");
+CliResult run_program(const std::vector<std::string>& argv, double timeout_s = 60,
+                      const std::string& cwd = "");
 // Runs build/bin/ncclfi with `args`.
 CliResult run_cli(const std::vector<std::string>& args, double timeout_s = 60, const std::string& cwd = "");
 // Starts ncclfi in the background; returns its pid (output to `out_file`).
-pid_t start_cli(const std::vector<std::string>& args, const std::string& out_file, const std::string& cwd = "");
+pid_t start_cli(const std::vector<std::string>& args, const std::string& out_file,
+                const std::string& cwd = "");
 // Waits for `pid`, at most `timeout_s`; returns its raw wait status, or -1 on timeout (then kills it).
 int wait_pid(pid_t pid, double timeout_s);
 
@@ -44,7 +46,7 @@ bool process_alive(pid_t pid);
 // Waits until `path` exists (true) or `timeout_s` passes (false).
 bool wait_for_file(const std::string& path, double timeout_s);
 // A scenario running `shell` (sh -c) per rank through the command launcher.
-nlohmann::json shell_scenario(const std::string& name, int ranks, const std::string& shell, const nlohmann::json& expect,
-                              double deadline_s = 20);
+nlohmann::json shell_scenario(const std::string& name, int ranks, const std::string& shell,
+                              const nlohmann::json& expect, double deadline_s = 20);
 
 }  // namespace ncclfi::e2e

@@ -20,13 +20,16 @@ TEST(CliRun, CleanJobPassesAndLeavesEveryFile) {
   TempDir dir;
   const std::string runs = dir.path + "/runs";
   const auto file = write_scenario(
-      dir.path, shell_scenario("clean-shell", 3, "echo rank $RANK of $WORLD_SIZE plan=${NCCLFI_PLAN:-none}; exit 0",
-                               {{"outcome", "clean"}}));
-  const auto r = run_cli({"run", file, "--out", runs, "--junit", dir.path + "/j.xml", "--html", dir.path + "/r.html"});
+      dir.path,
+      shell_scenario("clean-shell", 3, "echo rank $RANK of $WORLD_SIZE plan=${NCCLFI_PLAN:-none}; exit 0",
+                     {{"outcome", "clean"}}));
+  const auto r =
+      run_cli({"run", file, "--out", runs, "--junit", dir.path + "/j.xml", "--html", dir.path + "/r.html"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_LT(r.seconds, 10);
   const std::string run = latest_run(runs, "clean-shell");
-  for (const char* f : {"scenario.json", "plan.json", "verdict.json", "attempt-0/rank-0.log", "attempt-0/rank-2.log"}) {
+  for (const char* f :
+       {"scenario.json", "plan.json", "verdict.json", "attempt-0/rank-0.log", "attempt-0/rank-2.log"}) {
     EXPECT_TRUE(file_exists(run + "/" + f)) << f;
   }
   EXPECT_NE(read_text(run + "/attempt-0/rank-2.log").find("rank 2 of 3 plan=none"), std::string::npos);
@@ -52,11 +55,17 @@ TEST(CliRun, FailedExpectationExitsOne) {
 TEST(CliRun, WorkloadWatchdogExitIsDetectedAndTimed) {
   TempDir dir;
   // Rank 1 "detects" 1 s after the proc fault fires at 300 ms (exit 3 = workload watchdog).
-  json s = shell_scenario("watchdog-exit", 2, "if [ $RANK = 1 ]; then sleep 1.3; exit 3; fi; sleep 1.5; exit 3",
-                          {{"outcome", "detected"}, {"detected_by", {"workload_watchdog"}},
-                           {"detection_s", {{"min", 0.8}, {"max", 1.6}}}});
-  s["faults"] = {{{"id", "poke"}, {"layer", "proc"}, {"kind", "stop"}, {"params", {{"ms", 1}}},
-                  {"target", {{"ranks", {0}}}}, {"trigger", {{"after_ms", 300}}}}};
+  json s =
+      shell_scenario("watchdog-exit", 2, "if [ $RANK = 1 ]; then sleep 1.3; exit 3; fi; sleep 1.5; exit 3",
+                     {{"outcome", "detected"},
+                      {"detected_by", {"workload_watchdog"}},
+                      {"detection_s", {{"min", 0.8}, {"max", 1.6}}}});
+  s["faults"] = {{{"id", "poke"},
+                  {"layer", "proc"},
+                  {"kind", "stop"},
+                  {"params", {{"ms", 1}}},
+                  {"target", {{"ranks", {0}}}},
+                  {"trigger", {{"after_ms", 300}}}}};
   const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const json verdict = read_json(latest_run(dir.path + "/runs", "watchdog-exit") + "/verdict.json");
@@ -69,7 +78,10 @@ TEST(CliRun, DeadlineTearsDownAFrozenJobAndCallsItHung) {
   TempDir dir;
   json s = shell_scenario("frozen", 3, "exec sleep 100",
                           {{"outcome", "hung"}, {"detected_by", {"harness_deadline"}}}, 2.0);
-  s["faults"] = {{{"id", "freeze"}, {"layer", "proc"}, {"kind", "stop"}, {"target", {{"ranks", "all"}}},
+  s["faults"] = {{{"id", "freeze"},
+                  {"layer", "proc"},
+                  {"kind", "stop"},
+                  {"target", {{"ranks", "all"}}},
                   {"trigger", {{"after_ms", 100}}}}};
   const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -83,8 +95,12 @@ TEST(CliRun, ProcKillFaultKillsTheTargetRankOnly) {
   TempDir dir;
   json s = shell_scenario("kill-one", 3, "trap 'exit 0' TERM; sleep 1.5 & wait; exit 0",
                           {{"outcome", "detected"}}, 10);
-  s["faults"] = {{{"id", "crash"}, {"layer", "proc"}, {"kind", "kill"}, {"params", {{"signal", "SIGKILL"}}},
-                  {"target", {{"ranks", {1}}}}, {"trigger", {{"after_ms", 200}}}}};
+  s["faults"] = {{{"id", "crash"},
+                  {"layer", "proc"},
+                  {"kind", "kill"},
+                  {"params", {{"signal", "SIGKILL"}}},
+                  {"target", {{"ranks", {1}}}},
+                  {"trigger", {{"after_ms", 200}}}}};
   const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"});
   const json verdict = read_json(latest_run(dir.path + "/runs", "kill-one") + "/verdict.json");
   const auto& exits = verdict["history"]["exits"];
@@ -116,10 +132,14 @@ TEST(CliRun, RestartRecoversWhenFaultsOnlyOnFirstAttempt) {
 TEST(CliRun, MpirunLauncherForwardsVariablesAndKillsRanksThroughIt) {
   if (run_program({"/bin/sh", "-c", "command -v mpirun"}).exit_code != 0) GTEST_SKIP() << "no mpirun";
   TempDir dir;
-  json s = shell_scenario("mpi", 3, "echo rank=$OMPI_COMM_WORLD_RANK events=${NCCLFI_EVENTS:+set}; exec sleep 30",
-                          {{"outcome", "detected"}}, 20);
+  json s =
+      shell_scenario("mpi", 3, "echo rank=$OMPI_COMM_WORLD_RANK events=${NCCLFI_EVENTS:+set}; exec sleep 30",
+                     {{"outcome", "detected"}}, 20);
   s["launcher"] = {{"kind", "mpirun"}};
-  s["faults"] = {{{"id", "k"}, {"layer", "proc"}, {"kind", "kill"}, {"target", {{"ranks", {1}}}},
+  s["faults"] = {{{"id", "k"},
+                  {"layer", "proc"},
+                  {"kind", "kill"},
+                  {"target", {{"ranks", {1}}}},
                   {"trigger", {{"after_ms", 800}}}}};
   const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"}, 60);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -133,7 +153,8 @@ TEST(CliRun, MpirunLauncherForwardsVariablesAndKillsRanksThroughIt) {
 
 TEST(CliRun, ReportRerendersARun) {
   TempDir dir;
-  const auto file = write_scenario(dir.path, shell_scenario("for-report", 1, "exit 0", {{"outcome", "clean"}}));
+  const auto file =
+      write_scenario(dir.path, shell_scenario("for-report", 1, "exit 0", {{"outcome", "clean"}}));
   ASSERT_EQ(run_cli({"run", file, "--out", dir.path + "/runs", "-q"}).exit_code, 0);
   const auto r = run_cli({"report", dir.path + "/runs/for-report/latest"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -18,9 +18,9 @@ namespace fs = std::filesystem;
 
 // Each rank records its pid and a child's pid, then waits for ever.
 nlohmann::json forever_scenario(const std::string& name, const std::string& dir) {
-  return shell_scenario(name, 3,
-                        "sleep 1000 & echo $! > " + dir + "/child-$RANK; echo $$ > " + dir + "/rank-$RANK; wait",
-                        {{"outcome", "clean"}}, 120);
+  return shell_scenario(
+      name, 3, "sleep 1000 & echo $! > " + dir + "/child-$RANK; echo $$ > " + dir + "/rank-$RANK; wait",
+      {{"outcome", "clean"}}, 120);
 }
 
 std::vector<pid_t> read_pids(const std::string& dir) {
@@ -51,7 +51,8 @@ void interrupt_mid_run(int sig) {
   const auto file = write_scenario(dir.path, forever_scenario("forever", dir.path));
   const pid_t cli = start_cli({"run", file, "--out", dir.path + "/runs", "-q"}, dir.path + "/cli.out");
   for (int r = 0; r < 3; ++r) {
-    ASSERT_TRUE(wait_for_file(dir.path + "/child-" + std::to_string(r), 20)) << read_text(dir.path + "/cli.out");
+    ASSERT_TRUE(wait_for_file(dir.path + "/child-" + std::to_string(r), 20))
+        << read_text(dir.path + "/cli.out");
   }
   const auto pids = read_pids(dir.path);
   ASSERT_EQ(pids.size(), 6u);
@@ -70,9 +71,15 @@ void interrupt_mid_run(int sig) {
   }
 }
 
-TEST(CliTeardown, SigintLeavesNoRankAndAPartialReport) { interrupt_mid_run(SIGINT); }
-TEST(CliTeardown, SigtermLeavesNoRank) { interrupt_mid_run(SIGTERM); }
-TEST(CliTeardown, SigkillLeavesNoRank) { interrupt_mid_run(SIGKILL); }
+TEST(CliTeardown, SigintLeavesNoRankAndAPartialReport) {
+  interrupt_mid_run(SIGINT);
+}
+TEST(CliTeardown, SigtermLeavesNoRank) {
+  interrupt_mid_run(SIGTERM);
+}
+TEST(CliTeardown, SigkillLeavesNoRank) {
+  interrupt_mid_run(SIGKILL);
+}
 
 }  // namespace
 }  // namespace ncclfi::e2e

@@ -39,7 +39,8 @@ TEST(CliValidate, WrongTypeSaysExpectedAndGot) {
   const std::string file = write_scenario(dir.path, s);
   const auto r = run_cli({"validate", file});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find(file + ": /workload/ranks: expected an integer from 1 to 4096"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(file + ": /workload/ranks: expected an integer from 1 to 4096"), std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("got \"four\""), std::string::npos) << r.err;
 }
 
@@ -75,10 +76,13 @@ TEST(CliValidate, CrossFieldRankOutsideJobAndShortDeadline) {
   const std::string file = write_scenario(dir.path, s);
   const auto r = run_cli({"validate", file});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find(file + ": /faults/0/target/ranks/0: expected a rank of the job (0-1), got 5"), std::string::npos)
-      << r.err;
-  EXPECT_NE(r.err.find(file + ": /deadline_s: expected a deadline longer than the workload's --timeout-s (30 s), got 10"),
+  EXPECT_NE(r.err.find(file + ": /faults/0/target/ranks/0: expected a rank of the job (0-1), got 5"),
             std::string::npos)
+      << r.err;
+  EXPECT_NE(
+      r.err.find(file +
+                 ": /deadline_s: expected a deadline longer than the workload's --timeout-s (30 s), got 10"),
+      std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("/expect/ranks/1"), std::string::npos) << r.err;
 }

@@ -19,7 +19,9 @@ bool cpu_ring_built() {
 #define REQUIRE_CPU_RING() \
   if (!cpu_ring_built()) GTEST_SKIP() << "ncclfi-cpu-ring or libnccl-net-ncclfi.so not built"
 
-std::string scenario(const std::string& name) { return std::string(NCCLFI_SOURCE_DIR) + "/scenarios/cpu/" + name + ".json"; }
+std::string scenario(const std::string& name) {
+  return std::string(NCCLFI_SOURCE_DIR) + "/scenarios/cpu/" + name + ".json";
+}
 
 nlohmann::json run_one(const std::string& name, const std::string& runs, CliResult* out = nullptr) {
   const auto r = run_cli({"run", scenario(name), "--out", runs, "-q"}, 110);
@@ -58,9 +60,10 @@ TEST_P(CpuCatalogue, ScenarioPasses) {
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, CpuCatalogue,
                          ::testing::Values("cpu-ring-clean", "cpu-ring-8-ranks-clean", "net-delay-degraded",
-                                           "net-throttle-degraded", "net-corrupt-detected", "net-corrupt-silent",
-                                           "net-error-isend", "net-connect-fail", "net-stall-survived",
-                                           "net-stall-false-positive", "proc-stop-frozen-rank", "proc-kill-rank",
+                                           "net-throttle-degraded", "net-corrupt-detected",
+                                           "net-corrupt-silent", "net-error-isend", "net-connect-fail",
+                                           "net-stall-survived", "net-stall-false-positive",
+                                           "proc-stop-frozen-rank", "proc-kill-rank",
                                            "net-drop-restart-recovered", "proc-stop-all-hung"),
                          [](const auto& param_info) {
                            std::string n = param_info.param;

@@ -62,7 +62,8 @@ class AttemptLoop final : public RankSignaller {
       }
       if (now >= deadline_ns) {
         result_.deadline_hit = true;
-        events_.write("deadline", {{"attempt", in_.ctx.attempt}, {"deadline_s", in_.ctx.scenario->deadline_s}});
+        events_.write("deadline",
+                      {{"attempt", in_.ctx.attempt}, {"deadline_s", in_.ctx.scenario->deadline_s}});
         teardown("deadline");
         break;
       }
@@ -94,8 +95,12 @@ class AttemptLoop final : public RankSignaller {
   void record_injection(const Fault& fault, int rank, const std::string& action, int sig) override {
     ++injections_;
     events_.write_for_rank(rank, ev::kInject,
-                           {{"fault_id", fault.id}, {"kind", fault.kind}, {"layer", "proc"},
-                            {"point", "proc/" + fault.kind}, {"action", action}, {"signal", sig},
+                           {{"fault_id", fault.id},
+                            {"kind", fault.kind},
+                            {"layer", "proc"},
+                            {"point", "proc/" + fault.kind},
+                            {"action", action},
+                            {"signal", sig},
                             {"attempt", in_.ctx.attempt}});
   }
 
@@ -103,7 +108,8 @@ class AttemptLoop final : public RankSignaller {
   void launch_all() {
     const auto specs = in_.launcher->processes(in_.ctx);
     auto& logs = history_.rank_logs;
-    if (logs.size() <= static_cast<size_t>(in_.ctx.attempt)) logs.resize(static_cast<size_t>(in_.ctx.attempt) + 1);
+    if (logs.size() <= static_cast<size_t>(in_.ctx.attempt))
+      logs.resize(static_cast<size_t>(in_.ctx.attempt) + 1);
     auto& attempt_logs = logs[static_cast<size_t>(in_.ctx.attempt)];
     attempt_logs.assign(static_cast<size_t>(in_.ctx.scenario->workload.ranks), "");
     for (const auto& spec : specs) {
@@ -115,19 +121,23 @@ class AttemptLoop final : public RankSignaller {
         throw std::runtime_error(std::string("launch failed: ") + e.what());
       }
       OrphanGuard::watch_group(process->pid());
-      const std::string log_rel = in_.log_dir_rel + "/" + std::filesystem::path(spec.log_path).filename().string();
+      const std::string log_rel =
+          in_.log_dir_rel + "/" + std::filesystem::path(spec.log_path).filename().string();
       for (size_t r = 0; r < attempt_logs.size(); ++r) {
         if (spec.rank < 0 || static_cast<size_t>(spec.rank) == r) attempt_logs[r] = log_rel;
       }
       events_.write_for_rank(spec.rank, "launch",
-                             {{"attempt", in_.ctx.attempt}, {"pid", process->pid()}, {"argv", spec.argv},
+                             {{"attempt", in_.ctx.attempt},
+                              {"pid", process->pid()},
+                              {"argv", spec.argv},
                               {"launcher", to_string(in_.ctx.scenario->launcher.kind)}});
       procs_.push_back({std::move(process), OutputTailer(spec.log_path), false});
     }
   }
 
   int alive() const {
-    return static_cast<int>(std::count_if(procs_.begin(), procs_.end(), [](const auto& p) { return !p.reaped; }));
+    return static_cast<int>(
+        std::count_if(procs_.begin(), procs_.end(), [](const auto& p) { return !p.reaped; }));
   }
 
   void follow_output(bool final = false) {
@@ -142,7 +152,8 @@ class AttemptLoop final : public RankSignaller {
     }
     const auto lines = final ? event_tail_.read_rest() : event_tail_.read_lines();
     for (const auto& line : lines) {
-      if (line.find("\"inject\"") != std::string::npos && line.find("\"harness\"") == std::string::npos) ++injections_;
+      if (line.find("\"inject\"") != std::string::npos && line.find("\"harness\"") == std::string::npos)
+        ++injections_;
       harness::observe_event_line(line, history_, in_.ctx.attempt);
     }
   }
@@ -172,8 +183,9 @@ class AttemptLoop final : public RankSignaller {
     for (auto& p : procs_) {
       if (p.reaped) continue;
       torn_down_.insert(p.process->pid());
-      events_.write_for_rank(p.process->spec().rank, "kill",
-                             {{"attempt", in_.ctx.attempt}, {"pid", p.process->pid()}, {"signal", SIGTERM}, {"why", why}});
+      events_.write_for_rank(
+          p.process->spec().rank, "kill",
+          {{"attempt", in_.ctx.attempt}, {"pid", p.process->pid()}, {"signal", SIGTERM}, {"why", why}});
       p.process->signal_group(SIGCONT);  // a stopped rank cannot act on SIGTERM
       p.process->signal_group(SIGTERM);
     }
@@ -205,7 +217,8 @@ class AttemptLoop final : public RankSignaller {
       ras_ts_ = now;
       const char* addr = std::getenv("NCCL_RAS_ADDR");
       const auto it = in_.ctx.scenario->env.find("NCCL_RAS_ADDR");
-      auto options = harness::ras_address_from_env(it != in_.ctx.scenario->env.end() ? it->second.c_str() : addr);
+      auto options =
+          harness::ras_address_from_env(it != in_.ctx.scenario->env.end() ? it->second.c_str() : addr);
       options.timeout_s = 3.0;
       ras_ = std::async(std::launch::async, [options] { return harness::probe_ras(options); });
     }
@@ -224,8 +237,8 @@ class AttemptLoop final : public RankSignaller {
     harness::ProgressState st = in_.progress_base;
     st.attempt = in_.ctx.attempt;
     st.ranks_total = in_.ctx.scenario->workload.ranks;
-    st.ranks_running = procs_.size() == 1 && procs_[0].process->spec().rank < 0 ? (alive() ? st.ranks_total : 0)
-                                                                                 : alive();
+    st.ranks_running =
+        procs_.size() == 1 && procs_[0].process->spec().rank < 0 ? (alive() ? st.ranks_total : 0) : alive();
     st.elapsed_s = static_cast<double>(now - result_.start_ns) / 1e9;
     st.deadline_s = in_.ctx.scenario->deadline_s;
     st.injections = injections_;

@@ -17,7 +17,7 @@ namespace ncclfi::cli {
 struct AttemptResult {
   bool deadline_hit = false;
   bool interrupted = false;
-  bool failed = false;        // a process ended with a nonzero code or a signal, or the deadline hit
+  bool failed = false;  // a process ended with a nonzero code or a signal, or the deadline hit
   int64_t start_ns = 0, end_ns = 0;
   long events_end_offset = 0;  // events.jsonl read up to here
 };
@@ -25,13 +25,13 @@ struct AttemptResult {
 using ProgressCallback = std::function<void(const harness::ProgressState&)>;
 
 struct AttemptInputs {
-  LaunchContext ctx;                       // filled for this attempt (log_dir created by the runner)
+  LaunchContext ctx;  // filled for this attempt (log_dir created by the runner)
   const RankLauncher* launcher = nullptr;
   const harness::LogClassifier* classifier = nullptr;
-  std::string log_dir_rel;                 // log_dir relative to the run directory (for History)
-  long events_offset = 0;                  // where this attempt's events start in events.jsonl
-  ProgressCallback progress;               // may be empty
-  harness::ProgressState progress_base;    // index, total, scenario, phase
+  std::string log_dir_rel;               // log_dir relative to the run directory (for History)
+  long events_offset = 0;                // where this attempt's events start in events.jsonl
+  ProgressCallback progress;             // may be empty
+  harness::ProgressState progress_base;  // index, total, scenario, phase
 };
 
 // Runs the attempt, appending to `history` (events, detections, exits, rank_logs[attempt]).

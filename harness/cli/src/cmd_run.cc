@@ -39,13 +39,15 @@ void add_run_command(CLI::App& app, int& status) {
 
 void add_sweep_command(CLI::App& app, int& status) {
   auto opts = std::make_shared<SweepOptions>();
-  auto* cmd = app.add_subcommand("sweep", "Run a scenario over the product of --set values; print the matrix.");
+  auto* cmd =
+      app.add_subcommand("sweep", "Run a scenario over the product of --set values; print the matrix.");
   cmd->add_option("scenario", opts->scenario_path, "the scenario file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--set", opts->sets, "JSON_POINTER=v1,v2,...: values for one field (repeat for more axes)")
       ->required();
-  cmd->add_option("--hang", opts->hang_scenario_path,
-                  "the same job with a real hang: each value also runs against it, and the sweep names the "
-                  "smallest timeout (first axis) that never fired on the stall, with its detection time on the hang")
+  cmd->add_option(
+         "--hang", opts->hang_scenario_path,
+         "the same job with a real hang: each value also runs against it, and the sweep names the "
+         "smallest timeout (first axis) that never fired on the stall, with its detection time on the hang")
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", opts->out_root, "root of the run directories")->capture_default_str();
   cmd->add_flag("--quiet,-q", opts->quiet, "no progress lines");

@@ -49,20 +49,28 @@ namespace {
 
 const char* param_type_name(ParamType t) {
   switch (t) {
-    case ParamType::kNonNegInt: return "int>=0";
-    case ParamType::kPositiveInt: return "int>0";
-    case ParamType::kNonNegNumber: return "number>=0";
-    case ParamType::kPositiveNumber: return "number>0";
-    case ParamType::kString: return "string";
-    case ParamType::kIntOrString: return "int|name";
-    case ParamType::kBool: return "bool";
+    case ParamType::kNonNegInt:
+      return "int>=0";
+    case ParamType::kPositiveInt:
+      return "int>0";
+    case ParamType::kNonNegNumber:
+      return "number>=0";
+    case ParamType::kPositiveNumber:
+      return "number>0";
+    case ParamType::kString:
+      return "string";
+    case ParamType::kIntOrString:
+      return "int|name";
+    case ParamType::kBool:
+      return "bool";
   }
   return "?";
 }
 
 void list_faults() {
   for (const auto& k : fault_kinds()) {
-    std::cout << std::left << std::setw(5) << to_string(k.layer) << " " << std::setw(13) << k.kind << k.effect << "\n";
+    std::cout << std::left << std::setw(5) << to_string(k.layer) << " " << std::setw(13) << k.kind << k.effect
+              << "\n";
     for (const auto& p : k.params) {
       std::cout << "      " << std::setw(12) << p.name << std::setw(11) << param_type_name(p.type)
                 << (p.required ? "required  " : "optional  ") << p.help << "\n";
@@ -74,8 +82,8 @@ void list_scenarios(const std::vector<std::string>& roots) {
   for (const auto& file : expand_scenario_paths(roots)) {
     try {
       const Scenario s = load_scenario(file);
-      std::cout << std::left << std::setw(34) << s.name << " " << std::setw(44) << s.expected_text() << " " << file
-                << "\n    " << s.summary << "\n";
+      std::cout << std::left << std::setw(34) << s.name << " " << std::setw(44) << s.expected_text() << " "
+                << file << "\n    " << s.summary << "\n";
     } catch (const ScenarioError& e) {
       std::cout << "INVALID " << file << "\n    " << e.what() << "\n";
     }
@@ -153,7 +161,9 @@ void add_control_commands(CLI::App& app, int& status) {
     auto* cmd = app.add_subcommand(arm ? "arm" : "disarm",
                                    arm ? "Arm a fault of a running job (the plan needs \"control\": true)."
                                        : "Disarm a fault of a running job.");
-    cmd->add_option("run_dir", *dir, "the run directory of the running job")->required()->check(CLI::ExistingDirectory);
+    cmd->add_option("run_dir", *dir, "the run directory of the running job")
+        ->required()
+        ->check(CLI::ExistingDirectory);
     cmd->add_option("fault_id", *id, "the fault's id in the scenario")->required();
     cmd->add_option("--timeout-ms", *timeout_ms, "per-process wait for an answer")->capture_default_str();
     cmd->footer(std::string("Writes to the libfiu control FIFO of every live rank; dead ranks are skipped.\n"

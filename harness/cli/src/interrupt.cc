@@ -8,7 +8,9 @@
 namespace ncclfi::cli {
 namespace {
 volatile std::sig_atomic_t g_signal = 0;
-extern "C" void on_interrupt(int sig) { g_signal = sig; }
+extern "C" void on_interrupt(int sig) {
+  g_signal = sig;
+}
 }  // namespace
 
 void install_interrupt_handlers() {
@@ -18,7 +20,11 @@ void install_interrupt_handlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
 
-bool interrupted() { return g_signal != 0; }
-int interrupt_signal() { return g_signal; }
+bool interrupted() {
+  return g_signal != 0;
+}
+int interrupt_signal() {
+  return g_signal;
+}
 
 }  // namespace ncclfi::cli

@@ -119,8 +119,12 @@ void OrphanGuard::start() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-void OrphanGuard::watch_group(int pgid) { send_line("+" + std::to_string(pgid)); }
-void OrphanGuard::forget_group(int pgid) { send_line("-" + std::to_string(pgid)); }
+void OrphanGuard::watch_group(int pgid) {
+  send_line("+" + std::to_string(pgid));
+}
+void OrphanGuard::forget_group(int pgid) {
+  send_line("-" + std::to_string(pgid));
+}
 
 int signal_processes_with_harness_id(const std::string& id, int sig) {
   const std::string needle = "NCCLFI_HARNESS_ID=" + id;

@@ -4,10 +4,14 @@
 
 namespace ncclfi::cli {
 
-OutputTailer::OutputTailer(std::string path, long start_offset) : path_(std::move(path)), offset_(start_offset) {}
+OutputTailer::OutputTailer(std::string path, long start_offset)
+    : path_(std::move(path)), offset_(start_offset) {}
 
 OutputTailer::OutputTailer(OutputTailer&& other) noexcept
-    : path_(std::move(other.path_)), offset_(other.offset_), file_(other.file_), partial_(std::move(other.partial_)) {
+    : path_(std::move(other.path_)),
+      offset_(other.offset_),
+      file_(other.file_),
+      partial_(std::move(other.partial_)) {
   other.file_ = nullptr;
 }
 

@@ -52,7 +52,8 @@ void ProcFaultSchedule::fire_due(int64_t now_ns, RankSignaller& target) {
       if (ms > 0) later.push_back({now_ns + static_cast<int64_t>(ms * 1e6), a.rank, a.fault, true});
     } else if (a.resume) {
       target.signal_rank(a.rank, SIGCONT);
-      stopped_ranks_.erase(std::remove(stopped_ranks_.begin(), stopped_ranks_.end(), a.rank), stopped_ranks_.end());
+      stopped_ranks_.erase(std::remove(stopped_ranks_.begin(), stopped_ranks_.end(), a.rank),
+                           stopped_ranks_.end());
     }
   }
   actions_ = std::move(later);

@@ -55,7 +55,8 @@ class LocalLauncher : public RankLauncher {
   std::vector<ProcessSpec> processes(const LaunchContext& ctx) const override {
     std::vector<ProcessSpec> specs;
     const int world = ctx.scenario->workload.ranks;
-    const bool per_rank = ctx.scenario->launcher.kind != LauncherKind::kCommand || ctx.scenario->launcher.per_rank;
+    const bool per_rank =
+        ctx.scenario->launcher.kind != LauncherKind::kCommand || ctx.scenario->launcher.per_rank;
     for (int r = 0; r < (per_rank ? world : 1); ++r) {
       const int rank = per_rank ? r : -1;
       ProcessSpec spec;
@@ -80,7 +81,8 @@ class MpirunLauncher : public RankLauncher {
     spec.rank = -1;
     spec.env = base_env(ctx);
     const int world = ctx.scenario->workload.ranks;
-    spec.argv = {"mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", std::to_string(world)};
+    spec.argv = {"mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output",
+                 "-np",    std::to_string(world)};
     auto vars = injection_env(ctx, -1);
     vars.erase("NCCLFI_RANK");  // each rank finds its own from OMPI_COMM_WORLD_RANK
     vars["MASTER_ADDR"] = "127.0.0.1";
@@ -174,7 +176,8 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   env["NCCLFI_WORLD_SIZE"] = std::to_string(s.workload.ranks);
   if (rank >= 0) env["NCCLFI_RANK"] = std::to_string(rank);
   if (s.layer_api) {
-    env["LD_PRELOAD"] = prepend_path_list(ctx.install.lib_dir + "/libncclfi-preload.so", s.env, "LD_PRELOAD", ':');
+    env["LD_PRELOAD"] =
+        prepend_path_list(ctx.install.lib_dir + "/libncclfi-preload.so", s.env, "LD_PRELOAD", ':');
   }
   if (s.layer_net) {
     env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
@@ -195,14 +198,22 @@ std::string substitute_placeholders(const std::string& text, const LaunchContext
     const std::string key = text.substr(open + 1, close - open - 1);
     std::string value;
     bool known = true;
-    if (key == "rank") value = std::to_string(rank < 0 ? 0 : rank);
-    else if (key == "world_size") value = std::to_string(ctx.scenario->workload.ranks);
-    else if (key == "attempt") value = std::to_string(ctx.attempt);
-    else if (key == "run_dir") value = ctx.run_dir;
-    else if (key == "bin_dir") value = ctx.install.bin_dir;
-    else if (key == "lib_dir") value = ctx.install.lib_dir;
-    else if (key == "source_dir") value = ctx.install.source_dir;
-    else if (key == "master_port") value = std::to_string(ctx.master_port);
+    if (key == "rank")
+      value = std::to_string(rank < 0 ? 0 : rank);
+    else if (key == "world_size")
+      value = std::to_string(ctx.scenario->workload.ranks);
+    else if (key == "attempt")
+      value = std::to_string(ctx.attempt);
+    else if (key == "run_dir")
+      value = ctx.run_dir;
+    else if (key == "bin_dir")
+      value = ctx.install.bin_dir;
+    else if (key == "lib_dir")
+      value = ctx.install.lib_dir;
+    else if (key == "source_dir")
+      value = ctx.install.source_dir;
+    else if (key == "master_port")
+      value = std::to_string(ctx.master_port);
     else if (key.rfind("env:", 0) == 0) {
       const auto it = ctx.parent_env.find(key.substr(4));
       value = it == ctx.parent_env.end() ? "" : it->second;
@@ -252,10 +263,13 @@ int pick_free_port() {
 
 std::unique_ptr<RankLauncher> make_launcher(LauncherKind kind) {
   switch (kind) {
-    case LauncherKind::kMpirun: return std::make_unique<MpirunLauncher>();
-    case LauncherKind::kTorchrun: return std::make_unique<TorchrunLauncher>();
+    case LauncherKind::kMpirun:
+      return std::make_unique<MpirunLauncher>();
+    case LauncherKind::kTorchrun:
+      return std::make_unique<TorchrunLauncher>();
     case LauncherKind::kLocal:
-    case LauncherKind::kCommand: return std::make_unique<LocalLauncher>();
+    case LauncherKind::kCommand:
+      return std::make_unique<LocalLauncher>();
   }
   return std::make_unique<LocalLauncher>();
 }

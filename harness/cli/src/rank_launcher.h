@@ -25,12 +25,12 @@ struct LaunchContext {
   const Scenario* scenario = nullptr;
   Installation install;
   int attempt = 0;
-  bool inject = true;                   // faults armed on this attempt (false: baseline, clean attempts)
-  std::string run_dir;                  // absolute: NCCLFI_RUN_DIR, control FIFOs
-  std::string log_dir;                  // absolute: where this attempt's logs go
-  std::string plan_path, events_path;   // absolute
+  bool inject = true;                  // faults armed on this attempt (false: baseline, clean attempts)
+  std::string run_dir;                 // absolute: NCCLFI_RUN_DIR, control FIFOs
+  std::string log_dir;                 // absolute: where this attempt's logs go
+  std::string plan_path, events_path;  // absolute
   int master_port = 29500;
-  std::string harness_id;               // NCCLFI_HARNESS_ID for every process of the job
+  std::string harness_id;                         // NCCLFI_HARNESS_ID for every process of the job
   std::map<std::string, std::string> parent_env;  // ncclfi's own environment
 };
 

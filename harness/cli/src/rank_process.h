@@ -13,11 +13,11 @@
 namespace ncclfi::cli {
 
 struct ProcessSpec {
-  int rank = -1;                             // -1: one process serving every rank (mpirun, torchrun)
-  std::vector<std::string> argv;             // argv[0] is searched on PATH when it has no '/'
-  std::map<std::string, std::string> env;    // the complete environment of the process
-  std::string log_path;                      // stdout and stderr, together, truncated first
-  std::string cwd;                           // empty: ncclfi's
+  int rank = -1;                           // -1: one process serving every rank (mpirun, torchrun)
+  std::vector<std::string> argv;           // argv[0] is searched on PATH when it has no '/'
+  std::map<std::string, std::string> env;  // the complete environment of the process
+  std::string log_path;                    // stdout and stderr, together, truncated first
+  std::string cwd;                         // empty: ncclfi's
 };
 
 class RankProcess {

@@ -43,8 +43,8 @@ class BoostRankProcess final : public RankProcess {
     });
     std::error_code ec;
     const std::string cwd = spec_.cwd.empty() ? std::string(".") : spec_.cwd;
-    child_ = bp::child(exe, bp::args(args), env, bp::start_dir(cwd), bp::std_in < bp::null,
-                       (bp::std_out & bp::std_err) > spec_.log_path, setup, ec);
+    child_ = bp::child(exe, bp::args(args), env, bp::start_dir(cwd),
+                       bp::std_in<bp::null, (bp::std_out & bp::std_err)> spec_.log_path, setup, ec);
     if (ec) throw std::runtime_error("cannot start " + spec_.argv[0] + ": " + ec.message());
     pid_ = child_.id();
   }

@@ -16,8 +16,8 @@ std::string utc_stamp() {
   tm utc{};
   gmtime_r(&ts.tv_sec, &utc);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d%02d%02d.%03ldZ", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
-                utc.tm_hour, utc.tm_min, utc.tm_sec, ts.tv_nsec / 1000000);
+  std::snprintf(buf, sizeof buf, "%04d%02d%02dT%02d%02d%02d.%03ldZ", utc.tm_year + 1900, utc.tm_mon + 1,
+                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ts.tv_nsec / 1000000);
   return buf;
 }
 

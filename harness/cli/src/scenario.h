@@ -35,17 +35,17 @@ enum class LauncherKind { kLocal, kMpirun, kTorchrun, kCommand };
 const char* to_string(LauncherKind kind);
 
 struct WorkloadSpec {
-  std::string builtin;                // "cpu-ring", "nccl-workload", "ddp" or "" (command)
-  std::vector<std::string> command;   // argv with {rank}/{world_size} placeholders (no builtin)
+  std::string builtin;               // "cpu-ring", "nccl-workload", "ddp" or "" (command)
+  std::vector<std::string> command;  // argv with {rank}/{world_size} placeholders (no builtin)
   int ranks = 1;
   std::vector<std::string> args;
-  std::string python = "python3";     // ddp
+  std::string python = "python3";  // ddp
 };
 
 struct LauncherSpec {
   LauncherKind kind = LauncherKind::kLocal;
-  int max_restarts = 0;               // torchrun --max-restarts
-  bool per_rank = true;               // command: one process per rank
+  int max_restarts = 0;  // torchrun --max-restarts
+  bool per_rank = true;  // command: one process per rank
   std::vector<std::string> extra_args;
 };
 
@@ -57,22 +57,22 @@ struct RestartPolicy {
 };
 
 struct Scenario {
-  std::string file;                   // where it was loaded from
-  nlohmann::json doc;                 // the document as written
+  std::string file;    // where it was loaded from
+  nlohmann::json doc;  // the document as written
   std::string name;
   std::string summary;
   std::vector<std::string> tags;
   WorkloadSpec workload;
   LauncherSpec launcher;
-  bool layer_net = false;             // load the net shim (NCCL_NET_PLUGIN)
-  bool layer_api = false;             // load the preload (LD_PRELOAD)
+  bool layer_net = false;  // load the net shim (NCCL_NET_PLUGIN)
+  bool layer_api = false;  // load the preload (LD_PRELOAD)
   std::map<std::string, std::string> env;
-  FaultPlan plan;                     // every fault; proc ones are the harness's
+  FaultPlan plan;  // every fault; proc ones are the harness's
   double deadline_s = 60;
   double grace_s = 3;
   RestartPolicy restart;
   bool probe_ras = false;
-  std::optional<bool> baseline;       // unset: when the expectation needs it
+  std::optional<bool> baseline;  // unset: when the expectation needs it
   nlohmann::json log_patterns = nlohmann::json::array();
   nlohmann::json expect = nlohmann::json::object();
   std::string expected_outcome;

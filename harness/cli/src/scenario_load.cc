@@ -21,7 +21,8 @@ std::string join_problems(const std::string& file, const std::vector<ScenarioErr
   std::string text;
   for (const auto& p : problems) {
     if (!text.empty()) text += "\n";
-    text += file + ": " + (p.pointer.empty() ? "/" : p.pointer) + ": expected " + p.expected + ", got " + p.found;
+    text +=
+        file + ": " + (p.pointer.empty() ? "/" : p.pointer) + ": expected " + p.expected + ", got " + p.found;
   }
   return text;
 }
@@ -54,8 +55,8 @@ void check_deferred(const json& doc, const std::string& file, const SchemaResult
       try {
         std::regex re(value.get<std::string>(), std::regex::ECMAScript);
       } catch (const std::regex_error& e) {
-        problems.push_back({d.pointer, std::string("a valid regular expression (") + e.what() + ")",
-                            describe_json(value)});
+        problems.push_back(
+            {d.pointer, std::string("a valid regular expression (") + e.what() + ")", describe_json(value)});
       }
     }
   }
@@ -73,7 +74,8 @@ void fill(Scenario& s, const json& doc) {
   s.workload.args = value_or(w, "args", std::vector<std::string>{});
   s.workload.python = value_or(w, "python", std::string("python3"));
   const json launcher = value_or(doc, "launcher", json::object());
-  const std::string kind = value_or(launcher, "kind", std::string(s.workload.builtin.empty() ? "command" : "local"));
+  const std::string kind =
+      value_or(launcher, "kind", std::string(s.workload.builtin.empty() ? "command" : "local"));
   s.launcher.kind = kind == "mpirun"     ? LauncherKind::kMpirun
                     : kind == "torchrun" ? LauncherKind::kTorchrun
                     : kind == "command"  ? LauncherKind::kCommand
@@ -113,14 +115,20 @@ void fill(Scenario& s, const json& doc) {
 }  // namespace
 
 ScenarioError::ScenarioError(std::string file, std::vector<Problem> problems)
-    : std::runtime_error(join_problems(file, problems)), file_(std::move(file)), problems_(std::move(problems)) {}
+    : std::runtime_error(join_problems(file, problems)),
+      file_(std::move(file)),
+      problems_(std::move(problems)) {}
 
 const char* to_string(LauncherKind kind) {
   switch (kind) {
-    case LauncherKind::kLocal: return "local";
-    case LauncherKind::kMpirun: return "mpirun";
-    case LauncherKind::kTorchrun: return "torchrun";
-    case LauncherKind::kCommand: return "command";
+    case LauncherKind::kLocal:
+      return "local";
+    case LauncherKind::kMpirun:
+      return "mpirun";
+    case LauncherKind::kTorchrun:
+      return "torchrun";
+    case LauncherKind::kCommand:
+      return "command";
   }
   return "?";
 }
@@ -130,7 +138,8 @@ bool RestartPolicy::faults_on(int attempt) const {
 }
 
 bool Scenario::has_layer_faults(Layer layer) const {
-  return std::any_of(plan.faults.begin(), plan.faults.end(), [&](const Fault& f) { return f.layer == layer; });
+  return std::any_of(plan.faults.begin(), plan.faults.end(),
+                     [&](const Fault& f) { return f.layer == layer; });
 }
 
 bool Scenario::needs_baseline() const {
@@ -151,13 +160,15 @@ std::string Scenario::expected_text() const {
   }
   if (expect.contains("detection_s")) {
     const auto& d = expect["detection_s"];
-    out << " in " << (d.contains("min") ? d["min"].dump() : "0") << "-" << (d.contains("max") ? d["max"].dump() : "inf")
-        << " s";
+    out << " in " << (d.contains("min") ? d["min"].dump() : "0") << "-"
+        << (d.contains("max") ? d["max"].dump() : "inf") << " s";
   }
   return out.str();
 }
 
-const std::vector<std::string>& detection_mechanisms() { return harness::known_mechanisms(); }
+const std::vector<std::string>& detection_mechanisms() {
+  return harness::known_mechanisms();
+}
 
 Scenario scenario_from_json(const json& doc, const std::string& file) {
   std::vector<ScenarioError::Problem> problems;

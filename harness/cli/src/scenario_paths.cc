@@ -19,7 +19,8 @@ std::vector<std::string> expand_scenario_paths(const std::vector<std::string>& p
     if (fs::is_directory(p, ec)) {
       std::vector<std::string> found;
       for (const auto& entry : fs::recursive_directory_iterator(p, ec)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".json" && entry.path().filename() != "schema.json") {
+        if (entry.is_regular_file() && entry.path().extension() == ".json" &&
+            entry.path().filename() != "schema.json") {
           found.push_back(entry.path().string());
         }
       }
@@ -80,7 +81,8 @@ std::string unmet_requirement(const Scenario& s, int visible_gpus) {
     if (!command_on_path(cmd)) return "needs `" + cmd + "` on PATH";
   }
   if (s.launcher.kind == LauncherKind::kMpirun && !command_on_path("mpirun")) return "needs `mpirun` on PATH";
-  if (s.launcher.kind == LauncherKind::kTorchrun && !command_on_path("torchrun")) return "needs `torchrun` on PATH";
+  if (s.launcher.kind == LauncherKind::kTorchrun && !command_on_path("torchrun"))
+    return "needs `torchrun` on PATH";
   return "";
 }
 

@@ -41,8 +41,8 @@ void check_workload(const Scenario& s, std::vector<ScenarioError::Problem>& prob
   const json& w = s.doc["workload"];
   const bool builtin = w.contains("builtin"), command = w.contains("command");
   if (builtin == command) {
-    problems.push_back({"/workload", "exactly one of \"builtin\" or \"command\"",
-                        builtin ? "both" : "neither"});
+    problems.push_back(
+        {"/workload", "exactly one of \"builtin\" or \"command\"", builtin ? "both" : "neither"});
   }
   if (s.launcher.kind == LauncherKind::kCommand && !command) {
     problems.push_back({"/launcher/kind", "a workload with \"command\" for the command launcher",
@@ -58,7 +58,8 @@ void check_workload(const Scenario& s, std::vector<ScenarioError::Problem>& prob
                         std::string("launcher \"") + to_string(s.launcher.kind) + "\""});
   }
   if (!s.workload.python.empty() && w.contains("python") && s.workload.builtin != "ddp") {
-    problems.push_back({"/workload/python", "python only for the \"ddp\" builtin", describe_json(w["python"])});
+    problems.push_back(
+        {"/workload/python", "python only for the \"ddp\" builtin", describe_json(w["python"])});
   }
 }
 
@@ -72,7 +73,8 @@ void check_faults(const Scenario& s, std::vector<ScenarioError::Problem>& proble
     for (size_t j = 0; j < t.ranks.size(); ++j) {
       if (t.ranks[j] < 0 || t.ranks[j] >= world) {
         problems.push_back({ptr + "/target/ranks/" + std::to_string(j),
-                            "a rank of the job (0-" + std::to_string(world - 1) + ")", std::to_string(t.ranks[j])});
+                            "a rank of the job (0-" + std::to_string(world - 1) + ")",
+                            std::to_string(t.ranks[j])});
       }
     }
     if (t.rank_select == Target::RankSelect::kRandom && t.random_count > world) {
@@ -84,12 +86,13 @@ void check_faults(const Scenario& s, std::vector<ScenarioError::Problem>& proble
                           std::to_string(*t.peer)});
     }
     if (f.layer == Layer::kApi && s.workload.builtin == "cpu-ring") {
-      problems.push_back({ptr + "/layer", "\"net\" or \"proc\": cpu-ring makes no NCCL API calls",
-                          "\"api\""});
+      problems.push_back(
+          {ptr + "/layer", "\"net\" or \"proc\": cpu-ring makes no NCCL API calls", "\"api\""});
     }
     if (f.layer == Layer::kProc && f.trigger.after_ms > 0 &&
         static_cast<double>(f.trigger.after_ms) / 1000.0 >= s.deadline_s) {
-      problems.push_back({ptr + "/trigger/after_ms", "a time before the deadline (" + num(s.deadline_s) + " s)",
+      problems.push_back({ptr + "/trigger/after_ms",
+                          "a time before the deadline (" + num(s.deadline_s) + " s)",
                           std::to_string(f.trigger.after_ms)});
     }
   }
@@ -99,20 +102,23 @@ void check_times(const Scenario& s, std::vector<ScenarioError::Problem>& problem
   for (const char* flag : {"--timeout-s", "--pg-timeout-s"}) {
     const auto t = flag_seconds(s.workload.args, flag);
     if (t && s.deadline_s <= *t) {
-      problems.push_back({"/deadline_s",
-                          "a deadline longer than the workload's " + std::string(flag) + " (" + num(*t) + " s)",
-                          num(s.deadline_s)});
+      problems.push_back(
+          {"/deadline_s",
+           "a deadline longer than the workload's " + std::string(flag) + " (" + num(*t) + " s)",
+           num(s.deadline_s)});
     }
   }
   const json& e = s.expect;
   if (e.contains("detection_s")) {
     const json& d = e["detection_s"];
     if (d.contains("max") && s.deadline_s < d["max"].get<double>()) {
-      problems.push_back({"/deadline_s", "a deadline no shorter than /expect/detection_s/max (" + d["max"].dump() + " s)",
+      problems.push_back({"/deadline_s",
+                          "a deadline no shorter than /expect/detection_s/max (" + d["max"].dump() + " s)",
                           num(s.deadline_s)});
     }
     if (d.contains("min") && d.contains("max") && d["min"].get<double>() > d["max"].get<double>()) {
-      problems.push_back({"/expect/detection_s/max", "max >= min (" + d["min"].dump() + ")", d["max"].dump()});
+      problems.push_back(
+          {"/expect/detection_s/max", "max >= min (" + d["min"].dump() + ")", d["max"].dump()});
     }
   }
   if (e.contains("restarts") && e["restarts"].contains("min") && e["restarts"].contains("max") &&
@@ -128,18 +134,22 @@ void check_expectation(const Scenario& s, std::vector<ScenarioError::Problem>& p
     for (size_t j = 0; j < e["ranks"].size(); ++j) {
       const int r = e["ranks"][j].get<int>();
       if (r >= world) {
-        problems.push_back({"/expect/ranks/" + std::to_string(j), "a rank of the job (0-" + std::to_string(world - 1) + ")",
-                            std::to_string(r)});
+        problems.push_back({"/expect/ranks/" + std::to_string(j),
+                            "a rank of the job (0-" + std::to_string(world - 1) + ")", std::to_string(r)});
       }
     }
   }
   const int restarts_available = s.restart.max + s.launcher.max_restarts;
   if (s.expected_outcome == "recovered" && restarts_available == 0) {
-    problems.push_back({"/expect/outcome", "an outcome other than \"recovered\" when no restart is allowed "
-                        "(set /restart/max or /launcher/max_restarts)", "\"recovered\""});
+    problems.push_back({"/expect/outcome",
+                        "an outcome other than \"recovered\" when no restart is allowed "
+                        "(set /restart/max or /launcher/max_restarts)",
+                        "\"recovered\""});
   }
-  if (e.contains("restarts") && e["restarts"].contains("min") && e["restarts"]["min"].get<int>() > restarts_available) {
-    problems.push_back({"/expect/restarts/min", "at most the restarts allowed (" + std::to_string(restarts_available) + ")",
+  if (e.contains("restarts") && e["restarts"].contains("min") &&
+      e["restarts"]["min"].get<int>() > restarts_available) {
+    problems.push_back({"/expect/restarts/min",
+                        "at most the restarts allowed (" + std::to_string(restarts_available) + ")",
                         e["restarts"]["min"].dump()});
   }
   const bool faulty = !s.plan.faults.empty();

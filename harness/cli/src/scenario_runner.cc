@@ -22,7 +22,8 @@ harness::LogClassifier make_classifier(const Scenario& s) {
   auto classifier = harness::LogClassifier::builtin();
   size_t i = 0;
   for (const auto& p : s.log_patterns) {
-    const std::string name = p.contains("name") ? p["name"].get<std::string>() : "scenario:" + std::to_string(i);
+    const std::string name =
+        p.contains("name") ? p["name"].get<std::string>() : "scenario:" + std::to_string(i);
     classifier.add_pattern(p["mechanism"].get<std::string>(), p["regex"].get<std::string>(), name);
     ++i;
   }
@@ -39,14 +40,14 @@ void sleep_interruptible(double seconds) {
 
 // The attempts of one pass (the baseline or the real run) into `history`, under the restart policy.
 struct PassSettings {
-  std::string dir;          // absolute: where events.jsonl and attempt-N/ go
-  std::string dir_rel;      // relative to the run directory ("" or "baseline")
-  bool faults = true;       // false: the baseline, nothing armed
+  std::string dir;      // absolute: where events.jsonl and attempt-N/ go
+  std::string dir_rel;  // relative to the run directory ("" or "baseline")
+  bool faults = true;   // false: the baseline, nothing armed
   std::string phase;
 };
 
-void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::string& run_dir, const PassSettings& pass,
-              const harness::LogClassifier& classifier, History& history) {
+void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::string& run_dir,
+              const PassSettings& pass, const harness::LogClassifier& classifier, History& history) {
   const auto launcher = make_launcher(s.launcher.kind);
   const std::string events_path = pass.dir + "/events.jsonl";
   EventLog harness_events(events_path, "harness");
@@ -60,7 +61,8 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
     in.ctx.attempt = attempt;
     in.ctx.inject = pass.faults && s.restart.faults_on(attempt);
     in.ctx.run_dir = run_dir;
-    const std::string rel = (pass.dir_rel.empty() ? "" : pass.dir_rel + "/") + "attempt-" + std::to_string(attempt);
+    const std::string rel =
+        (pass.dir_rel.empty() ? "" : pass.dir_rel + "/") + "attempt-" + std::to_string(attempt);
     in.ctx.log_dir = run_dir + "/" + rel;
     fs::create_directories(in.ctx.log_dir);
     in.ctx.plan_path = run_dir + "/plan.json";
@@ -86,7 +88,9 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
       break;
     }
     if (!r.failed || attempt + 1 >= max_attempts) break;
-    harness_events.write("restart", {{"attempt", attempt + 1}, {"after_attempt", attempt}, {"backoff_s", s.restart.backoff_s}});
+    harness_events.write(
+        "restart",
+        {{"attempt", attempt + 1}, {"after_attempt", attempt}, {"backoff_s", s.restart.backoff_s}});
     sleep_interruptible(s.restart.backoff_s * (1 << std::min(attempt, 6)));
     if (interrupted()) {
       history.interrupted = true;
@@ -122,8 +126,8 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
       baseline.world_size = s.workload.ranks;
       baseline.start_ns = Clock::wall_ns();
       fs::create_directories(record.run_dir + "/baseline");
-      run_pass(s, opt, record.run_dir, {record.run_dir + "/baseline", "baseline", false, "baseline"}, classifier,
-               baseline);
+      run_pass(s, opt, record.run_dir, {record.run_dir + "/baseline", "baseline", false, "baseline"},
+               classifier, baseline);
       baseline.end_ns = Clock::wall_ns();
       const auto perf = harness::measure_performance(baseline);
       history.baseline_total_s = perf.total_s;
@@ -147,7 +151,8 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
   }
   harness::JudgeOptions judge_options;
   judge_options.run_dir = record.run_dir;
-  if (s.expect.contains("degraded_margin")) judge_options.degraded_margin = s.expect["degraded_margin"].get<double>();
+  if (s.expect.contains("degraded_margin"))
+    judge_options.degraded_margin = s.expect["degraded_margin"].get<double>();
   record.judgement = harness::judge(history, s.expect, judge_options);
   if (history.interrupted && record.harness_error.empty()) {
     record.harness_error = "interrupted by signal " + std::to_string(interrupt_signal()) + ": partial run";

@@ -12,10 +12,10 @@
 namespace ncclfi::cli {
 
 struct ScenarioRunOptions {
-  std::string out_root = "runs";      // runs/<scenario>/<UTC time>/
+  std::string out_root = "runs";  // runs/<scenario>/<UTC time>/
   Installation install;
-  size_t index = 1, total = 1;        // position in the suite, for the progress line
-  ProgressCallback progress;          // may be empty
+  size_t index = 1, total = 1;  // position in the suite, for the progress line
+  ProgressCallback progress;    // may be empty
 };
 
 // Runs `scenario` and returns its record (verdict.json already written). Never throws: a harness

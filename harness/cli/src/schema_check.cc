@@ -68,7 +68,8 @@ std::string expectation(const json& schema) {
            number_text(schema["maximum"].get<double>());
   }
   if (schema.contains("minimum")) words += " >= " + number_text(schema["minimum"].get<double>());
-  if (schema.contains("exclusiveMinimum")) words += " > " + number_text(schema["exclusiveMinimum"].get<double>());
+  if (schema.contains("exclusiveMinimum"))
+    words += " > " + number_text(schema["exclusiveMinimum"].get<double>());
   if (schema.contains("maximum")) words += " <= " + number_text(schema["maximum"].get<double>());
   if (schema.contains("minItems")) words = "a non-empty array";
   if (schema.contains("minLength")) words = "a non-empty string";
@@ -127,7 +128,8 @@ class Checker {
       if (schema.contains("minLength") && s.size() < schema["minLength"].get<size_t>()) {
         return fail(expectation(schema));
       }
-      if (schema.contains("pattern") && !std::regex_search(s, std::regex(schema["pattern"].get<std::string>()))) {
+      if (schema.contains("pattern") &&
+          !std::regex_search(s, std::regex(schema["pattern"].get<std::string>()))) {
         return fail(expectation(schema));
       }
     }
@@ -148,8 +150,10 @@ class Checker {
         for (const auto& key : schema["required"]) {
           const auto k = key.get<std::string>();
           if (!value.contains(k)) {
-            const json& sub = schema["properties"].contains(k) ? resolve(schema["properties"][k]) : json::object();
-            if (record) result.violations.push_back({ptr + "/" + escape_pointer_token(k), expectation(sub), "nothing"});
+            const json& sub =
+                schema["properties"].contains(k) ? resolve(schema["properties"][k]) : json::object();
+            if (record)
+              result.violations.push_back({ptr + "/" + escape_pointer_token(k), expectation(sub), "nothing"});
             ok = false;
           }
         }
@@ -164,9 +168,12 @@ class Checker {
           if (extra.is_boolean() && !extra.get<bool>()) {
             std::string known;
             if (props != nullptr) {
-              for (auto p = props->begin(); p != props->end(); ++p) known += (known.empty() ? "" : ", ") + p.key();
+              for (auto p = props->begin(); p != props->end(); ++p)
+                known += (known.empty() ? "" : ", ") + p.key();
             }
-            if (record) result.violations.push_back({child, "no such key (known keys: " + known + ")", "key \"" + it.key() + "\""});
+            if (record)
+              result.violations.push_back(
+                  {child, "no such key (known keys: " + known + ")", "key \"" + it.key() + "\""});
             ok = false;
           } else if (extra.is_object()) {
             ok = check(it.value(), extra, child, record) && ok;

@@ -20,7 +20,7 @@ struct SchemaViolation {
 
 // A value the schema hands to another checker (x-ncclfi), with its pointer.
 struct DeferredCheck {
-  std::string kind;      // "fault", "mechanism", "regex"
+  std::string kind;  // "fault", "mechanism", "regex"
   std::string pointer;
 };
 

@@ -111,10 +111,12 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
   }
   suite.end_ns = Clock::wall_ns();
   try {
-    const auto files = harness::write_suite_reports(suite, outcome.records, options.junit_path, options.html_path);
+    const auto files =
+        harness::write_suite_reports(suite, outcome.records, options.junit_path, options.html_path);
     outcome.suite_dir = suite.out_dir;
     std::cout << harness::format_final_table(outcome.records, isatty(STDOUT_FILENO) != 0);
-    std::cout << "reports: " << files.summary_json << " " << files.junit_xml << " " << files.report_html << "\n";
+    std::cout << "reports: " << files.summary_json << " " << files.junit_xml << " " << files.report_html
+              << "\n";
   } catch (const std::exception& e) {
     std::cerr << "ncclfi: cannot write the suite reports: " << e.what() << "\n";
     outcome.exit_status = kHarnessError;

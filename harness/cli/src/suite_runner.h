@@ -15,8 +15,8 @@ struct SuiteOptions {
   std::vector<std::string> paths;
   std::string out_root = "runs";
   std::string junit_path, html_path;
-  std::vector<std::string> filter_tags;   // run scenarios having any of these tags
-  bool quiet = false;                     // no progress line
+  std::vector<std::string> filter_tags;  // run scenarios having any of these tags
+  bool quiet = false;                    // no progress line
 };
 
 struct SuiteOutcome {

@@ -22,7 +22,8 @@ using nlohmann::json;
 SweepAxis parse_sweep_axis(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || text[0] != '/') {
-    throw std::invalid_argument("--set " + text + ": expected JSON_POINTER=v1,v2,... (e.g. /deadline_s=10,20)");
+    throw std::invalid_argument("--set " + text +
+                                ": expected JSON_POINTER=v1,v2,... (e.g. /deadline_s=10,20)");
   }
   SweepAxis axis;
   axis.pointer = text.substr(0, eq);
@@ -44,7 +45,8 @@ json apply_sweep_value(const json& doc, const std::string& pointer, const std::s
   json patched = doc;
   const json::json_pointer ptr(pointer);
   if (!patched.contains(ptr.parent_pointer())) {
-    throw std::invalid_argument("--set " + pointer + ": the scenario has nothing at " + ptr.parent_pointer().to_string());
+    throw std::invalid_argument("--set " + pointer + ": the scenario has nothing at " +
+                                ptr.parent_pointer().to_string());
   }
   json parsed = value;
   const bool keep_string = patched.contains(ptr) && patched[ptr].is_string();
@@ -113,7 +115,8 @@ int run_sweep(const SweepOptions& options) {
     if (axes.empty()) throw std::invalid_argument("sweep: give at least one --set JSON_POINTER=v1,v2,...");
     combos = sweep_combinations(axes);
     stalls = patched_scenarios(options.scenario_path, axes, combos);
-    if (!options.hang_scenario_path.empty()) hangs = patched_scenarios(options.hang_scenario_path, axes, combos);
+    if (!options.hang_scenario_path.empty())
+      hangs = patched_scenarios(options.hang_scenario_path, axes, combos);
   } catch (const ScenarioError& e) {
     std::cerr << e.what() << "\n";
     return kBadInput;
@@ -143,8 +146,8 @@ int run_sweep(const SweepOptions& options) {
     run_options.index = records.size() + 1;
     auto record = run_scenario(s, run_options);
     if (tty) std::cerr << "\r\033[K";
-    harness::SweepPoint p{combo, record.judgement.outcome, record.judgement.detection_s, record.judgement.mechanisms,
-                          record.judgement.verdict};
+    harness::SweepPoint p{combo, record.judgement.outcome, record.judgement.detection_s,
+                          record.judgement.mechanisms, record.judgement.verdict};
     (hang ? hang_points : points).push_back(p);
     try {
       trials.push_back(harness::make_timeout_trial(std::stod(combo[0]), hang, record.judgement));
@@ -163,9 +166,10 @@ int run_sweep(const SweepOptions& options) {
     const auto rec = harness::recommend_timeout(trials);
     std::cout << "\nrecommendation: " << rec.reason << "\n";
     out["hang_matrix"] = harness::sweep_json(matrix_axes, hang_points);
-    out["recommendation"] = {{"timeout_s", rec.timeout_s ? json(*rec.timeout_s) : json(nullptr)},
-                             {"hang_detection_s", rec.hang_detection_s ? json(*rec.hang_detection_s) : json(nullptr)},
-                             {"reason", rec.reason}};
+    out["recommendation"] = {
+        {"timeout_s", rec.timeout_s ? json(*rec.timeout_s) : json(nullptr)},
+        {"hang_detection_s", rec.hang_detection_s ? json(*rec.hang_detection_s) : json(nullptr)},
+        {"reason", rec.reason}};
   }
   try {
     const fs::path dir = fs::absolute(fs::path(options.out_root) / "sweeps" / utc_stamp());

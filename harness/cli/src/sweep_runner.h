@@ -18,8 +18,8 @@ struct SweepAxis {
 
 struct SweepOptions {
   std::string scenario_path;
-  std::vector<std::string> sets;     // "POINTER=v1,v2"
-  std::string hang_scenario_path;    // optional: timeout recommendation
+  std::vector<std::string> sets;   // "POINTER=v1,v2"
+  std::string hang_scenario_path;  // optional: timeout recommendation
   std::string out_root = "runs";
   bool quiet = false;
 };
@@ -29,7 +29,8 @@ SweepAxis parse_sweep_axis(const std::string& text);
 // `doc` with `value` set at `pointer`: a string where the current value is a string (workload args),
 // else the value parsed as JSON when it parses, else a string. Throws std::invalid_argument when the
 // pointer's parent does not exist.
-nlohmann::json apply_sweep_value(const nlohmann::json& doc, const std::string& pointer, const std::string& value);
+nlohmann::json apply_sweep_value(const nlohmann::json& doc, const std::string& pointer,
+                                 const std::string& value);
 // Every combination, first axis slowest.
 std::vector<std::vector<std::string>> sweep_combinations(const std::vector<SweepAxis>& axes);
 

@@ -103,8 +103,8 @@ TEST(Launcher, TorchrunKeepsInjectionOffTheAgent) {
 }
 
 TEST(Launcher, CommandPlaceholders) {
-  const Scenario s = scenario("command", {{"command", {"run-{rank}-of-{world_size}", "{run_dir}/x", "{env:PATH}"}},
-                                          {"ranks", 2}});
+  const Scenario s = scenario(
+      "command", {{"command", {"run-{rank}-of-{world_size}", "{run_dir}/x", "{env:PATH}"}}, {"ranks", 2}});
   const auto specs = make_launcher(s.launcher.kind)->processes(context(s));
   ASSERT_EQ(specs.size(), 2u);
   EXPECT_EQ(specs[1].argv, (std::vector<std::string>{"run-1-of-2", "/runs/t/1/x", "/usr/bin"}));

@@ -37,7 +37,7 @@ bool has_problem(const json& doc, const std::string& pointer, const std::string&
 TEST(Scenario, MinimalLoadsWithDefaults) {
   const Scenario s = scenario_from_json(minimal(), "f.json");
   EXPECT_EQ(s.launcher.kind, LauncherKind::kLocal);
-  EXPECT_TRUE(s.layer_net);   // cpu-ring always goes through the shim
+  EXPECT_TRUE(s.layer_net);  // cpu-ring always goes through the shim
   EXPECT_FALSE(s.layer_api);
   EXPECT_EQ(s.restart.max, 0);
   EXPECT_TRUE(s.restart.faults_on(0));
@@ -125,8 +125,9 @@ TEST(ScenarioRules, FlagSeconds) {
 }
 
 TEST(SchemaCheck, AnyOfAndDeferred) {
-  const json schema = {{"type", "object"},
-                       {"properties", {{"f", {{"type", "array"}, {"items", {{"type", "object"}, {"x-ncclfi", "fault"}}}}}}}};
+  const json schema = {
+      {"type", "object"},
+      {"properties", {{"f", {{"type", "array"}, {"items", {{"type", "object"}, {"x-ncclfi", "fault"}}}}}}}};
   const auto r = check_against_schema(json{{"f", {json::object(), json::object()}}}, schema);
   EXPECT_TRUE(r.violations.empty());
   ASSERT_EQ(r.deferred.size(), 2u);
