@@ -1,0 +1,57 @@
+// Run directories and the output tailer: unique stamped dirs with a `latest` link; lines handed out
+// only when complete, a torn last line only at the end.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "output_tailer.h"
+#include "run_dir.h"
+
+namespace ncclfi::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Tmp {
+  Tmp() {
+    std::string pattern = (fs::temp_directory_path() / "ncclfi-unit-XXXXXX").string();
+    path = mkdtemp(pattern.data());
+  }
+  ~Tmp() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string path;
+};
+
+TEST(RunDir, StampedUniqueAndLatestLink) {
+  Tmp tmp;
+  const std::string a = make_run_dir(tmp.path, "s");
+  const std::string b = make_run_dir(tmp.path, "s");
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(fs::is_directory(a));
+  EXPECT_TRUE(fs::is_directory(b));
+  EXPECT_EQ(fs::canonical(tmp.path + "/s/latest"), fs::canonical(b));
+  EXPECT_EQ(utc_stamp().size(), std::string("20261130T194512.123Z").size());
+}
+
+TEST(OutputTailer, CompleteLinesOnlyThenTheRest) {
+  Tmp tmp;
+  const std::string file = tmp.path + "/log";
+  OutputTailer tail(file);
+  EXPECT_TRUE(tail.read_lines().empty());  // missing file: nothing yet
+  std::ofstream out(file);
+  out << "one\ntw" << std::flush;
+  EXPECT_EQ(tail.read_lines(), std::vector<std::string>{"one"});
+  out << "o\nthr" << std::flush;
+  EXPECT_EQ(tail.read_lines(), std::vector<std::string>{"two"});
+  EXPECT_EQ(tail.read_rest(), std::vector<std::string>{"thr"});
+  EXPECT_EQ(OutputTailer::file_size(file), 11);
+  OutputTailer from_offset(file, 4);
+  EXPECT_EQ(from_offset.read_rest(), (std::vector<std::string>{"two", "thr"}));
+}
+
+}  // namespace
+}  // namespace ncclfi::cli
