@@ -1,5 +1,5 @@
 // The CPU catalogue through the real net shim and cpu-ring: the DESIGN.md example scenario as
-// written, and every CPU scenario's verdict. Skipped (exit 77) until both binaries are built.
+// written, and every CPU scenario's verdict. Skipped (GTEST_SKIP) until both binaries are built.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
