@@ -51,8 +51,9 @@ void interrupt_mid_run(int sig) {
   const auto file = write_scenario(dir.path, forever_scenario("forever", dir.path));
   const pid_t cli = start_cli({"run", file, "--out", dir.path + "/runs", "-q"}, dir.path + "/cli.out");
   for (int r = 0; r < 3; ++r) {
-    ASSERT_TRUE(wait_for_file(dir.path + "/child-" + std::to_string(r), 20))
-        << read_text(dir.path + "/cli.out");
+    for (const char* kind : {"/child-", "/rank-"}) {
+      ASSERT_TRUE(wait_for_file(dir.path + kind + std::to_string(r), 20)) << read_text(dir.path + "/cli.out");
+    }
   }
   const auto pids = read_pids(dir.path);
   ASSERT_EQ(pids.size(), 6u);

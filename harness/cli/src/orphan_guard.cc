@@ -108,7 +108,10 @@ void OrphanGuard::start() {
   }
   if (pid == 0) {
     close(fds[1]);
-    // Close everything but the pipe, so the guard holds no log file or terminal open.
+    // Close everything but the pipe, so the guard holds no log file, terminal or pipe open (a
+    // reader of ncclfi's output must see EOF when ncclfi exits, not when the guard does).
+    const int null = open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; ++fd) dup2(null, fd);
     for (int fd = 3; fd < 1024; ++fd) {
       if (fd != fds[0]) close(fd);
     }
