@@ -39,14 +39,23 @@ void ProcFaultSchedule::fire_due(int64_t now_ns, RankSignaller& target) {
       later.push_back(std::move(a));
       continue;
     }
+    // A rank that a launcher process (mpirun, torchrun) has not started yet cannot be signalled:
+    // the action stays due and is retried on the next poll, and the injection is recorded only
+    // once a process actually got the signal.
     if (a.fault.kind == "kill") {
       int sig = a.fault.params.contains("signal") ? parse_signal(a.fault.params["signal"]) : SIGKILL;
       if (sig <= 0) sig = SIGKILL;
+      if (target.signal_rank(a.rank, sig) == 0) {
+        later.push_back(std::move(a));
+        continue;
+      }
       target.record_injection(a.fault, a.rank, "kill", sig);
-      target.signal_rank(a.rank, sig);
     } else if (a.fault.kind == "stop" && !a.resume) {
+      if (target.signal_rank(a.rank, SIGSTOP) == 0) {
+        later.push_back(std::move(a));
+        continue;
+      }
       target.record_injection(a.fault, a.rank, "stop", SIGSTOP);
-      target.signal_rank(a.rank, SIGSTOP);
       stopped_ranks_.push_back(a.rank);
       const double ms = a.fault.param_double("ms", 0);
       if (ms > 0) later.push_back({now_ns + static_cast<int64_t>(ms * 1e6), a.rank, a.fault, true});
