@@ -2,6 +2,8 @@
 find_package(Threads REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
+# Static Boost: the GPU host has no Boost, and a copied build/ must run there.
+set(Boost_USE_STATIC_LIBS ON)
 find_package(Boost 1.74 REQUIRED COMPONENTS filesystem)
 if(NCCLFI_BUILD_TESTS)
   find_package(GTest REQUIRED)

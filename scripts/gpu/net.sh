@@ -31,6 +31,8 @@ done
 export NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0
 FAILED=0
 
+# Arithmetic through awk: the GPU host has no bc.
+calc() { awk "BEGIN { printf \"%.6g\\n\", $1 }"; }
 say() { echo "$*" | tee -a "$LOG/summary.txt"; }
 check() {  # check NAME CONDITION-EXIT-STATUS DETAIL
   if [[ $2 -eq 0 ]]; then say "PASS $1: $3"; else say "FAIL $1: $3"; FAILED=1; fi
@@ -56,7 +58,7 @@ launch() {
   local codes=""
   for p in "${pids[@]}"; do wait "$p"; codes+="$? "; done
   echo "$codes" >"$LOG/$name.exit"
-  echo "$(date +%s.%N) - $start" | bc >"$LOG/$name.seconds"
+  calc "$(date +%s.%N) - $start" >"$LOG/$name.seconds"
 }
 
 # The busbw column (9th) of the workload's last result line on rank 0.
@@ -88,12 +90,12 @@ for op in $OPS; do
         check "$name" $? "exit $(exit_codes "$name") (0 0 = verified)"
       done
       s=$(busbw "bw-socket-$op-$size-r$round"); n=$(busbw "bw-ncclfi-$op-$size-r$round")
-      best_sock=$(echo "if ($s > $best_sock) $s else $best_sock" | bc -l)
-      best_shim=$(echo "if ($n > $best_shim) $n else $best_shim" | bc -l)
+      best_sock=$(calc "($s > $best_sock) ? $s : $best_sock")
+      best_shim=$(calc "($n > $best_shim) ? $n : $best_shim")
     done
-    ratio=$(echo "if ($best_sock > 0) $best_shim / $best_sock else 0" | bc -l)
+    ratio=$(calc "($best_sock > 0) ? $best_shim / $best_sock : 0")
     say "$(printf '%-14s %6s %14.2f %14.2f %8.3f' "$op" "$size" "$best_sock" "$best_shim" "$ratio")"
-    [[ $(echo "$ratio >= 1.0" | bc -l) -eq 1 ]]
+    [[ $(calc "($ratio >= 1.0) ? 1 : 0") -eq 1 ]]
     check "busbw-$op-$size" $? "ncclfi $best_shim GB/s vs Socket $best_sock GB/s (ratio $ratio, goal >= 1)"
   done
 done
