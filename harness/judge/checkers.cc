@@ -181,7 +181,7 @@ CheckResult check_restarts(const nlohmann::json& expected, const CheckContext& c
   const std::string said = "expected restarts " + bounds_text(lo, hi, false) + ", observed " +
                            std::to_string(n) + " (harness " +
                            std::to_string(std::max(0, ctx.history.attempts - 1)) + ", torchrun " +
-                           std::to_string(ctx.history.torchrun_restarts) + ")";
+                           std::to_string(detail::torchrun_restarts(ctx.history)) + ")";
   if ((lo && n < *lo) || (hi && n > *hi)) return result("restarts", Answer::kFail, said);
   return result("restarts", Answer::kPass, said);
 }

@@ -125,7 +125,7 @@ Judgement judge(History& history, const nlohmann::json& expect, const JudgeOptio
   if (j.first_detection && j.first_injection_ns) {
     j.detection_s = static_cast<double>(j.first_detection->ts_ns - *j.first_injection_ns) / 1e9;
   }
-  j.restarts = std::max(0, detail::last_attempt(history)) + history.torchrun_restarts;
+  j.restarts = std::max(0, detail::last_attempt(history)) + detail::torchrun_restarts(history);
   j.performance = measure_performance(history);
   j.outcome = decide_outcome(history, opts.degraded_margin, &j.outcome_reason);
 

@@ -13,6 +13,11 @@ namespace ncclfi::harness::detail {
 // The attempt the run ended with (the largest attempt seen in exits, events, or attempts - 1).
 int last_attempt(const History& history);
 
+// Restarts torchrun made by itself: the larger of what its log lines announced and what the workers
+// said at start (ddp_train.py's `restart_count`, from TORCHELASTIC_RESTART_COUNT), summed over the
+// harness's attempts. Recent torchrun versions log the restart line only at INFO level.
+int torchrun_restarts(const History& history);
+
 // Every rank of `attempt` exited 0 (none signalled, none killed), and the harness neither hit its
 // deadline nor was interrupted. When no exits are recorded, every rank has a `done` event instead.
 bool finished(const History& history, int attempt);

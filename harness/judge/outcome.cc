@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "judge.h"
 #include "judge_internal.h"
@@ -14,6 +15,21 @@ int last_attempt(const History& history) {
   int last = std::max(0, history.attempts - 1);
   for (const auto& x : history.exits) last = std::max(last, x.attempt);
   return last;
+}
+
+int torchrun_restarts(const History& history) {
+  std::map<int, int> per_attempt;  // harness attempt -> highest restart_count a worker reported
+  for (const auto& e : history.events) {
+    if (e.source != "workload" || e.event != "start") continue;
+    if (!e.fields.is_object() || !e.fields.contains("restart_count")) continue;
+    const nlohmann::json& count = e.fields.at("restart_count");
+    if (!count.is_number_integer()) continue;
+    int& best = per_attempt[e.attempt];
+    best = std::max(best, count.get<int>());
+  }
+  int from_workers = 0;
+  for (const auto& [attempt, count] : per_attempt) from_workers += count;
+  return std::max(history.torchrun_restarts, from_workers);
 }
 
 bool is_inject(const HistoryEvent& e) {
@@ -123,7 +139,7 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
     return o;
   };
   const int attempt = detail::last_attempt(history);
-  const int restarts = attempt + history.torchrun_restarts;
+  const int restarts = attempt + detail::torchrun_restarts(history);
   if (detail::finished(history, attempt)) {
     if (std::string bad = detail::corruption_evidence(history, attempt); !bad.empty()) {
       return say(Outcome::kSilentCorruption, "finished with wrong data: " + bad);

@@ -111,6 +111,36 @@ if [[ " $PARTS " == *" perf "* ]]; then
   for r in $(seq 1 "$ROUNDS"); do [[ $(exit_codes "pre-1g-$r") == "0 0" && $(exit_codes "pre-8-$r") == "0 0" ]] || FAILED=1; done
 fi
 
+# ------------------------------------------------------------------------------------- perf-nccltests
+# The same comparison on nccl-tests' all_reduce_perf (a real external workload, one process driving both
+# GPUs through ncclCommInitAll): its back-to-back timed loop gives steadier small-message latency than a
+# per-step-checked workload. Runs when NCCL_TESTS_DIR points at a built nccl-tests.
+if [[ " $PARTS " == *" perf "* && -x ${NCCL_TESTS_DIR:-/nonexistent}/build/all_reduce_perf ]]; then
+  AR=$NCCL_TESTS_DIR/build/all_reduce_perf
+  say "== perf-nccltests: all_reduce_perf, plain vs preloaded, $ROUNDS alternating rounds"
+  for round in $(seq 1 "$ROUNDS"); do
+    for kind in plain pre; do
+      envs=(); [[ $kind == pre ]] && envs=("${PRE[@]}")
+      env "${envs[@]}" timeout "$RUN_TIMEOUT_S" "$AR" -b 8 -e 8 -g 2 -n 20000 -w 2000 >"$LOG/nt-$kind-8-$round.log" 2>&1
+      env "${envs[@]}" timeout "$RUN_TIMEOUT_S" "$AR" -b 1G -e 1G -g 2 -n 20 -w 5 >"$LOG/nt-$kind-1g-$round.log" 2>&1
+    done
+  done
+  # Out-of-place time (us, column 6) and busbw (GB/s, column 8) of the result row.
+  ntcol() { awk -v c="$2" '$1 ~ /^[0-9]+$/ && NF >= 12 {v=$c} END {print v+0}' "$LOG/$1.log"; }
+  ntbest() {  # ntbest PREFIX SIZE COL max|min
+    for round in $(seq 1 "$ROUNDS"); do ntcol "$1-$2-$round" "$3"; done |
+      awk -v m="$4" 'NR==1 || (m=="max" && $1>b) || (m=="min" && $1<b) {b=$1} END {print b+0}'
+  }
+  lp=$(ntbest nt-plain 8 6 min); lq=$(ntbest nt-pre 8 6 min)
+  bp=$(ntbest nt-plain 1g 8 max); bq=$(ntbest nt-pre 1g 8 max)
+  say "nccl-tests all_reduce 8B time us: plain $lp preloaded $lq (rounds: $(for r in $(seq 1 "$ROUNDS"); do echo -n "$(ntcol nt-plain-8-$r 6)/$(ntcol nt-pre-8-$r 6) "; done))"
+  say "nccl-tests all_reduce 1GiB busbw GB/s: plain $bp preloaded $bq (rounds: $(for r in $(seq 1 "$ROUNDS"); do echo -n "$(ntcol nt-plain-1g-$r 8)/$(ntcol nt-pre-1g-$r 8) "; done))"
+  awk -v a="$lp" -v b="$lq" 'BEGIN {exit !(a > 0 && b <= a * 1.02)}'
+  check perf-nccltests-latency-8b $? "preloaded/plain = $(awk -v a="$lp" -v b="$lq" 'BEGIN {printf "%.4f", (a>0)?b/a:0}') (<= 1.02)"
+  awk -v a="$bp" -v b="$bq" 'BEGIN {exit !(a > 0 && b >= a * 0.995)}'
+  check perf-nccltests-busbw-1g $? "preloaded/plain = $(awk -v a="$bp" -v b="$bq" 'BEGIN {printf "%.4f", (a>0)?b/a:0}') (>= 0.995)"
+fi
+
 # ---------------------------------------------------------------------------------------------- faults
 if [[ " $PARTS " == *" faults "* ]]; then
   say "== faults: 2-rank ncclfi-workload, faults on rank 1's allreduce (watchdog timeout 5 s)"

@@ -137,9 +137,12 @@ def main(argv):
     rank = env_int("RANK", 0)
     world_size = env_int("WORLD_SIZE", 1)
     local_rank = env_int("LOCAL_RANK", 0)
-    attempt = env_int("TORCHELASTIC_RESTART_COUNT", 0)
+    attempt = env_int("NCCLFI_ATTEMPT", 0)  # the harness's relaunch number
+    restart_count = env_int("TORCHELASTIC_RESTART_COUNT", 0)  # torchrun's own restarts
     log = EventLog(os.environ.get("NCCLFI_EVENTS", ""), rank)
-    log.write("start", world_size=world_size, local_rank=local_rank, attempt=attempt, args=" ".join(argv),
+    # restart_count: torchrun's own restarts of the worker group (the harness counts them from it).
+    log.write("start", world_size=world_size, local_rank=local_rank, attempt=attempt, restart_count=restart_count,
+              args=" ".join(argv),
               torch_nccl_env={k: v for k, v in sorted(os.environ.items()) if k.startswith("TORCH_NCCL_")})
 
     try:
@@ -177,9 +180,9 @@ def main(argv):
         optimizer.load_state_dict(state["optimizer"])
         start_step = int(state["step"])
         losses = list(state["losses"])
-        log.write("resume", iter=start_step, path=ckpt_path, attempt=attempt)
+        log.write("resume", iter=start_step, path=ckpt_path, attempt=attempt, restart_count=restart_count)
         if rank == 0:
-            print("ddp_train.py: resuming at step %d of %d (attempt %d)" % (start_step, args.steps, attempt),
+            print("ddp_train.py: resuming at step %d of %d (torchrun restart %d)" % (start_step, args.steps, restart_count),
                   flush=True)
     ddp = DistributedDataParallel(model, device_ids=[device.index])
     loss_fn = torch.nn.MSELoss()

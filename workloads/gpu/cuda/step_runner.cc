@@ -195,9 +195,22 @@ int StepRunner::enqueue_step(uint64_t seq, Slot& slot) {
              "fill");
   cuda_check(cudaEventRecord(slot.start, stream_), "cudaEventRecord");
   watchdog_.begin_host_call(spec.name.data(), static_cast<int64_t>(seq));
-  ncclResult_t result = enqueue_op(slot.layout, c.dtype, send_, recv_, comm_, stream_);
+  const ncclResult_t posted = enqueue_op(slot.layout, c.dtype, send_, recv_, comm_, stream_);
+  ncclResult_t result = posted;
   if (args_.nonblocking) result = await_nonblocking(comm_, result);
   watchdog_.end_host_call();
+  if (result != ncclSuccess && posted == ncclInProgress) {
+    // The call itself was accepted; the error came back through ncclCommGetAsyncError while the
+    // non-blocking call completed, so it is an asynchronous error, as the watchdog would report it.
+    log_.write(ev::kAsyncError, {{"code", static_cast<int>(result)},
+                                 {"message", ncclGetErrorString(result)},
+                                 {"where", std::string(spec.name)},
+                                 {"seq", seq}});
+    std::fprintf(stderr, "ncclfi-workload: rank %d: ncclCommGetAsyncError during %s (seq %llu): %s (%d)\n",
+                 rank_, spec.name.data(), static_cast<unsigned long long>(seq), ncclGetErrorString(result),
+                 static_cast<int>(result));
+    return kExitAsyncError;
+  }
   if (result != ncclSuccess) {
     log_.write(ev::kNcclError, {{"code", static_cast<int>(result)},
                                 {"message", ncclGetErrorString(result)},
@@ -372,6 +385,7 @@ RunOutcome StepRunner::run(uint64_t first_step, uint64_t digest, uint64_t wrong_
   // An NCCL error or a failed check ends the job now: peers may be inside a collective with us, so
   // abort the communicator (bounded) instead of draining the stream.
   if (outcome.exit_code == kExitNcclError) watchdog_.abort_and_exit(kExitNcclError, "nccl_error");
+  if (outcome.exit_code == kExitAsyncError) watchdog_.abort_and_exit(kExitAsyncError, "async_error");
   drain();
   if (stop_code_.load() != 0) watchdog_.abort_and_exit(stop_code_.load(), "verification_failed");
   finish_.store(true);
