@@ -122,6 +122,32 @@ TEST(Outcome, RecoveredAfterTorchrunRestart) {
   EXPECT_EQ(decide_outcome(h, 0.2), Outcome::kRecovered);
 }
 
+// Recent torchrun logs its restart line only at INFO level: the restart is read from the workers'
+// `restart_count` at start, counted once per restart however many ranks report it.
+TEST(Outcome, RecoveredAfterTorchrunRestartSeenOnlyByTheWorkers) {
+  History h = make_history(2);
+  add_event(h, 0.1, 0, "workload", "start", {{"restart_count", 0}});
+  add_event(h, 0.1, 1, "workload", "start", {{"restart_count", 0}});
+  add_detection(h, 4, -1, "launcher_teardown");
+  add_event(h, 5, 0, "workload", "start", {{"restart_count", 1}});
+  add_event(h, 5, 1, "workload", "start", {{"restart_count", 1}});
+  all_exit(h, 9, 0);
+  std::string why;
+  EXPECT_EQ(decide_outcome(h, 0.2, &why), Outcome::kRecovered);
+  EXPECT_NE(why.find("1 restart"), std::string::npos);
+  Judgement j = judge(h, {{"outcome", "recovered"}, {"restarts", {{"min", 1}, {"max", 1}}}});
+  EXPECT_EQ(j.restarts, 1);
+  EXPECT_EQ(j.verdict, Answer::kPass);
+}
+
+TEST(Outcome, NoRestartWhenWorkersStartOnce) {
+  History h = make_history(2);
+  add_event(h, 0.1, 0, "workload", "start", {{"restart_count", 0}});
+  add_event(h, 0.1, 1, "workload", "start", {{"restart_count", 0}});
+  all_exit(h, 9, 0);
+  EXPECT_EQ(decide_outcome(h, 0.2), Outcome::kClean);
+}
+
 TEST(Outcome, RestartThatFailsAgainIsDetected) {
   History h = make_history(1);
   h.attempts = 2;
