@@ -19,7 +19,9 @@
 namespace ncclfi {
 namespace {
 
-bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+bool process_alive(pid_t pid) {
+  return ::kill(pid, 0) == 0 || errno == EPERM;
+}
 
 enum class Reply { kAck, kNoReader, kTimeout };
 
@@ -72,7 +74,8 @@ bool open_control_fifo(const std::string& run_dir, const std::string& source) {
   return fiu_rc_fifo(base.c_str()) == 0;
 }
 
-ControlResult send_control(const std::string& run_dir, const std::string& fault_id, bool arm, int timeout_ms) {
+ControlResult send_control(const std::string& run_dir, const std::string& fault_id, bool arm,
+                           int timeout_ms) {
   ControlResult result;
   DIR* dir = ::opendir(run_dir.c_str());
   if (dir == nullptr) return result;
@@ -91,9 +94,15 @@ ControlResult send_control(const std::string& run_dir, const std::string& fault_
       continue;
     }
     switch (send_one(run_dir + "/" + stem, command, timeout_ms)) {
-      case Reply::kAck: ++result.acknowledged; break;
-      case Reply::kNoReader: ++result.skipped_dead; break;
-      case Reply::kTimeout: ++result.timed_out; break;
+      case Reply::kAck:
+        ++result.acknowledged;
+        break;
+      case Reply::kNoReader:
+        ++result.skipped_dead;
+        break;
+      case Reply::kTimeout:
+        ++result.timed_out;
+        break;
     }
   }
   ::closedir(dir);

@@ -21,8 +21,12 @@ std::string host_name() {
 }
 }  // namespace
 
-int64_t Clock::wall_ns() { return read_clock(CLOCK_REALTIME); }
-int64_t Clock::mono_ns() { return read_clock(CLOCK_MONOTONIC); }
+int64_t Clock::wall_ns() {
+  return read_clock(CLOCK_REALTIME);
+}
+int64_t Clock::mono_ns() {
+  return read_clock(CLOCK_MONOTONIC);
+}
 
 EventLog::EventLog(const std::string& path, std::string source, int rank)
     : source_(std::move(source)), host_(host_name()), rank_(rank) {
@@ -57,8 +61,12 @@ bool EventLog::write(const std::string& event, const nlohmann::json& fields) con
 
 bool EventLog::write_for_rank(int rank, const std::string& event, const nlohmann::json& fields) const {
   if (fd_ < 0) return false;
-  nlohmann::json line = {{"ts_ns", Clock::wall_ns()}, {"mono_ns", Clock::mono_ns()}, {"rank", rank},
-                         {"pid", static_cast<int>(::getpid())}, {"host", host_}, {"source", source_},
+  nlohmann::json line = {{"ts_ns", Clock::wall_ns()},
+                         {"mono_ns", Clock::mono_ns()},
+                         {"rank", rank},
+                         {"pid", static_cast<int>(::getpid())},
+                         {"host", host_},
+                         {"source", source_},
                          {"event", event}};
   if (fields.is_object()) {
     for (const auto& [key, value] : fields.items()) {

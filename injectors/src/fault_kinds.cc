@@ -20,8 +20,8 @@ constexpr ParamSpec kThrottleParams[] = {
 constexpr ParamSpec kNetCorruptParams[] = {
     P{"bits", T::kPositiveInt, false, "bits flipped in the received bytes (default 1)"},
     P{"seed", T::kNonNegInt, false, "which bits: same seed, same bits (default: the plan's seed)"}};
-constexpr ParamSpec kErrorParams[] = {
-    P{"code", T::kIntOrString, false, "ncclResult_t returned: a number 1-8 or a name such as ncclRemoteError"}};
+constexpr ParamSpec kErrorParams[] = {P{
+    "code", T::kIntOrString, false, "ncclResult_t returned: a number 1-8 or a name such as ncclRemoteError"}};
 constexpr ParamSpec kStallParams[] = {
     P{"ms", T::kPositiveNumber, true, "how long the connection makes no progress"}};
 constexpr ParamSpec kHangParams[] = {
@@ -35,8 +35,7 @@ constexpr ParamSpec kCrashParams[] = {
     P{"exit_code", T::kNonNegInt, false, "exit with this code instead of a signal"}};
 constexpr ParamSpec kStopParams[] = {
     P{"ms", T::kNonNegNumber, false, "SIGCONT after this long; absent or 0: stopped for ever"}};
-constexpr ParamSpec kKillParams[] = {
-    P{"signal", T::kIntOrString, false, "signal sent (default SIGKILL)"}};
+constexpr ParamSpec kKillParams[] = {P{"signal", T::kIntOrString, false, "signal sent (default SIGKILL)"}};
 
 constexpr std::string_view kNetPostPoints[] = {"net/isend", "net/irecv"};
 constexpr std::string_view kNetRecvPoints[] = {"net/irecv"};
@@ -44,16 +43,16 @@ constexpr std::string_view kNetErrorPoints[] = {"net/isend", "net/irecv", "net/t
 constexpr std::string_view kNetConnectPoints[] = {"net/connect", "net/accept"};
 constexpr std::string_view kApiOpPoints[] = {
     "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter", "nccl/coll/reduce",
-    "nccl/coll/broadcast", "nccl/coll/alltoall", "nccl/coll/gather", "nccl/coll/scatter",
-    "nccl/p2p/send", "nccl/p2p/recv"};
+    "nccl/coll/broadcast", "nccl/coll/alltoall",  "nccl/coll/gather",        "nccl/coll/scatter",
+    "nccl/p2p/send",       "nccl/p2p/recv"};
 constexpr std::string_view kApiOpAndGroupPoints[] = {
     "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter", "nccl/coll/reduce",
-    "nccl/coll/broadcast", "nccl/coll/alltoall", "nccl/coll/gather", "nccl/coll/scatter",
-    "nccl/p2p/send", "nccl/p2p/recv", "nccl/group/end"};
+    "nccl/coll/broadcast", "nccl/coll/alltoall",  "nccl/coll/gather",        "nccl/coll/scatter",
+    "nccl/p2p/send",       "nccl/p2p/recv",       "nccl/group/end"};
 constexpr std::string_view kApiCollPoints[] = {
-    "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter", "nccl/coll/reduce",
-    "nccl/coll/broadcast", "nccl/coll/alltoall", "nccl/coll/gather", "nccl/coll/scatter",
-    "nccl/p2p/recv"};
+    "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter",
+    "nccl/coll/reduce",    "nccl/coll/broadcast", "nccl/coll/alltoall",
+    "nccl/coll/gather",    "nccl/coll/scatter",   "nccl/p2p/recv"};
 constexpr std::string_view kApiInitPoints[] = {"nccl/comm/init"};
 constexpr std::string_view kProcStopPoints[] = {"proc/stop"};
 constexpr std::string_view kProcKillPoints[] = {"proc/kill"};
@@ -61,7 +60,10 @@ constexpr std::string_view kProcKillPoints[] = {"proc/kill"};
 constexpr FaultKindSpec kKinds[] = {
     {Layer::kNet, "delay", "completions are reported late", kDelayParams, kNetPostPoints},
     {Layer::kNet, "throttle", "token-bucket rate limit per connection", kThrottleParams, kNetPostPoints},
-    {Layer::kNet, "drop", "a completion is never reported: the request stays pending for ever", {},
+    {Layer::kNet,
+     "drop",
+     "a completion is never reported: the request stays pending for ever",
+     {},
      kNetPostPoints},
     {Layer::kNet, "corrupt", "bits flipped in the received payload before completion", kNetCorruptParams,
      kNetRecvPoints},
@@ -86,16 +88,33 @@ constexpr FaultKindSpec kKinds[] = {
     {Layer::kProc, "kill", "the harness kills the rank", kKillParams, kProcKillPoints},
 };
 
-constexpr std::string_view kAllPoints[] = {
-    "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter", "nccl/coll/reduce",
-    "nccl/coll/broadcast", "nccl/coll/alltoall", "nccl/coll/gather", "nccl/coll/scatter",
-    "nccl/p2p/send", "nccl/p2p/recv", "nccl/group/end", "nccl/comm/init", "nccl/comm/async_error",
-    "net/listen", "net/connect", "net/accept", "net/isend", "net/irecv", "net/test",
-    "proc/stop", "proc/kill"};
+constexpr std::string_view kAllPoints[] = {"nccl/coll/allreduce",
+                                           "nccl/coll/allgather",
+                                           "nccl/coll/reducescatter",
+                                           "nccl/coll/reduce",
+                                           "nccl/coll/broadcast",
+                                           "nccl/coll/alltoall",
+                                           "nccl/coll/gather",
+                                           "nccl/coll/scatter",
+                                           "nccl/p2p/send",
+                                           "nccl/p2p/recv",
+                                           "nccl/group/end",
+                                           "nccl/comm/init",
+                                           "nccl/comm/async_error",
+                                           "net/listen",
+                                           "net/connect",
+                                           "net/accept",
+                                           "net/isend",
+                                           "net/irecv",
+                                           "net/test",
+                                           "proc/stop",
+                                           "proc/kill"};
 
 }  // namespace
 
-std::span<const FaultKindSpec> fault_kinds() { return kKinds; }
+std::span<const FaultKindSpec> fault_kinds() {
+  return kKinds;
+}
 
 const FaultKindSpec* find_fault_kind(Layer layer, std::string_view kind) {
   for (const auto& spec : kKinds) {
@@ -104,7 +123,9 @@ const FaultKindSpec* find_fault_kind(Layer layer, std::string_view kind) {
   return nullptr;
 }
 
-std::span<const std::string_view> all_point_names() { return kAllPoints; }
+std::span<const std::string_view> all_point_names() {
+  return kAllPoints;
+}
 
 std::optional<std::string> point_for_op(Layer layer, std::string_view op) {
   if (layer == Layer::kNet) {
@@ -117,8 +138,8 @@ std::optional<std::string> point_for_op(Layer layer, std::string_view op) {
     if (op == "send" || op == "recv") return "nccl/p2p/" + std::string(op);
     if (op == "group_end") return std::string("nccl/group/end");
     if (op == "init") return std::string("nccl/comm/init");
-    for (std::string_view known :
-         {"allreduce", "allgather", "reducescatter", "reduce", "broadcast", "alltoall", "gather", "scatter"}) {
+    for (std::string_view known : {"allreduce", "allgather", "reducescatter", "reduce", "broadcast",
+                                   "alltoall", "gather", "scatter"}) {
       if (op == known) return "nccl/coll/" + std::string(op);
     }
     return std::nullopt;

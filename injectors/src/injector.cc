@@ -23,7 +23,10 @@ std::string api_point_for_op(const std::string& op) {
 }
 
 Injector::Injector(const Params& params, Layer layer, std::string source)
-    : params_(params), layer_(layer), source_(std::move(source)), events_(params.events_path, source_, params.rank) {
+    : params_(params),
+      layer_(layer),
+      source_(std::move(source)),
+      events_(params.events_path, source_, params.rank) {
   if (params_.plan_path.empty()) return;  // inert: no plan, no behaviour change, no output
   try {
     plan_ = load_plan_file(params_.plan_path);

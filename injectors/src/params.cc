@@ -1,8 +1,8 @@
 #include "ncclfi/params.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <algorithm>
 #include <cstdlib>
 #include <initializer_list>
 
@@ -63,7 +63,8 @@ Params Params::from_env() {
   p.net_nthreads = static_cast<int>(std::clamp(env_long("NCCLFI_NET_NTHREADS", p.net_nthreads), 0L, 16L));
   p.net_speed_mbps =
       static_cast<int>(std::clamp(env_long("NCCLFI_NET_SPEED_MBPS", p.net_speed_mbps), 1L, 10000000L));
-  p.net_inline_bytes = static_cast<int>(std::clamp(env_long("NCCLFI_NET_INLINE", p.net_inline_bytes), 0L, 4096L));
+  p.net_inline_bytes =
+      static_cast<int>(std::clamp(env_long("NCCLFI_NET_INLINE", p.net_inline_bytes), 0L, 4096L));
   p.net_min_chunk = static_cast<size_t>(
       std::clamp(env_long("NCCLFI_NET_MIN_CHUNK", static_cast<long>(p.net_min_chunk)), 4096L, 1L << 30));
   if (p.run_dir.empty() && !p.plan_path.empty()) {

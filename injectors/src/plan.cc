@@ -23,18 +23,24 @@ nlohmann::json trigger_to_json(const Trigger& t);
 
 const char* to_string(Layer layer) {
   switch (layer) {
-    case Layer::kNet: return "net";
-    case Layer::kApi: return "api";
-    case Layer::kProc: return "proc";
+    case Layer::kNet:
+      return "net";
+    case Layer::kApi:
+      return "api";
+    case Layer::kProc:
+      return "proc";
   }
   return "?";
 }
 
 const char* to_string(Direction direction) {
   switch (direction) {
-    case Direction::kAny: return "any";
-    case Direction::kSend: return "send";
-    case Direction::kRecv: return "recv";
+    case Direction::kAny:
+      return "any";
+    case Direction::kSend:
+      return "send";
+    case Direction::kRecv:
+      return "recv";
   }
   return "?";
 }
@@ -48,10 +54,14 @@ PlanError::PlanError(std::string file, std::string pointer, std::string expected
 
 std::string describe_json(const nlohmann::json& value) {
   switch (value.type()) {
-    case nlohmann::json::value_t::null: return "null";
-    case nlohmann::json::value_t::object: return "an object";
-    case nlohmann::json::value_t::array: return "an array";
-    case nlohmann::json::value_t::discarded: return "nothing";
+    case nlohmann::json::value_t::null:
+      return "null";
+    case nlohmann::json::value_t::object:
+      return "an object";
+    case nlohmann::json::value_t::array:
+      return "an array";
+    case nlohmann::json::value_t::discarded:
+      return "nothing";
     default: {
       std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       if (text.size() > 80) text = text.substr(0, 77) + "...";
@@ -62,8 +72,9 @@ std::string describe_json(const nlohmann::json& value) {
 
 std::optional<int> nccl_result_from_name(std::string_view name) {
   static constexpr std::string_view kNames[] = {
-      "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument",
-      "ncclInvalidUsage", "ncclRemoteError", "ncclInProgress", "ncclTimeout"};
+      "ncclSuccess",       "ncclUnhandledCudaError", "ncclSystemError",
+      "ncclInternalError", "ncclInvalidArgument",    "ncclInvalidUsage",
+      "ncclRemoteError",   "ncclInProgress",         "ncclTimeout"};
   for (size_t i = 0; i < std::size(kNames); ++i) {
     if (kNames[i] == name) return static_cast<int>(i);
   }
@@ -73,10 +84,10 @@ std::optional<int> nccl_result_from_name(std::string_view name) {
 std::optional<int> signal_from_name(std::string_view name) {
   if (name.substr(0, 3) == "SIG") name.remove_prefix(3);
   static constexpr std::pair<std::string_view, int> kSignals[] = {
-      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ILL", SIGILL},   {"ABRT", SIGABRT},
-      {"BUS", SIGBUS},   {"FPE", SIGFPE},   {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"SEGV", SIGSEGV},
-      {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"STOP", SIGSTOP},
-      {"CONT", SIGCONT}};
+      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ILL", SIGILL},
+      {"ABRT", SIGABRT}, {"BUS", SIGBUS},   {"FPE", SIGFPE},   {"KILL", SIGKILL},
+      {"USR1", SIGUSR1}, {"SEGV", SIGSEGV}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},
+      {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"STOP", SIGSTOP}, {"CONT", SIGCONT}};
   for (const auto& [n, v] : kSignals) {
     if (n == name) return v;
   }
@@ -134,11 +145,21 @@ std::string kinds_of(Layer layer) {
 void check_param(const ParamSpec& spec, const nlohmann::json& v, const Where& w) {
   using plan_json::read_nonneg_int;
   switch (spec.type) {
-    case ParamType::kNonNegInt: read_nonneg_int(v, w); break;
-    case ParamType::kPositiveInt: plan_json::read_positive_int(v, w); break;
-    case ParamType::kNonNegNumber: plan_json::read_nonneg_number(v, w); break;
-    case ParamType::kPositiveNumber: plan_json::read_positive_number(v, w); break;
-    case ParamType::kBool: plan_json::read_bool(v, w); break;
+    case ParamType::kNonNegInt:
+      read_nonneg_int(v, w);
+      break;
+    case ParamType::kPositiveInt:
+      plan_json::read_positive_int(v, w);
+      break;
+    case ParamType::kNonNegNumber:
+      plan_json::read_nonneg_number(v, w);
+      break;
+    case ParamType::kPositiveNumber:
+      plan_json::read_positive_number(v, w);
+      break;
+    case ParamType::kBool:
+      plan_json::read_bool(v, w);
+      break;
     case ParamType::kString: {
       std::string s = plan_json::read_string(v, w);
       if (spec.choices.empty()) break;
@@ -176,8 +197,8 @@ void check_params(const FaultKindSpec& spec, const nlohmann::json& params, const
     if (found == nullptr) {
       std::string list;
       for (const auto& p : spec.params) list += (list.empty() ? "" : ", ") + std::string(p.name);
-      w.at(key).fail_text(std::string("a parameter of ") + to_string(spec.layer) + " " + std::string(spec.kind) +
-                              " (" + (list.empty() ? "it takes none" : list) + ")",
+      w.at(key).fail_text(std::string("a parameter of ") + to_string(spec.layer) + " " +
+                              std::string(spec.kind) + " (" + (list.empty() ? "it takes none" : list) + ")",
                           "\"" + key + "\"");
     }
     check_param(*found, value, w.at(key));
@@ -275,8 +296,8 @@ FaultPlan load_plan_file(const std::string& path) {
 }
 
 nlohmann::json to_json(const Fault& fault) {
-  nlohmann::json j = {{"id", fault.id}, {"layer", to_string(fault.layer)}, {"kind", fault.kind},
-                      {"params", fault.params}};
+  nlohmann::json j = {
+      {"id", fault.id}, {"layer", to_string(fault.layer)}, {"kind", fault.kind}, {"params", fault.params}};
   j["target"] = plan_detail::target_to_json(fault.target);
   j["trigger"] = plan_detail::trigger_to_json(fault.trigger);
   return j;

@@ -20,7 +20,8 @@ std::string Where::escape(std::string_view key) {
   return out;
 }
 
-void require_object(const nlohmann::json& v, const Where& w, std::initializer_list<std::string_view> allowed) {
+void require_object(const nlohmann::json& v, const Where& w,
+                    std::initializer_list<std::string_view> allowed) {
   if (!v.is_object()) w.fail("an object", v);
   for (const auto& [key, value] : v.items()) {
     bool known = false;

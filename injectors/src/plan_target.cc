@@ -84,12 +84,11 @@ Target parse_target(const nlohmann::json& v, const Where& w, Layer layer) {
     for (size_t i = 0; i < ops.size(); ++i) {
       std::string op = plan_json::read_string(ops[i], wo.at(i));
       if (!point_for_op(layer, op)) {
-        std::string expected = layer == Layer::kNet
-                                   ? "a net op (listen, connect, accept, isend, irecv, test)"
-                                   : layer == Layer::kApi ? "an api op (allreduce, allgather, reducescatter, "
-                                                            "reduce, broadcast, alltoall, gather, scatter, send, "
-                                                            "recv, group_end, init)"
-                                                          : "a proc op (stop, kill)";
+        std::string expected = layer == Layer::kNet ? "a net op (listen, connect, accept, isend, irecv, test)"
+                               : layer == Layer::kApi ? "an api op (allreduce, allgather, reducescatter, "
+                                                        "reduce, broadcast, alltoall, gather, scatter, send, "
+                                                        "recv, group_end, init)"
+                                                      : "a proc op (stop, kill)";
         wo.at(i).fail(expected, ops[i]);
       }
       t.ops.push_back(op);
@@ -124,7 +123,8 @@ Target parse_target(const nlohmann::json& v, const Where& w, Layer layer) {
 Trigger parse_trigger(const nlohmann::json& v, const Where& w) {
   plan_json::require_object(v, w, {"after_calls", "after_ms", "probability", "seed", "count", "armed"});
   Trigger t;
-  if (v.contains("after_calls")) t.after_calls = plan_json::read_positive_int(v["after_calls"], w.at("after_calls"));
+  if (v.contains("after_calls"))
+    t.after_calls = plan_json::read_positive_int(v["after_calls"], w.at("after_calls"));
   if (v.contains("after_ms")) {
     double ms = plan_json::read_nonneg_number(v["after_ms"], w.at("after_ms"));
     if (ms > 1e12) w.at("after_ms").fail("at most 1e12 ms", v["after_ms"]);
@@ -146,9 +146,15 @@ Trigger parse_trigger(const nlohmann::json& v, const Where& w) {
 nlohmann::json target_to_json(const Target& t) {
   nlohmann::json j = nlohmann::json::object();
   switch (t.rank_select) {
-    case Target::RankSelect::kAll: j["ranks"] = "all"; break;
-    case Target::RankSelect::kList: j["ranks"] = t.ranks; break;
-    case Target::RankSelect::kRandom: j["ranks"] = {{"random", t.random_count}, {"seed", t.random_seed}}; break;
+    case Target::RankSelect::kAll:
+      j["ranks"] = "all";
+      break;
+    case Target::RankSelect::kList:
+      j["ranks"] = t.ranks;
+      break;
+    case Target::RankSelect::kRandom:
+      j["ranks"] = {{"random", t.random_count}, {"seed", t.random_seed}};
+      break;
   }
   if (!t.ops.empty()) j["ops"] = t.ops;
   if (t.peer) j["peer"] = *t.peer;

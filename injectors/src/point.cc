@@ -17,7 +17,8 @@ thread_local uint64_t t_last_call = 0;
 
 bool target_matches(const Target& target, const CallSite& site) {
   switch (target.rank_select) {
-    case Target::RankSelect::kAll: break;
+    case Target::RankSelect::kAll:
+      break;
     case Target::RankSelect::kList:
       if (std::find(target.ranks.begin(), target.ranks.end(), site.rank) == target.ranks.end()) return false;
       break;
@@ -90,8 +91,12 @@ uint64_t ArmedFault::decide(const char* point_name) {
   return 0;
 }
 
-uint64_t ArmedFault::last_firing_on_this_thread() { return t_last_firing; }
-uint64_t ArmedFault::last_call_on_this_thread() { return t_last_call; }
+uint64_t ArmedFault::last_firing_on_this_thread() {
+  return t_last_firing;
+}
+uint64_t ArmedFault::last_call_on_this_thread() {
+  return t_last_call;
+}
 
 FaultPoint::FaultPoint(const char* name) : name_(name) {}
 

@@ -49,7 +49,8 @@ void wait_fd(int fd, short events, Deadline d, const char* what) {
     pollfd pfd{fd, events, 0};
     int r = ::poll(&pfd, 1, ms_left(d));
     if (r > 0) {
-      if ((pfd.revents & (POLLERR | POLLNVAL)) != 0) throw std::runtime_error(std::string("rendezvous: ") + what + ": socket error");
+      if ((pfd.revents & (POLLERR | POLLNVAL)) != 0)
+        throw std::runtime_error(std::string("rendezvous: ") + what + ": socket error");
       return;
     }
     if (r == 0) throw std::runtime_error(std::string("rendezvous: timed out while ") + what);
@@ -185,7 +186,8 @@ RendezvousInfo rendezvous_from_env() {
     throw std::runtime_error("rank " + std::to_string(info.rank) + " is outside a world of " +
                              std::to_string(info.world_size));
   }
-  if (info.master_port <= 0 || info.master_port > 65535) throw std::runtime_error("MASTER_PORT is not a port");
+  if (info.master_port <= 0 || info.master_port > 65535)
+    throw std::runtime_error("MASTER_PORT is not a port");
   return info;
 }
 
@@ -271,7 +273,8 @@ std::vector<std::string> Rendezvous::allgather(const std::string& mine) {
   if (info_.world_size == 1) return all;
   Deadline d = Clock::mono_ns() + static_cast<int64_t>(timeout_.count()) * 1000000;
   if (info_.rank == 0) {
-    for (int r = 1; r < info_.world_size; ++r) all[static_cast<size_t>(r)] = recv_blob(peer_fds_[static_cast<size_t>(r)], d);
+    for (int r = 1; r < info_.world_size; ++r)
+      all[static_cast<size_t>(r)] = recv_blob(peer_fds_[static_cast<size_t>(r)], d);
     for (int r = 1; r < info_.world_size; ++r) {
       for (const auto& blob : all) send_blob(peer_fds_[static_cast<size_t>(r)], blob, d);
     }
@@ -282,6 +285,8 @@ std::vector<std::string> Rendezvous::allgather(const std::string& mine) {
   return all;
 }
 
-void Rendezvous::barrier() { (void)allgather(std::string()); }
+void Rendezvous::barrier() {
+  (void)allgather(std::string());
+}
 
 }  // namespace ncclfi

@@ -13,20 +13,20 @@ namespace ncclfi {
 
 // Event names shared by the workloads, the injectors and the harness (docs/events.md has their fields).
 namespace ev {
-inline constexpr const char* kStart = "start";              // workload started: world_size, args
-inline constexpr const char* kInject = "inject";            // a fault fired: fault_id, kind, layer, point, call, ...
-inline constexpr const char* kOp = "op";                    // op milestone: seq, op, bytes, dur_us
-inline constexpr const char* kOpTrace = "op_enqueue";       // preload op trace: comm, seq, op, bytes
-inline constexpr const char* kWatchdogFired = "watchdog_fired";  // op, seq, waited_ms, reason
-inline constexpr const char* kAbort = "abort";              // reason
-inline constexpr const char* kNcclError = "nccl_error";     // code, where
-inline constexpr const char* kAsyncError = "async_error";   // code
+inline constexpr const char* kStart = "start";    // workload started: world_size, args
+inline constexpr const char* kInject = "inject";  // a fault fired: fault_id, kind, layer, point, call, ...
+inline constexpr const char* kOp = "op";          // op milestone: seq, op, bytes, dur_us
+inline constexpr const char* kOpTrace = "op_enqueue";              // preload op trace: comm, seq, op, bytes
+inline constexpr const char* kWatchdogFired = "watchdog_fired";    // op, seq, waited_ms, reason
+inline constexpr const char* kAbort = "abort";                     // reason
+inline constexpr const char* kNcclError = "nccl_error";            // code, where
+inline constexpr const char* kAsyncError = "async_error";          // code
 inline constexpr const char* kResultMismatch = "result_mismatch";  // op, seq, wrong, checked
-inline constexpr const char* kNanDetected = "nan_detected";  // step, value
-inline constexpr const char* kCheckpoint = "checkpoint";    // iter, path
-inline constexpr const char* kResume = "resume";            // iter, path
-inline constexpr const char* kDone = "done";                // iters, seconds, verified
-inline constexpr const char* kExit = "exit";                // code
+inline constexpr const char* kNanDetected = "nan_detected";        // step, value
+inline constexpr const char* kCheckpoint = "checkpoint";           // iter, path
+inline constexpr const char* kResume = "resume";                   // iter, path
+inline constexpr const char* kDone = "done";                       // iters, seconds, verified
+inline constexpr const char* kExit = "exit";                       // code
 }  // namespace ev
 
 struct Clock {

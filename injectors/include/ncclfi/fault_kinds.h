@@ -12,7 +12,15 @@
 
 namespace ncclfi {
 
-enum class ParamType { kNonNegInt, kPositiveInt, kNonNegNumber, kPositiveNumber, kString, kIntOrString, kBool };
+enum class ParamType {
+  kNonNegInt,
+  kPositiveInt,
+  kNonNegNumber,
+  kPositiveNumber,
+  kString,
+  kIntOrString,
+  kBool
+};
 
 struct ParamSpec {
   std::string_view name;
@@ -25,7 +33,7 @@ struct ParamSpec {
 struct FaultKindSpec {
   Layer layer;
   std::string_view kind;
-  std::string_view effect;       // one line: what happens
+  std::string_view effect;  // one line: what happens
   std::span<const ParamSpec> params;
   std::span<const std::string_view> points;  // the point names this kind can fire at
 };

@@ -7,19 +7,19 @@
 namespace ncclfi {
 
 struct Params {
-  std::string plan_path;     // NCCLFI_PLAN: the fault plan (JSON). Unset: inert.
-  std::string events_path;   // NCCLFI_EVENTS: the event log (JSON lines). Unset: no events.
-  std::string run_dir;       // NCCLFI_RUN_DIR: where control FIFOs go (default: the plan's folder).
-  int rank = -1;             // NCCLFI_RANK, then RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK
-  int world_size = -1;       // NCCLFI_WORLD_SIZE, then WORLD_SIZE, OMPI_COMM_WORLD_SIZE, SLURM_NTASKS, PMI_SIZE
-  int attempt = 0;           // NCCLFI_ATTEMPT: restart attempt number, set by the harness (0 first)
-  bool log = false;          // NCCLFI_LOG=1: one-line `ncclfi[rank pid]` records on stderr
-  bool trace_ops = false;    // NCCLFI_TRACE_OPS=1: preload writes op_enqueue events
-  std::string net_inner;     // NCCLFI_NET_INNER: wrap this net plugin (name or path)
-  int net_nsocks = 4;        // NCCLFI_NET_NSOCKS: data sockets per connection (striping)
-  int net_nthreads = 2;      // NCCLFI_NET_NTHREADS: helper threads per connection
-  int net_speed_mbps = 100000;  // NCCLFI_NET_SPEED_MBPS: speed reported to NCCL
-  int net_inline_bytes = 128;   // NCCLFI_NET_INLINE: payloads this small ride with the size header
+  std::string plan_path;    // NCCLFI_PLAN: the fault plan (JSON). Unset: inert.
+  std::string events_path;  // NCCLFI_EVENTS: the event log (JSON lines). Unset: no events.
+  std::string run_dir;      // NCCLFI_RUN_DIR: where control FIFOs go (default: the plan's folder).
+  int rank = -1;            // NCCLFI_RANK, then RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK
+  int world_size = -1;     // NCCLFI_WORLD_SIZE, then WORLD_SIZE, OMPI_COMM_WORLD_SIZE, SLURM_NTASKS, PMI_SIZE
+  int attempt = 0;         // NCCLFI_ATTEMPT: restart attempt number, set by the harness (0 first)
+  bool log = false;        // NCCLFI_LOG=1: one-line `ncclfi[rank pid]` records on stderr
+  bool trace_ops = false;  // NCCLFI_TRACE_OPS=1: preload writes op_enqueue events
+  std::string net_inner;   // NCCLFI_NET_INNER: wrap this net plugin (name or path)
+  int net_nsocks = 4;      // NCCLFI_NET_NSOCKS: data sockets per connection (striping)
+  int net_nthreads = 2;    // NCCLFI_NET_NTHREADS: helper threads per connection
+  int net_speed_mbps = 100000;   // NCCLFI_NET_SPEED_MBPS: speed reported to NCCL
+  int net_inline_bytes = 128;    // NCCLFI_NET_INLINE: payloads this small ride with the size header
   size_t net_min_chunk = 65536;  // NCCLFI_NET_MIN_CHUNK: smallest stripe slice
 
   // Reads the environment (once per process; later calls return the cached copy).

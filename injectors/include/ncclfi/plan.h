@@ -23,14 +23,14 @@ const char* to_string(Direction direction);
 struct Target {
   enum class RankSelect { kAll, kList, kRandom };
   RankSelect rank_select = RankSelect::kAll;
-  std::vector<int> ranks;       // kList
-  int random_count = 0;         // kRandom: how many ranks to pick
-  uint64_t random_seed = 0;     // kRandom: same seed, same ranks
-  std::vector<std::string> ops; // api: allreduce, send, ...; net: isend, irecv, test, connect, ...
-  std::optional<int> peer;      // net: the remote rank (NCCL passes ranks as tags)
+  std::vector<int> ranks;        // kList
+  int random_count = 0;          // kRandom: how many ranks to pick
+  uint64_t random_seed = 0;      // kRandom: same seed, same ranks
+  std::vector<std::string> ops;  // api: allreduce, send, ...; net: isend, irecv, test, connect, ...
+  std::optional<int> peer;       // net: the remote rank (NCCL passes ranks as tags)
   Direction direction = Direction::kAny;
   uint64_t min_bytes = 0;
-  std::optional<int> comm;      // api: communicator creation index within the process
+  std::optional<int> comm;  // api: communicator creation index within the process
 
   // The ranks this target selects in a job of `world_size` ranks (resolves "random" deterministically).
   std::vector<int> resolve_ranks(int world_size) const;
@@ -39,18 +39,18 @@ struct Target {
 
 // When a fault fires, among the calls its target matches.
 struct Trigger {
-  uint64_t after_calls = 1;    // fire from the Nth matching call on (1 = the first)
-  uint64_t after_ms = 0;       // ... and not before this long after the first matching call (proc: launch)
-  double probability = 1.0;    // each eligible call fires with this probability, from a seeded hash
-  uint64_t seed = 0;           // 0: the plan's seed
-  uint64_t count = 1;          // firings at most; 0 = unlimited
-  bool armed = true;           // false: waits for `ncclfi arm` at run time
+  uint64_t after_calls = 1;  // fire from the Nth matching call on (1 = the first)
+  uint64_t after_ms = 0;     // ... and not before this long after the first matching call (proc: launch)
+  double probability = 1.0;  // each eligible call fires with this probability, from a seeded hash
+  uint64_t seed = 0;         // 0: the plan's seed
+  uint64_t count = 1;        // firings at most; 0 = unlimited
+  bool armed = true;         // false: waits for `ncclfi arm` at run time
 };
 
 struct Fault {
   std::string id;
   Layer layer = Layer::kApi;
-  std::string kind;            // delay, hang, drop, ... (see fault_kinds.h)
+  std::string kind;  // delay, hang, drop, ... (see fault_kinds.h)
   nlohmann::json params = nlohmann::json::object();
   Target target;
   Trigger trigger;
@@ -72,7 +72,7 @@ std::optional<int> signal_from_name(std::string_view name);
 
 struct FaultPlan {
   uint64_t seed = 1;
-  bool control = false;        // open libfiu remote-control FIFOs for `ncclfi arm|disarm`
+  bool control = false;  // open libfiu remote-control FIFOs for `ncclfi arm|disarm`
   std::vector<Fault> faults;
 };
 

@@ -22,8 +22,8 @@ namespace ncclfi {
 struct CallSite {
   int rank = -1;
   int world_size = -1;
-  int comm = -1;               // communicator creation index (api layer)
-  const char* op = nullptr;    // "allreduce", "isend", ...
+  int comm = -1;             // communicator creation index (api layer)
+  const char* op = nullptr;  // "allreduce", "isend", ...
   int peer = -1;
   Direction direction = Direction::kAny;
   uint64_t bytes = 0;
@@ -33,7 +33,9 @@ class ArmedFault;
 
 // The global "anything armed in this process" flag.
 inline std::atomic<bool> g_any_armed{false};
-inline bool gate_open() { return g_any_armed.load(std::memory_order_relaxed); }
+inline bool gate_open() {
+  return g_any_armed.load(std::memory_order_relaxed);
+}
 
 class FaultPoint {
  public:

@@ -10,13 +10,13 @@ namespace ncclfi {
 // Exit codes of every workload.
 enum ExitCode : int {
   kExitOk = 0,
-  kExitNcclError = 2,        // an NCCL call returned an error
-  kExitWatchdog = 3,         // the workload's own watchdog timed out
-  kExitVerification = 4,     // data verification failed with --check
-  kExitAsyncError = 5,       // ncclCommGetAsyncError (or the net plugin) reported an error
-  kExitBootstrap = 6,        // rendezvous / communicator creation failed, or no GPU
-  kExitNanLoss = 7,          // ddp_train.py: loss turned NaN/inf
-  kExitUsage = 64,           // bad arguments
+  kExitNcclError = 2,     // an NCCL call returned an error
+  kExitWatchdog = 3,      // the workload's own watchdog timed out
+  kExitVerification = 4,  // data verification failed with --check
+  kExitAsyncError = 5,    // ncclCommGetAsyncError (or the net plugin) reported an error
+  kExitBootstrap = 6,     // rendezvous / communicator creation failed, or no GPU
+  kExitNanLoss = 7,       // ddp_train.py: loss turned NaN/inf
+  kExitUsage = 64,        // bad arguments
 };
 
 // Where this rank sits and how to find its peers: torchrun's names first, then Open MPI, then Slurm.
