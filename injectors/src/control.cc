@@ -93,7 +93,9 @@ ControlResult send_control(const std::string& run_dir, const std::string& fault_
       ++result.skipped_dead;
       continue;
     }
-    switch (send_one(run_dir + "/" + stem, command, timeout_ms)) {
+    std::string prefix = run_dir;
+    prefix.append("/").append(stem);
+    switch (send_one(prefix, command, timeout_ms)) {
       case Reply::kAck:
         ++result.acknowledged;
         break;
