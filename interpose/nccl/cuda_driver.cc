@@ -1,8 +1,9 @@
 #include "cuda_driver.h"
 
+#include "ncclfi/params.h"
+
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <mutex>
 
 namespace ncclfi::preload {
@@ -23,9 +24,7 @@ const CudaDriver* cuda_driver(std::string* error) {
   static bool ok = false;
   static std::string load_error;
   std::call_once(once, [] {
-    // Test-only override, read here because only this loader needs it (see README).
-    const char* override_lib = std::getenv("NCCLFI_CUDA_DRIVER_LIB");
-    const char* name = override_lib != nullptr && *override_lib != '\0' ? override_lib : "libcuda.so.1";
+    const char* name = ncclfi::Params::get().cuda_driver_lib.c_str();
     void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
       const char* why = dlerror();
