@@ -18,10 +18,6 @@ void ensure_fiu_initialised() {
   std::call_once(once, [] { fiu_init(0); });
 }
 
-std::string api_point_for_op(const std::string& op) {
-  return point_for_op(Layer::kApi, op).value_or(std::string());
-}
-
 Injector::Injector(const Params& params, Layer layer, std::string source)
     : params_(params),
       layer_(layer),

@@ -56,9 +56,6 @@ class Injector {
   std::vector<std::unique_ptr<std::vector<ArmedFault*>>> point_lists_;
 };
 
-// The point a fault kind fires at for an op, e.g. (api, "allreduce") -> "nccl/coll/allreduce".
-std::string api_point_for_op(const std::string& op);
-
 // Initialises libfiu once per process (fiu_init must precede any enable).
 void ensure_fiu_initialised();
 
