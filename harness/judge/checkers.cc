@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <stdexcept>
 
 #include "judge.h"
@@ -184,6 +185,42 @@ CheckResult check_restarts(const nlohmann::json& expected, const CheckContext& c
                            std::to_string(detail::torchrun_restarts(ctx.history)) + ")";
   if ((lo && n < *lo) || (hi && n > *hi)) return result("restarts", Answer::kFail, said);
   return result("restarts", Answer::kPass, said);
+}
+
+// RAS names the culprits of a hang: the ranks missing from its report or lagging in operation count.
+// The expectation is the exact set, so a probe that also blamed a healthy rank fails.
+CheckResult check_ras_ranks(const nlohmann::json& expected, const CheckContext& ctx) {
+  if (!expected.is_array()) throw std::invalid_argument("ras_ranks: expected a list of ranks");
+  std::set<int> want;
+  for (const auto& r : expected) {
+    if (!r.is_number_integer()) throw std::invalid_argument("ras_ranks: expected a list of ranks");
+    want.insert(r.get<int>());
+  }
+  const HistoryEvent* report = nullptr;
+  for (const auto& e : ctx.history.events) {
+    if (e.source == "ras" && e.event == "ras_report") report = &e;  // the latest probe wins
+  }
+  if (report == nullptr) {
+    return result("ras_ranks", Answer::kUnknown,
+                  "no RAS report: the job ended before the probe (at three quarters of the deadline)");
+  }
+  if (!report->fields.value("ok", false)) {
+    return result("ras_ranks", Answer::kUnknown,
+                  "the RAS probe got no report: " + report->fields.value("error", std::string()));
+  }
+  std::set<int> named;
+  for (const char* key : {"missing", "lagging"}) {
+    if (report->fields.contains(key)) {
+      for (const auto& r : report->fields[key]) named.insert(r.get<int>());
+    }
+  }
+  auto text = [](const std::set<int>& ranks) {
+    std::string s;
+    for (int r : ranks) s += (s.empty() ? "" : ",") + std::to_string(r);
+    return s.empty() ? std::string("none") : s;
+  };
+  const std::string said = "expected RAS to name ranks " + text(want) + ", it named " + text(named);
+  return result("ras_ranks", named == want ? Answer::kPass : Answer::kFail, said);
 }
 
 CheckResult check_log_matches(const nlohmann::json& expected, const CheckContext& ctx) {

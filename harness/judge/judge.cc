@@ -20,7 +20,7 @@ const std::map<std::string, Checker>& checkers() {
   static const std::map<std::string, Checker> table = {
       {"outcome", check_outcome}, {"detected_by", check_detected_by}, {"detection_s", check_detection_s},
       {"ranks", check_ranks},     {"restarts", check_restarts},       {"log_matches", check_log_matches},
-      {"result", check_result},
+      {"result", check_result},   {"ras_ranks", check_ras_ranks},
   };
   return table;
 }

@@ -95,6 +95,7 @@ CheckResult check_detected_by(const nlohmann::json& expected, const CheckContext
 CheckResult check_detection_s(const nlohmann::json& expected, const CheckContext& ctx);
 CheckResult check_ranks(const nlohmann::json& expected, const CheckContext& ctx);
 CheckResult check_restarts(const nlohmann::json& expected, const CheckContext& ctx);
+CheckResult check_ras_ranks(const nlohmann::json& expected, const CheckContext& ctx);
 CheckResult check_log_matches(const nlohmann::json& expected, const CheckContext& ctx);
 CheckResult check_result(const nlohmann::json& expected, const CheckContext& ctx);
 

@@ -130,14 +130,20 @@ void check_times(const Scenario& s, std::vector<ScenarioError::Problem>& problem
 void check_expectation(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
   const int world = s.workload.ranks;
   const json& e = s.expect;
-  if (e.contains("ranks") && e["ranks"].is_array()) {
-    for (size_t j = 0; j < e["ranks"].size(); ++j) {
-      const int r = e["ranks"][j].get<int>();
+  // Rank lists in the expectation must name ranks of the job.
+  for (const char* field : {"ranks", "ras_ranks"}) {
+    if (!e.contains(field) || !e[field].is_array()) continue;
+    for (size_t j = 0; j < e[field].size(); ++j) {
+      const int r = e[field][j].get<int>();
       if (r >= world) {
-        problems.push_back({"/expect/ranks/" + std::to_string(j),
+        problems.push_back({"/expect/" + std::string(field) + "/" + std::to_string(j),
                             "a rank of the job (0-" + std::to_string(world - 1) + ")", std::to_string(r)});
       }
     }
+  }
+  if (e.contains("ras_ranks") && !s.probe_ras) {
+    problems.push_back({"/expect/ras_ranks", "\"probe_ras\": true in the scenario (only the RAS probe names ranks)",
+                        e["ras_ranks"].dump()});
   }
   const int restarts_available = s.restart.max + s.launcher.max_restarts;
   if (s.expected_outcome == "recovered" && restarts_available == 0) {

@@ -117,6 +117,18 @@ TEST(ScenarioRules, CrossField) {
   EXPECT_TRUE(has_problem(d, "/expect/detection_s/max", "max >= min"));
 }
 
+TEST(ScenarioRules, RasRanksNeedTheProbeAndRanksOfTheJob) {
+  json d = minimal();
+  d["expect"]["ras_ranks"] = {1};
+  EXPECT_TRUE(has_problem(d, "/expect/ras_ranks", "\"probe_ras\": true"));
+  d["probe_ras"] = true;
+  EXPECT_TRUE(problems_of(d).empty());
+  d["expect"]["ras_ranks"] = {1, 4};
+  EXPECT_TRUE(has_problem(d, "/expect/ras_ranks/1", "a rank of the job (0-3)"));
+  d["expect"]["ras_ranks"] = {"1"};
+  EXPECT_TRUE(has_problem(d, "/expect/ras_ranks/0", "integer"));
+}
+
 TEST(ScenarioRules, FlagSeconds) {
   EXPECT_EQ(flag_seconds({"--iters", "3", "--timeout-s", "2.5"}, "--timeout-s"), 2.5);
   EXPECT_EQ(flag_seconds({"--timeout-s=4"}, "--timeout-s"), 4.0);

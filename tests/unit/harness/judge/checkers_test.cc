@@ -238,5 +238,37 @@ TEST(Judge, JudgementJsonRoundTrip) {
   EXPECT_EQ(to_json(back), to_json(j));
 }
 
+// A hang probed by RAS: the report event as record_ras_probe leaves it.
+History ras_probed_run(const json& missing, const json& lagging, bool ok = true) {
+  History h = make_history(4);
+  add_inject(h, 1.0, 2);
+  add_event(h, 10.0, -1, "ras", "ras_report",
+            {{"ok", ok}, {"error", ok ? "" : "cannot connect to localhost:28028"}, {"missing", missing},
+             {"lagging", lagging}});
+  return h;
+}
+
+TEST(CheckRasRanks, ExactSetOfNamedRanks) {
+  EXPECT_EQ(only_check(ras_probed_run(json::array(), {2}), {{"ras_ranks", {2}}}).answer, Answer::kPass);
+  EXPECT_EQ(only_check(ras_probed_run({3}, {2}), {{"ras_ranks", {2, 3}}}).answer, Answer::kPass);
+  // Blaming a healthy rank too, or the wrong one, or nobody, fails.
+  auto extra = only_check(ras_probed_run(json::array(), {0, 2}), {{"ras_ranks", {2}}});
+  EXPECT_EQ(extra.answer, Answer::kFail);
+  EXPECT_NE(extra.reason.find("it named 0,2"), std::string::npos) << extra.reason;
+  EXPECT_EQ(only_check(ras_probed_run(json::array(), {1}), {{"ras_ranks", {2}}}).answer, Answer::kFail);
+  EXPECT_EQ(only_check(ras_probed_run(json::array(), json::array()), {{"ras_ranks", {2}}}).answer,
+            Answer::kFail);
+}
+
+TEST(CheckRasRanks, UnknownWithoutAReport) {
+  auto none = only_check(detected_run(), {{"ras_ranks", {1}}});
+  EXPECT_EQ(none.answer, Answer::kUnknown);
+  EXPECT_NE(none.reason.find("no RAS report"), std::string::npos);
+  auto failed = only_check(ras_probed_run(json::array(), json::array(), false), {{"ras_ranks", {2}}});
+  EXPECT_EQ(failed.answer, Answer::kUnknown);
+  EXPECT_NE(failed.reason.find("cannot connect"), std::string::npos) << failed.reason;
+  EXPECT_EQ(only_check(ras_probed_run(json::array(), {2}), {{"ras_ranks", "all"}}).answer, Answer::kUnknown);
+}
+
 }  // namespace
 }  // namespace ncclfi::harness

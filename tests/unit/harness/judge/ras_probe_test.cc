@@ -165,6 +165,50 @@ TEST(RasProbe, RecordsRasDetection) {
   EXPECT_NE(h.detections[0].evidence.find("missing ranks 1"), std::string::npos);
 }
 
+// `ncclras -v` from NCCL 2.28.3 on the 2xH200 host, word for word, while rank 1 of a 2-rank job
+// hung before its 30th all_reduce (scenarios/gpu/gpu-api-hang-ras.json): rank 1 is the one behind.
+const char* kRealHangReport =
+    "NCCL version 2.28.3 compiled with CUDA 13.0\n"
+    "CUDA runtime version 13000, driver version 13000\n"
+    "\n"
+    "Job summary\n"
+    "===========\n"
+    "\n"
+    "  Nodes  Processes         GPUs  Processes     GPUs\n"
+    "(total)   per node  per process    (total)  (total)\n"
+    "      1          2            1          2        2\n"
+    "\n"
+    "Communicators... (0.00s)\n"
+    "=============\n"
+    "\n"
+    "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
+    "    #  in group  per comm  per node  per comm  in group\n"
+    "    0         1         1         2         2         2   RUNNING  MISMATCH\n"
+    "\n"
+    "Errors\n"
+    "======\n"
+    "\n"
+    "Warnings\n"
+    "========\n"
+    "\n"
+    "#0-0 (b4e38508e4c591a4) MISMATCH\n"
+    "  Communicator ranks have different AllReduce operation counts\n"
+    "  Rank 0 has launched up to operation 33 -- GPU 0 managed by process 10170 on node 192.0.2.2\n"
+    "  Rank 1 has launched up to operation 29 -- GPU 1 managed by process 10171 on node 192.0.2.2\n"
+    "\n";
+
+TEST(RasProbe, RealNccl228HangReportNamesTheLaggingRank) {
+  RasReport r;
+  r.ok = true;
+  r.text = kRealHangReport;
+  parse_ras_report(r);
+  EXPECT_TRUE(r.missing_ranks.empty());
+  EXPECT_EQ(r.lagging_ranks, std::vector<int>({1}));
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_NE(r.problems[0].find("MISMATCH: Communicator ranks have different AllReduce operation counts"),
+            std::string::npos);
+}
+
 TEST(RasProbe, HealthyReportIsNotADetection) {
   RasReport r;
   r.ok = true;
