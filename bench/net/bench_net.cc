@@ -244,6 +244,9 @@ int main(int argc, char** argv) {
     tcp_gbps.push_back(gb / tcp);
     shim_gbps.push_back(gb / shim);
     ratios.push_back(tcp / shim);
+    if (std::getenv("NCCLFI_BENCH_VERBOSE"))
+      std::fprintf(stderr, "round %d: tcp %.3f GB/s, shim %.3f GB/s, ratio %.3f\n", round, gb / tcp,
+                   gb / shim, tcp / shim);
   }
   std::printf("net_tcp_gbps=%.3f\n", median(tcp_gbps));
   std::printf("net_shim_gbps=%.3f\n", median(shim_gbps));

@@ -329,75 +329,93 @@ TEST(PluginDataPath, TruncationIsAnError) {
 }
 
 TEST(PluginDataPath, ProgressDoesNotDependOnTest) {
-  // The receiver never calls test() until the sender says its 4 MiB are handed off: helper threads
-  // must move the bytes on their own.
-  auto [s, r] = run_pair(
-      {},
-      [](Endpoint& ep) {
-        std::vector<char> buf = pattern(4 << 20, 3);
-        ncclResult_t res;
-        void* req = post_send(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
-        CHILD_CHECK(req, "isend");
-        int done = 0, size = 0;
-        CHILD_CHECK(wait_request(*ep.plugin, req, &done, &size, 10s) == ncclSuccess && done,
-                    "send never completed");
-        ep.send_value(1);
-        return 0;
-      },
-      [](Endpoint& ep) {
-        std::vector<char> buf(4 << 20);
-        ncclResult_t res;
-        void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
-        CHILD_CHECK(req, "irecv");
-        ep.recv_value();
-        int done = 0, size = 0;
-        CHILD_CHECK(ep.plugin->test(req, &done, &size) == ncclSuccess, "test");
-        if (!done) std::this_thread::sleep_for(200ms);
-        CHILD_CHECK(wait_request(*ep.plugin, req, &done, &size, 100ms) == ncclSuccess && done,
-                    "recv not complete");
-        const auto want = pattern(4 << 20, 3);
-        CHILD_CHECK(std::memcmp(buf.data(), want.data(), want.size()) == 0, "bytes differ");
-        return 0;
-      });
-  EXPECT_EQ(s, 0);
-  EXPECT_EQ(r, 0);
-}
-
-TEST(PluginDataPath, StripingOnAndOffAgree) {
-  for (const char* nsocks : {"0", "1", "8"}) {
+  // Both ends call test() once right after posting (so test() is the one moving bytes, as under NCCL's
+  // proxy) and then not at all for 1.5 s: 64 MiB is far more than the socket buffers hold, so the
+  // transfer can only finish if the helper threads take over. The single test() after that must say
+  // done, with every byte right. Checked in both progress modes.
+  constexpr size_t kBytes = 64 << 20;
+  for (const char* mode : {"caller", "helpers"}) {
     PairOptions options;
-    options.sender_env = {{"NCCLFI_NET_NSOCKS", nsocks}, {"NCCLFI_NET_NTHREADS", "3"}};
+    options.sender_env = {{"NCCLFI_NET_PROGRESS", mode}};
     options.receiver_env = options.sender_env;
     auto [s, r] = run_pair(
         options,
         [](Endpoint& ep) {
-          for (size_t size : kSizes) {
-            auto buf = pattern(size, 9);
-            ncclResult_t res;
-            void* req = post_send(*ep.plugin, ep.comm, buf.data(), size, 0, &res);
-            int done = 0, got = 0;
-            CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done,
-                        "send");
-          }
+          std::vector<char> buf = pattern(kBytes, 3);
+          ncclResult_t res;
+          void* req = post_send(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+          CHILD_CHECK(req, "isend");
+          int done = 0, size = 0;
+          CHILD_CHECK(ep.plugin->test(req, &done, &size) == ncclSuccess && !done, "first test");
+          std::this_thread::sleep_for(1500ms);
+          CHILD_CHECK(ep.plugin->test(req, &done, &size) == ncclSuccess && done,
+                      "64 MiB send not complete 1.5 s after the last test()");
           ep.recv_value();
           return 0;
         },
         [](Endpoint& ep) {
-          for (size_t size : kSizes) {
-            std::vector<char> buf(size + 1);
-            ncclResult_t res;
-            void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
-            int done = 0, got = 0;
-            CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done,
-                        "recv");
-            CHILD_CHECK(got == static_cast<int>(size), "size");
-            CHILD_CHECK(std::memcmp(buf.data(), pattern(size, 9).data(), size) == 0, "bytes");
-          }
+          std::vector<char> buf(kBytes);
+          ncclResult_t res;
+          void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+          CHILD_CHECK(req, "irecv");
+          int done = 0, size = 0;
+          CHILD_CHECK(ep.plugin->test(req, &done, &size) == ncclSuccess && !done, "first test");
+          std::this_thread::sleep_for(1500ms);
+          CHILD_CHECK(ep.plugin->test(req, &done, &size) == ncclSuccess && done,
+                      "64 MiB recv not complete 1.5 s after the last test()");
+          CHILD_CHECK(size == static_cast<int>(kBytes), "size %d", size);
+          CHILD_CHECK(std::memcmp(buf.data(), pattern(kBytes, 3).data(), kBytes) == 0, "bytes differ");
           ep.send_value(1);
           return 0;
         });
-    EXPECT_EQ(s, 0) << "NCCLFI_NET_NSOCKS=" << nsocks;
-    EXPECT_EQ(r, 0) << "NCCLFI_NET_NSOCKS=" << nsocks;
+    EXPECT_EQ(s, 0) << mode;
+    EXPECT_EQ(r, 0) << mode;
+  }
+}
+
+TEST(PluginDataPath, StripingAndProgressModesAgree) {
+  // Each socket count with each progress mode (test() moving the bytes, or only the helpers), and
+  // the two ends in different modes: the wire format must not depend on who moves the bytes.
+  const std::pair<const char*, const char*> kModes[] = {
+      {"caller", "caller"}, {"helpers", "helpers"}, {"caller", "helpers"}};
+  for (const char* nsocks : {"0", "1", "8"}) {
+    for (const auto& [send_mode, recv_mode] : kModes) {
+      PairOptions options;
+      options.sender_env = {
+          {"NCCLFI_NET_NSOCKS", nsocks}, {"NCCLFI_NET_NTHREADS", "3"}, {"NCCLFI_NET_PROGRESS", send_mode}};
+      options.receiver_env = {
+          {"NCCLFI_NET_NSOCKS", nsocks}, {"NCCLFI_NET_NTHREADS", "3"}, {"NCCLFI_NET_PROGRESS", recv_mode}};
+      auto [s, r] = run_pair(
+          options,
+          [](Endpoint& ep) {
+            for (size_t size : kSizes) {
+              auto buf = pattern(size, 9);
+              ncclResult_t res;
+              void* req = post_send(*ep.plugin, ep.comm, buf.data(), size, 0, &res);
+              int done = 0, got = 0;
+              CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done,
+                          "send");
+            }
+            ep.recv_value();
+            return 0;
+          },
+          [](Endpoint& ep) {
+            for (size_t size : kSizes) {
+              std::vector<char> buf(size + 1);
+              ncclResult_t res;
+              void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+              int done = 0, got = 0;
+              CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done,
+                          "recv");
+              CHILD_CHECK(got == static_cast<int>(size), "size");
+              CHILD_CHECK(std::memcmp(buf.data(), pattern(size, 9).data(), size) == 0, "bytes");
+            }
+            ep.send_value(1);
+            return 0;
+          });
+      EXPECT_EQ(s, 0) << "NCCLFI_NET_NSOCKS=" << nsocks << " sender " << send_mode;
+      EXPECT_EQ(r, 0) << "NCCLFI_NET_NSOCKS=" << nsocks << " receiver " << recv_mode;
+    }
   }
 }
 

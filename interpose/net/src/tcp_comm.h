@@ -64,8 +64,9 @@ struct TcpRequest {
 struct TcpChannel {
   int fd = -1;
   bool sending = false;
-  std::mutex mu;
-  std::deque<TcpOp> ops;  // references to elements stay valid across push_back (only the owner pops)
+  std::mutex progress_mu;  // held by the one thread moving this socket's bytes (a helper or test())
+  std::mutex mu;           // guards `ops`
+  std::deque<TcpOp> ops;   // references stay valid across push_back; only the progress_mu holder pops
 };
 
 class TcpComm {
@@ -97,6 +98,10 @@ class TcpComm {
   void wake(size_t channel);
   void worker_loop(Worker* worker);
   bool progress(TcpChannel* channel);
+  // progress() unless another thread is moving this channel's bytes right now.
+  bool try_progress(TcpChannel* channel);
+  // Caller progress: while test() keeps running, the helpers leave the sockets to it.
+  bool caller_is_progressing(int64_t now_ns) const;
   // Finishes the front op of `channel`. Returns true when the op was replaced in place (more to do).
   bool finish_op(TcpChannel* channel, TcpOp* op);
   void fail(int err);
@@ -112,6 +117,7 @@ class TcpComm {
   uint32_t next_seq_ = 0;
   std::atomic<int> error_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<int64_t> caller_progress_ns_{0};  // when test() last ran with work pending (steady clock)
 };
 
 }  // namespace ncclfi::net

@@ -23,8 +23,11 @@
 namespace ncclfi::net {
 
 struct TcpConfig {
-  int nsocks = 4;                // data sockets per connection (0: everything on the control socket)
-  int nthreads = 2;              // helper threads per connection
+  int nsocks = 4;    // data sockets per connection (0: everything on the control socket)
+  int nthreads = 2;  // helper threads per connection
+  // true: test() moves the bytes while NCCL keeps calling it and the helpers are the backstop (they step in
+  // when test() has not run for kCallerBackstopNs). false: the helpers move every byte, test() only polls.
+  bool caller_progress = true;
   size_t inline_bytes = 128;     // payloads up to this size ride with the header
   size_t min_chunk = 64 * 1024;  // smallest stripe slice
   int speed_mbps = 100000;       // reported to NCCL (drives its graph search)

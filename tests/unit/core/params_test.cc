@@ -17,7 +17,8 @@ constexpr const char* kSizeVars[] = {"NCCLFI_WORLD_SIZE", "WORLD_SIZE", "OMPI_CO
 constexpr const char* kOtherVars[] = {"NCCLFI_PLAN",           "NCCLFI_EVENTS",     "NCCLFI_RUN_DIR",
                                       "NCCLFI_ATTEMPT",        "NCCLFI_LOG",        "NCCLFI_TRACE_OPS",
                                       "NCCLFI_NET_INNER",      "NCCLFI_NET_NSOCKS", "NCCLFI_NET_NTHREADS",
-                                      "NCCLFI_NET_SPEED_MBPS", "NCCLFI_NET_INLINE", "NCCLFI_NET_MIN_CHUNK"};
+                                      "NCCLFI_NET_SPEED_MBPS", "NCCLFI_NET_INLINE", "NCCLFI_NET_MIN_CHUNK",
+                                      "NCCLFI_NET_PROGRESS"};
 
 void clear_env() {
   for (const char* v : kRankVars) ::unsetenv(v);
@@ -99,7 +100,8 @@ TEST(Params, EveryVariableIsRead) {
                       {"NCCLFI_NET_NTHREADS", "4"},
                       {"NCCLFI_NET_SPEED_MBPS", "25000"},
                       {"NCCLFI_NET_INLINE", "256"},
-                      {"NCCLFI_NET_MIN_CHUNK", "131072"}},
+                      {"NCCLFI_NET_MIN_CHUNK", "131072"},
+                      {"NCCLFI_NET_PROGRESS", "helpers"}},
                      [] {
                        Params p = Params::from_env();
                        return p.plan_path == "/runs/r1/plan.json" &&
@@ -107,7 +109,7 @@ TEST(Params, EveryVariableIsRead) {
                               p.rank == 1 && p.world_size == 2 && p.attempt == 3 && p.log && p.trace_ops &&
                               p.net_inner == "ib" && p.net_nsocks == 8 && p.net_nthreads == 4 &&
                               p.net_speed_mbps == 25000 && p.net_inline_bytes == 256 &&
-                              p.net_min_chunk == 131072;
+                              p.net_min_chunk == 131072 && !p.net_caller_progress;
                      }),
             0);
 }
