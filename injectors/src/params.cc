@@ -61,7 +61,7 @@ Params Params::from_env() {
   p.net_inner = env_string("NCCLFI_NET_INNER");
   p.net_nsocks = static_cast<int>(std::clamp(env_long("NCCLFI_NET_NSOCKS", p.net_nsocks), 0L, 64L));
   p.net_nthreads = static_cast<int>(std::clamp(env_long("NCCLFI_NET_NTHREADS", p.net_nthreads), 0L, 16L));
-  p.net_caller_progress = env_string("NCCLFI_NET_PROGRESS") != "helpers";
+  if (std::string v = env_string("NCCLFI_NET_PROGRESS"); v == "caller" || v == "helpers") p.net_progress = v;
   p.net_speed_mbps =
       static_cast<int>(std::clamp(env_long("NCCLFI_NET_SPEED_MBPS", p.net_speed_mbps), 1L, 10000000L));
   p.net_inline_bytes =

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "plugin_test_util.h"
+#include "tcp_transport.h"
 
 namespace ncclfi::plugin_test {
 namespace {
@@ -326,6 +327,15 @@ TEST(PluginDataPath, TruncationIsAnError) {
       });
   EXPECT_EQ(s, 0);
   EXPECT_EQ(r, 0);
+}
+
+TEST(PluginProgressMode, AutoPicksTheCallerOnlyOnFewCores) {
+  EXPECT_TRUE(ncclfi::net::caller_progress_for("auto", 2));
+  EXPECT_TRUE(ncclfi::net::caller_progress_for("auto", ncclfi::net::kCallerProgressMaxCpus - 1));
+  EXPECT_FALSE(ncclfi::net::caller_progress_for("auto", ncclfi::net::kCallerProgressMaxCpus));
+  EXPECT_FALSE(ncclfi::net::caller_progress_for("auto", 32));
+  EXPECT_TRUE(ncclfi::net::caller_progress_for("caller", 32));
+  EXPECT_FALSE(ncclfi::net::caller_progress_for("helpers", 2));
 }
 
 TEST(PluginDataPath, ProgressDoesNotDependOnTest) {

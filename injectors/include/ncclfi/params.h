@@ -18,10 +18,10 @@ struct Params {
   std::string net_inner;   // NCCLFI_NET_INNER: wrap this net plugin (name or path)
   int net_nsocks = 4;      // NCCLFI_NET_NSOCKS: data sockets per connection (striping)
   int net_nthreads = 2;    // NCCLFI_NET_NTHREADS: helper threads per connection
-  bool net_caller_progress = true;  // NCCLFI_NET_PROGRESS=caller (default) or helpers: who moves the bytes
-  int net_speed_mbps = 100000;      // NCCLFI_NET_SPEED_MBPS: speed reported to NCCL
-  int net_inline_bytes = 128;       // NCCLFI_NET_INLINE: payloads this small ride with the size header
-  size_t net_min_chunk = 65536;     // NCCLFI_NET_MIN_CHUNK: smallest stripe slice
+  std::string net_progress = "auto";  // NCCLFI_NET_PROGRESS: auto, caller or helpers (who moves the bytes)
+  int net_speed_mbps = 100000;        // NCCLFI_NET_SPEED_MBPS: speed reported to NCCL
+  int net_inline_bytes = 128;         // NCCLFI_NET_INLINE: payloads this small ride with the size header
+  size_t net_min_chunk = 65536;       // NCCLFI_NET_MIN_CHUNK: smallest stripe slice
   std::string cuda_driver_lib = "libcuda.so.1";  // NCCLFI_CUDA_DRIVER_LIB: the preload's CUDA driver (tests
                                                  // name a host-memory stand-in)
 

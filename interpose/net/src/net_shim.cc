@@ -1,5 +1,8 @@
 #include "net_shim.h"
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <thread>
@@ -26,11 +29,19 @@ int64_t mono_now() {
       .count();
 }
 
+// CPUs this process may run on (its affinity mask), or the online count when that cannot be read.
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
 TcpConfig tcp_config_from(const Params& params) {
   TcpConfig config;
   config.nsocks = std::clamp(params.net_nsocks, 0, 64);
   config.nthreads = std::clamp(params.net_nthreads, 1, 16);
-  config.caller_progress = params.net_caller_progress;
+  config.caller_progress = caller_progress_for(params.net_progress, usable_cpus());
   config.inline_bytes = static_cast<size_t>(std::clamp(params.net_inline_bytes, 0, 65536));
   config.min_chunk = std::max<size_t>(params.net_min_chunk, 4096);
   config.speed_mbps = params.net_speed_mbps > 0 ? params.net_speed_mbps : 100000;

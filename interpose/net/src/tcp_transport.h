@@ -36,6 +36,17 @@ struct TcpConfig {
   int rank = -1;  // this process's rank, told to the peer (fault targets by peer)
 };
 
+// NCCLFI_NET_PROGRESS (`auto`, `caller` or `helpers`) and the CPUs the process may use -> caller progress?
+// `auto` picks caller progress below kCallerProgressMaxCpus: with few cores the helper threads and NCCL's
+// spinning proxy thread oversubscribe them, with many the helpers copy in parallel on spare cores
+// (measured both ways in docs/decisions.md).
+inline constexpr int kCallerProgressMaxCpus = 8;
+inline bool caller_progress_for(const std::string& mode, int usable_cpus) {
+  if (mode == "caller") return true;
+  if (mode == "helpers") return false;
+  return usable_cpus < kCallerProgressMaxCpus;
+}
+
 union TcpAddress {
   sockaddr sa;
   sockaddr_in in4;
@@ -49,7 +60,10 @@ class TcpTransport final : public NetBackend {
  public:
   explicit TcpTransport(TcpConfig config);
   ~TcpTransport() override;
-  const char* kind() const override { return "tcp"; }
+  const char* kind() const override {
+    return config_.caller_progress ? "tcp (bytes moved by test(), helpers as backstop)"
+                                   : "tcp (bytes moved by helpers)";
+  }
   NetStatus init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* config,
                  ncclDebugLogger_t logger) override;
   NetStatus finalize(void* ctx) override;

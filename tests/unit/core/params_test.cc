@@ -109,7 +109,7 @@ TEST(Params, EveryVariableIsRead) {
                               p.rank == 1 && p.world_size == 2 && p.attempt == 3 && p.log && p.trace_ops &&
                               p.net_inner == "ib" && p.net_nsocks == 8 && p.net_nthreads == 4 &&
                               p.net_speed_mbps == 25000 && p.net_inline_bytes == 256 &&
-                              p.net_min_chunk == 131072 && !p.net_caller_progress;
+                              p.net_min_chunk == 131072 && p.net_progress == "helpers";
                      }),
             0);
 }
