@@ -176,6 +176,9 @@ double shim_seconds(const std::string& path, size_t total) {
         char ack;
         read_all(from_receiver, &ack, 1);  // keep the connection open until the receiver has it all
         (void)to_receiver;
+        // Close before the plugin is unloaded, as NCCL does: the comm's helper threads run plugin code.
+        plugin->close_send(comm);
+        plugin->finalize(ctx);
       },
       [&](int to_sender, int) {
         void* ctx = nullptr;
@@ -199,6 +202,9 @@ double shim_seconds(const std::string& path, size_t total) {
         const double seconds = now_s() - t0;
         const char ack = 1;
         write_all(to_sender, &ack, 1);
+        plugin->close_recv(comm);
+        plugin->close_listen(lcomm);
+        plugin->finalize(ctx);
         return seconds;
       });
 }
