@@ -142,7 +142,8 @@ void check_expectation(const Scenario& s, std::vector<ScenarioError::Problem>& p
     }
   }
   if (e.contains("ras_ranks") && !s.probe_ras) {
-    problems.push_back({"/expect/ras_ranks", "\"probe_ras\": true in the scenario (only the RAS probe names ranks)",
+    problems.push_back({"/expect/ras_ranks",
+                        "\"probe_ras\": true in the scenario (only the RAS probe names ranks)",
                         e["ras_ranks"].dump()});
   }
   const int restarts_available = s.restart.max + s.launcher.max_restarts;

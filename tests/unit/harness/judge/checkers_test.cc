@@ -243,7 +243,9 @@ History ras_probed_run(const json& missing, const json& lagging, bool ok = true)
   History h = make_history(4);
   add_inject(h, 1.0, 2);
   add_event(h, 10.0, -1, "ras", "ras_report",
-            {{"ok", ok}, {"error", ok ? "" : "cannot connect to localhost:28028"}, {"missing", missing},
+            {{"ok", ok},
+             {"error", ok ? "" : "cannot connect to localhost:28028"},
+             {"missing", missing},
              {"lagging", lagging}});
   return h;
 }
