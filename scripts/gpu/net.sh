@@ -29,41 +29,9 @@ done
 
 # NET forced between the two GPUs of this host.
 export NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NVLS_ENABLE=0
-FAILED=0
-
-# Arithmetic through awk: the GPU host has no bc.
-calc() { awk "BEGIN { printf \"%.6g\\n\", $1 }"; }
-say() { echo "$*" | tee -a "$LOG/summary.txt"; }
-check() {  # check NAME CONDITION-EXIT-STATUS DETAIL
-  if [[ $2 -eq 0 ]]; then say "PASS $1: $3"; else say "FAIL $1: $3"; FAILED=1; fi
-}
-
-# launch NAME [VAR=value...] -- workload args. Two ranks, torchrun-style variables; writes
-# $LOG/NAME.rank{0,1}.log, NAME.events.jsonl and NAME.exit ("code0 code1"), NAME.seconds.
-launch() {
-  local name=$1; shift
-  local envs=()
-  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
-  shift
-  PORT=$((PORT + 1))
-  rm -f "$LOG/$name.events.jsonl"
-  local start; start=$(date +%s.%N)
-  local pids=()
-  for r in 0 1; do
-    env "${envs[@]}" RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT \
-      NCCLFI_EVENTS="$LOG/$name.events.jsonl" timeout -s KILL "$RUN_TIMEOUT_S" "$WORKLOAD" "$@" \
-      >"$LOG/$name.rank$r.log" 2>&1 &
-    pids+=($!)
-  done
-  local codes=""
-  for p in "${pids[@]}"; do wait "$p"; codes+="$? "; done
-  echo "$codes" >"$LOG/$name.exit"
-  calc "$(date +%s.%N) - $start" >"$LOG/$name.seconds"
-}
-
-# The busbw column (9th) of the workload's last result line on rank 0.
-busbw() { awk '!/^#/ && NF >= 10 && $9 ~ /^[0-9.]+$/ {v=$9} END {print v+0}' "$LOG/$1.rank0.log"; }
-exit_codes() { cat "$LOG/$1.exit"; }
+# shellcheck source=scripts/gpu/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+busbw() { col "$1" 9; }
 
 SHIM_ENV=(NCCL_NET_PLUGIN="$PLUGIN" NCCL_NET=ncclfi)
 SOCKET_ENV=(NCCL_NET_PLUGIN=none NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo)
@@ -86,7 +54,7 @@ for op in $OPS; do
       launch "bw-ncclfi-$op-$size-r$round" "${SHIM_ENV[@]}" -- --op "$op" --bytes "$size" --iters "$ITERS" --check
       for kind in socket ncclfi; do
         name="bw-$kind-$op-$size-r$round"
-        [[ $(exit_codes "$name") == "0 0 " ]]
+        [[ $(exit_codes "$name") == "0 0" ]]
         check "$name" $? "exit $(exit_codes "$name") (0 0 = verified)"
       done
       s=$(busbw "bw-socket-$op-$size-r$round"); n=$(busbw "bw-ncclfi-$op-$size-r$round")
@@ -110,7 +78,7 @@ p=$(plan '{"id": "drop1", "layer": "net", "kind": "drop", "target": {"ranks": [1
            "trigger": {"after_calls": 400}}' fault-drop)
 launch fault-drop "${SHIM_ENV[@]}" NCCLFI_PLAN="$p" -- "${FAULT_ARGS[@]}" --check
 grep -q '"event":"inject"' "$LOG/fault-drop.events.jsonl" 2>/dev/null && [[ $(exit_codes fault-drop) == *3* ]]
-check fault-drop $? "exit $(exit_codes fault-drop) after $(cat "$LOG/fault-drop.seconds") s (want a 3: watchdog)"
+check fault-drop $? "exit $(exit_codes fault-drop) after $(secs fault-drop) s (want a 3: watchdog)"
 
 # corrupt: bits flipped in one received chunk; the job's --check reports wrong results (exit 4).
 p=$(plan '{"id": "flip", "layer": "net", "kind": "corrupt", "params": {"bits": 8}, "target": {"ranks": [1]},
