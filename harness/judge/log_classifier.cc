@@ -74,6 +74,12 @@ std::vector<LogPattern> builtin_patterns() {
   p.push_back(make("mpirun.nonzero", K::kDetection, "launcher_teardown",
                    R"(mpirun detected that one or more processes exited with non-zero status)",
                    "mpirun detected"));
+  // Slurm's srun reporting a task's end. Evidence only: without --kill-on-bad-exit srun tears nothing
+  // down, so the survivors' own mechanisms are the detections.
+  p.push_back(
+      make("srun.task_ended", K::kEvidence, "srun_report",
+           R"(^srun: error: \S+: tasks? [\d,-]+: (Killed|Terminated|Exited with exit code \d+|.*[Ss]ignal))",
+           "srun: error"));
   // Evidence for the timeline: NCCL warnings and PyTorch's teardown text (after a detection).
   p.push_back(make("torch.teardown", K::kEvidence, "torch_teardown",
                    R"(Some NCCL operations have failed or timed out|taking the entire process down)"));

@@ -7,12 +7,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 namespace ncclfi::cli {
 namespace {
@@ -152,15 +154,20 @@ std::vector<int> find_rank_pids(const std::string& id, int rank) {
   for (int pid : all_pids()) {
     const auto vars = read_environ(pid);
     bool ours = false;
-    std::string found[3];  // NCCLFI_RANK, OMPI_COMM_WORLD_RANK, RANK: first set wins
-    const char* keys[3] = {"NCCLFI_RANK=", "OMPI_COMM_WORLD_RANK=", "RANK="};
+    // The first of these that is set names the rank (the local launcher, mpirun, srun, torchrun).
+    constexpr std::array<std::string_view, 4> kKeys = {
+        "NCCLFI_RANK=", "OMPI_COMM_WORLD_RANK=", "SLURM_PROCID=", "RANK="};
+    std::array<std::string, kKeys.size()> found;
     for (const auto& var : vars) {
       if (var == needle) ours = true;
-      for (int k = 0; k < 3; ++k) {
-        if (var.rfind(keys[k], 0) == 0) found[k] = var.substr(std::string(keys[k]).size());
+      for (size_t k = 0; k < kKeys.size(); ++k) {
+        if (var.rfind(kKeys[k], 0) == 0) found[k] = var.substr(kKeys[k].size());
       }
     }
-    const std::string found_rank = !found[0].empty() ? found[0] : !found[1].empty() ? found[1] : found[2];
+    std::string found_rank;
+    for (const auto& f : found) {
+      if (found_rank.empty()) found_rank = f;
+    }
     if (ours && found_rank == want) pids.push_back(pid);
   }
   return pids;

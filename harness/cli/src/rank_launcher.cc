@@ -104,6 +104,40 @@ class MpirunLauncher : public RankLauncher {
   }
 };
 
+// srun (Slurm): one srun process for the job step; Slurm's daemons start the tasks, so they are not our
+// children: proc faults and the final sweep find them by NCCLFI_HARNESS_ID and SLURM_PROCID in their
+// environment. The injection variables reach the tasks only, through `env K=V... program` (srun itself
+// propagates its own environment, which must stay free of LD_PRELOAD). --label prefixes each line with
+// "R: ". No --kill-on-bad-exit: a rank that dies must leave its peers running, so that their own
+// watchdogs are what is judged. MASTER_ADDR: the scenario's env, else the workloads fall back to
+// SLURM_LAUNCH_NODE_IPADDR (right on one node; set MASTER_ADDR to rank 0's host on several).
+class SrunLauncher : public RankLauncher {
+ public:
+  std::vector<ProcessSpec> processes(const LaunchContext& ctx) const override {
+    const Scenario& s = *ctx.scenario;
+    ProcessSpec spec;
+    spec.rank = -1;
+    spec.env = base_env(ctx);
+    spec.argv = {"srun", "--ntasks=" + std::to_string(s.workload.ranks), "--label",
+                 "--job-name=ncclfi-" + s.name, "--kill-on-bad-exit=0"};
+    for (const auto& a : s.launcher.extra_args) spec.argv.push_back(a);
+    spec.argv.push_back("env");
+    auto vars = injection_env(ctx, -1);
+    vars.erase("NCCLFI_RANK");  // each task finds its own from SLURM_PROCID
+    vars["MASTER_PORT"] = std::to_string(ctx.master_port);
+    vars["NCCLFI_HARNESS_ID"] = ctx.harness_id;
+    for (const auto& [k, v] : vars) spec.argv.push_back(k + "=" + v);
+    for (const auto& a : workload_argv(ctx, -1)) spec.argv.push_back(a);
+    spec.log_path = rank_log_name(ctx, -1);
+    return {spec};
+  }
+  int rank_of_line(const std::string& line) const override {
+    static const std::regex tag(R"(^\s*(\d+): )");
+    std::smatch m;
+    return std::regex_search(line, m, tag) ? std::stoi(m[1].str()) : -1;
+  }
+};
+
 // torchrun: one agent process that starts and restarts the workers. The injection variables reach
 // the workers only, through `--no-python env K=V... python script`.
 class TorchrunLauncher : public RankLauncher {
@@ -265,6 +299,8 @@ std::unique_ptr<RankLauncher> make_launcher(LauncherKind kind) {
   switch (kind) {
     case LauncherKind::kMpirun:
       return std::make_unique<MpirunLauncher>();
+    case LauncherKind::kSrun:
+      return std::make_unique<SrunLauncher>();
     case LauncherKind::kTorchrun:
       return std::make_unique<TorchrunLauncher>();
     case LauncherKind::kLocal:

@@ -31,7 +31,7 @@ class ScenarioError : public std::runtime_error {
   std::vector<Problem> problems_;
 };
 
-enum class LauncherKind { kLocal, kMpirun, kTorchrun, kCommand };
+enum class LauncherKind { kLocal, kMpirun, kSrun, kTorchrun, kCommand };
 const char* to_string(LauncherKind kind);
 
 struct WorkloadSpec {

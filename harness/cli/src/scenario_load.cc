@@ -77,6 +77,7 @@ void fill(Scenario& s, const json& doc) {
   const std::string kind =
       value_or(launcher, "kind", std::string(s.workload.builtin.empty() ? "command" : "local"));
   s.launcher.kind = kind == "mpirun"     ? LauncherKind::kMpirun
+                    : kind == "srun"     ? LauncherKind::kSrun
                     : kind == "torchrun" ? LauncherKind::kTorchrun
                     : kind == "command"  ? LauncherKind::kCommand
                                          : LauncherKind::kLocal;
@@ -125,6 +126,8 @@ const char* to_string(LauncherKind kind) {
       return "local";
     case LauncherKind::kMpirun:
       return "mpirun";
+    case LauncherKind::kSrun:
+      return "srun";
     case LauncherKind::kTorchrun:
       return "torchrun";
     case LauncherKind::kCommand:

@@ -81,6 +81,14 @@ std::string unmet_requirement(const Scenario& s, int visible_gpus) {
     if (!command_on_path(cmd)) return "needs `" + cmd + "` on PATH";
   }
   if (s.launcher.kind == LauncherKind::kMpirun && !command_on_path("mpirun")) return "needs `mpirun` on PATH";
+  if (s.launcher.kind == LauncherKind::kSrun) {
+    if (!command_on_path("srun")) return "needs `srun` on PATH";
+    // Without a configuration srun cannot find a controller (scripts/slurm-local starts a local one).
+    const char* conf = std::getenv("SLURM_CONF");
+    std::error_code ec;
+    if ((conf == nullptr || *conf == '\0') && !std::filesystem::exists("/etc/slurm/slurm.conf", ec))
+      return "needs a Slurm cluster: $SLURM_CONF or /etc/slurm/slurm.conf (scripts/slurm-local starts one)";
+  }
   if (s.launcher.kind == LauncherKind::kTorchrun && !command_on_path("torchrun"))
     return "needs `torchrun` on PATH";
   return "";

@@ -87,6 +87,35 @@ TEST(Launcher, MpirunForwardsInjectionWithDashX) {
   EXPECT_EQ(make_launcher(s.launcher.kind)->rank_of_line("[1,3]<stderr>:NCCL WARN x"), 3);
 }
 
+TEST(Launcher, SrunPassesInjectionThroughEnvToTheTasksOnly) {
+  const Scenario s = scenario("srun", {{"builtin", "cpu-ring"}, {"ranks", 4}, {"args", {"--iters", "5"}}},
+                              {{{"id", "d"}, {"layer", "net"}, {"kind", "drop"}}});
+  const auto specs = make_launcher(s.launcher.kind)->processes(context(s));
+  ASSERT_EQ(specs.size(), 1u);
+  const auto& argv = specs[0].argv;
+  ASSERT_GE(argv.size(), 4u);
+  EXPECT_EQ(argv[0], "srun");
+  EXPECT_EQ(argv[1], "--ntasks=4");
+  auto has = [&](const std::string& a) { return std::find(argv.begin(), argv.end(), a) != argv.end(); };
+  EXPECT_TRUE(has("--label"));
+  EXPECT_TRUE(has("--kill-on-bad-exit=0"));  // a dead rank must leave its peers to their own detection
+  const auto env_at = std::find(argv.begin(), argv.end(), "env");
+  ASSERT_NE(env_at, argv.end());
+  auto after_env = [&](const std::string& a) { return std::find(env_at, argv.end(), a) != argv.end(); };
+  EXPECT_TRUE(after_env("NCCL_NET_PLUGIN=/b/lib/libnccl-net-ncclfi.so"));
+  EXPECT_TRUE(after_env("NCCLFI_PLAN=/runs/t/1/plan.json"));
+  EXPECT_TRUE(after_env("NCCLFI_HARNESS_ID=hid"));
+  EXPECT_TRUE(after_env("MASTER_PORT=12345"));
+  for (const auto& a : argv) EXPECT_NE(a.rfind("NCCLFI_RANK=", 0), 0u) << "ranks come from SLURM_PROCID";
+  EXPECT_EQ(specs[0].env.count("NCCL_NET_PLUGIN"), 0u);  // not in srun's own environment
+  EXPECT_EQ(specs[0].env.at("NCCLFI_HARNESS_ID"), "hid");
+  EXPECT_EQ(std::vector<std::string>(argv.end() - 3, argv.end()),
+            (std::vector<std::string>{"/b/bin/ncclfi-cpu-ring", "--iters", "5"}));
+  const auto launcher = make_launcher(s.launcher.kind);
+  EXPECT_EQ(launcher->rank_of_line("2: ncclfi-cpu-ring: watchdog fired"), 2);
+  EXPECT_EQ(launcher->rank_of_line("srun: error: vm: task 3: Killed"), -1);
+}
+
 TEST(Launcher, TorchrunKeepsInjectionOffTheAgent) {
   const Scenario s = scenario("torchrun", {{"builtin", "ddp"}, {"ranks", 2}, {"args", {"--steps", "5"}}},
                               {{{"id", "h"}, {"layer", "api"}, {"kind", "hang"}}});

@@ -110,7 +110,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"mpirun noticed that process rank 1 with PID 777 on node host1 exited on signal 9 (Killed).",
              K::kDetection, "launcher_teardown"},
         Case{"mpirun detected that one or more processes exited with non-zero status, thus causing",
-             K::kDetection, "launcher_teardown"}));
+             K::kDetection, "launcher_teardown"},
+        // Slurm (srun 22.05, seen in scenarios/slurm/srun-kill-rank.json's launcher log)
+        Case{"srun: error: vm: task 3: Killed", K::kEvidence, "srun_report"},
+        Case{"srun: error: vm: tasks 0-2: Exited with exit code 2", K::kEvidence, "srun_report"}));
 
 TEST(BuiltinClassifierNegative, OrdinaryLinesMatchNothing) {
   const LogClassifier c = LogClassifier::builtin();
