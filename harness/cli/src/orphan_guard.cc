@@ -154,9 +154,11 @@ std::vector<int> find_rank_pids(const std::string& id, int rank) {
   for (int pid : all_pids()) {
     const auto vars = read_environ(pid);
     bool ours = false;
-    // The first of these that is set names the rank (the local launcher, mpirun, srun, torchrun).
+    // The first of these that is set names the rank (the local launcher, mpirun, torchrun, srun).
+    // SLURM_PROCID comes last: run inside an allocation, every process inherits SLURM_PROCID=0, and only
+    // srun's own tasks (which have none of the others) get their real one.
     constexpr std::array<std::string_view, 4> kKeys = {
-        "NCCLFI_RANK=", "OMPI_COMM_WORLD_RANK=", "SLURM_PROCID=", "RANK="};
+        "NCCLFI_RANK=", "OMPI_COMM_WORLD_RANK=", "RANK=", "SLURM_PROCID="};
     std::array<std::string, kKeys.size()> found;
     for (const auto& var : vars) {
       if (var == needle) ours = true;

@@ -1,6 +1,14 @@
 // Launchers turn an attempt into process specs: env per rank, injection variables only for ranks.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "orphan_guard.h"
 #include "rank_launcher.h"
 
 namespace ncclfi::cli {
@@ -114,6 +122,37 @@ TEST(Launcher, SrunPassesInjectionThroughEnvToTheTasksOnly) {
   const auto launcher = make_launcher(s.launcher.kind);
   EXPECT_EQ(launcher->rank_of_line("2: ncclfi-cpu-ring: watchdog fired"), 2);
   EXPECT_EQ(launcher->rank_of_line("srun: error: vm: task 3: Killed"), -1);
+}
+
+// Proc faults find a launcher's ranks by their environment. Inside a Slurm allocation every process
+// inherits SLURM_PROCID=0, so a torchrun worker's RANK must win over it.
+TEST(Launcher, RankPidsPreferRankOverAnInheritedSlurmProcid) {
+  auto spawn = [](std::vector<std::string> vars) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      std::vector<char*> envp;
+      for (auto& v : vars) envp.push_back(v.data());
+      envp.push_back(nullptr);
+      char sleep_path[] = "/bin/sleep";
+      char seconds[] = "30";
+      char* argv[] = {sleep_path, seconds, nullptr};
+      execve(sleep_path, argv, envp.data());
+      _exit(127);
+    }
+    return pid;
+  };
+  const std::string id = "launcher-test-" + std::to_string(getpid());
+  const pid_t torch_worker = spawn({"NCCLFI_HARNESS_ID=" + id, "SLURM_PROCID=0", "RANK=2"});
+  const pid_t srun_task = spawn({"NCCLFI_HARNESS_ID=" + id, "SLURM_PROCID=3"});
+  const pid_t stranger = spawn({"NCCLFI_HARNESS_ID=other", "RANK=2"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the execs are done
+  EXPECT_EQ(find_rank_pids(id, 2), std::vector<int>{torch_worker});
+  EXPECT_EQ(find_rank_pids(id, 3), std::vector<int>{srun_task});
+  EXPECT_TRUE(find_rank_pids(id, 0).empty());
+  for (pid_t p : {torch_worker, srun_task, stranger}) {
+    kill(p, SIGKILL);
+    waitpid(p, nullptr, 0);
+  }
 }
 
 TEST(Launcher, TorchrunKeepsInjectionOffTheAgent) {
