@@ -79,6 +79,15 @@ void interrupt_srun_job(int sig) {
     if (any) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_FALSE(any) << "a Slurm task outlived ncclfi after signal " << sig;
+  // And the job itself ends: after a SIGKILL the orphan guard scancels it (a SIGKILLed srun leaves its
+  // step behind otherwise, and on other nodes its tasks too).
+  std::string jobs;
+  for (int i = 0; i < 100; ++i) {
+    jobs = run_program({"/bin/sh", "-c", "squeue -h -o %j | grep ncclfi-srun-forever- || true"}, 10).out;
+    if (jobs.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(jobs, "") << "the Slurm job outlived ncclfi after signal " << sig;
 }
 
 TEST(Srun, SigintLeavesNoTask) {

@@ -121,6 +121,7 @@ class AttemptLoop final : public RankSignaller {
         throw std::runtime_error(std::string("launch failed: ") + e.what());
       }
       OrphanGuard::watch_group(process->pid());
+      if (!spec.slurm_job_name.empty()) OrphanGuard::watch_slurm_job(spec.slurm_job_name);
       const std::string log_rel =
           in_.log_dir_rel + "/" + std::filesystem::path(spec.log_path).filename().string();
       for (size_t r = 0; r < attempt_logs.size(); ++r) {
@@ -163,6 +164,8 @@ class AttemptLoop final : public RankSignaller {
       if (p.reaped || !p.process->poll()) continue;
       p.reaped = true;
       OrphanGuard::forget_group(p.process->pid());
+      if (!p.process->spec().slurm_job_name.empty())
+        OrphanGuard::forget_slurm_job(p.process->spec().slurm_job_name);
       harness::RankExit exit;
       exit.rank = p.process->spec().rank;
       exit.attempt = in_.ctx.attempt;

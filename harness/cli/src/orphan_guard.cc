@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +55,24 @@ void sleep_ms(long ms) {
   nanosleep(&ts, nullptr);
 }
 
+// `scancel --quiet --name=NAME`, waited for at most 5 s (a controller that does not answer must not
+// keep the guard alive for ever). Nothing happens when scancel is not installed.
+void scancel_job(const std::string& name) {
+  const pid_t pid = fork();
+  if (pid < 0) return;
+  if (pid == 0) {
+    const std::string arg = "--name=" + name;
+    execlp("scancel", "scancel", "--quiet", arg.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int i = 0; i < 50; ++i) {
+    if (waitpid(pid, nullptr, WNOHANG) == pid) return;
+    sleep_ms(100);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
 [[noreturn]] void guard_main(int read_fd, const std::string& id) {
   // Detach from the terminal's signals: Ctrl-C is for ncclfi, which tears down itself.
   setsid();
@@ -61,6 +80,7 @@ void sleep_ms(long ms) {
   signal(SIGTERM, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
   std::set<int> groups;
+  std::set<std::string> slurm_jobs;
   std::string pending;
   char buf[256];
   for (;;) {
@@ -74,10 +94,13 @@ void sleep_ms(long ms) {
       pending.erase(0, nl + 1);
       if (line.size() > 1 && line[0] == '+') groups.insert(std::atoi(line.c_str() + 1));
       if (line.size() > 1 && line[0] == '-') groups.erase(std::atoi(line.c_str() + 1));
+      if (line.size() > 1 && line[0] == 'S') slurm_jobs.insert(line.substr(1));
+      if (line.size() > 1 && line[0] == 's') slurm_jobs.erase(line.substr(1));
     }
   }
   for (int g : groups) kill(-g, SIGTERM);
   signal_processes_with_harness_id(id, SIGTERM);
+  for (const auto& job : slurm_jobs) scancel_job(job);
   sleep_ms(groups.empty() ? 100 : 1000);
   for (int g : groups) kill(-g, SIGKILL);
   signal_processes_with_harness_id(id, SIGKILL);
@@ -129,6 +152,12 @@ void OrphanGuard::watch_group(int pgid) {
 }
 void OrphanGuard::forget_group(int pgid) {
   send_line("-" + std::to_string(pgid));
+}
+void OrphanGuard::watch_slurm_job(const std::string& name) {
+  send_line("S" + name);
+}
+void OrphanGuard::forget_slurm_job(const std::string& name) {
+  send_line("s" + name);
 }
 
 int signal_processes_with_harness_id(const std::string& id, int sig) {

@@ -3,7 +3,8 @@
 // subreaper, so grandchildren re-parent to it while it lives; and a small guard process, forked at
 // start-up before any thread, reads process-group ids from a pipe and, when the pipe closes (ncclfi
 // died, however), SIGTERMs then SIGKILLs every registered group and every process carrying this
-// harness's NCCLFI_HARNESS_ID in its environment (ranks that left their group, mpirun's children).
+// harness's NCCLFI_HARNESS_ID in its environment (ranks that left their group, mpirun's children), and
+// scancels every registered Slurm job.
 #pragma once
 
 #include <string>
@@ -20,6 +21,10 @@ class OrphanGuard {
   // Registers / forgets a process group to kill if ncclfi dies.
   static void watch_group(int pgid);
   static void forget_group(int pgid);
+  // Registers / forgets a Slurm job (by its unique name) to scancel if ncclfi dies: a SIGKILLed srun
+  // leaves its tasks running, on this node and on every other.
+  static void watch_slurm_job(const std::string& name);
+  static void forget_slurm_job(const std::string& name);
 };
 
 // Sends `sig` to every process whose environment has NCCLFI_HARNESS_ID=`id` (except the caller).

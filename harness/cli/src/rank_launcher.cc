@@ -118,8 +118,10 @@ class SrunLauncher : public RankLauncher {
     ProcessSpec spec;
     spec.rank = -1;
     spec.env = base_env(ctx);
+    // A job name unique to this ncclfi process, so the orphan guard can scancel exactly this job.
+    spec.slurm_job_name = "ncclfi-" + s.name + "-" + ctx.harness_id;
     spec.argv = {"srun", "--ntasks=" + std::to_string(s.workload.ranks), "--label",
-                 "--job-name=ncclfi-" + s.name, "--kill-on-bad-exit=0"};
+                 "--job-name=" + spec.slurm_job_name, "--kill-on-bad-exit=0"};
     for (const auto& a : s.launcher.extra_args) spec.argv.push_back(a);
     spec.argv.push_back("env");
     auto vars = injection_env(ctx, -1);

@@ -18,6 +18,7 @@ struct ProcessSpec {
   std::map<std::string, std::string> env;  // the complete environment of the process
   std::string log_path;                    // stdout and stderr, together, truncated first
   std::string cwd;                         // empty: ncclfi's
+  std::string slurm_job_name;              // srun: the job's --job-name, scancelled if ncclfi dies
 };
 
 class RankProcess {
