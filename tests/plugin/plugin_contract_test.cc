@@ -234,6 +234,36 @@ TEST(PluginConnect, AcceptAndConnectNeverBlock) {
 // Sizes that cross every path: empty, inline, just past inline, one slice, striped, odd.
 const std::vector<size_t> kSizes = {0, 1, 128, 129, 4096, 65536, 65537, (1 << 20) + 3, 3 << 20, 777};
 
+// Sender side of a kSizes exchange: each size in turn, filled with pattern(size, seed) and waited for;
+// then it keeps the connection open until the receiver says it has everything.
+int send_each_size(Endpoint& ep, int seed) {
+  for (size_t size : kSizes) {
+    auto buf = pattern(size, seed);
+    ncclResult_t res;
+    void* req = post_send(*ep.plugin, ep.comm, buf.data(), size, 0, &res);
+    int done = 0, got = 0;
+    CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "send");
+  }
+  ep.recv_value();
+  return 0;
+}
+
+// Receiver side: each size into a buffer `slack` bytes larger (so the reported size is checked, not
+// the capacity), every byte compared with pattern(size, seed).
+int recv_each_size(Endpoint& ep, int seed, size_t slack) {
+  for (size_t size : kSizes) {
+    std::vector<char> buf(size + slack);
+    ncclResult_t res;
+    void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+    int done = 0, got = 0;
+    CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "recv");
+    CHILD_CHECK(got == static_cast<int>(size), "size %d vs %zu", got, size);
+    CHILD_CHECK(std::memcmp(buf.data(), pattern(size, seed).data(), size) == 0, "bytes of %zu", size);
+  }
+  ep.send_value(1);
+  return 0;
+}
+
 TEST(PluginDataPath, PostingOrderSizesThroughTestAnd32Outstanding) {
   auto [s, r] = run_pair(
       {},
@@ -396,33 +426,8 @@ TEST(PluginDataPath, StripingAndProgressModesAgree) {
       options.receiver_env = {
           {"NCCLFI_NET_NSOCKS", nsocks}, {"NCCLFI_NET_NTHREADS", "3"}, {"NCCLFI_NET_PROGRESS", recv_mode}};
       auto [s, r] = run_pair(
-          options,
-          [](Endpoint& ep) {
-            for (size_t size : kSizes) {
-              auto buf = pattern(size, 9);
-              ncclResult_t res;
-              void* req = post_send(*ep.plugin, ep.comm, buf.data(), size, 0, &res);
-              int done = 0, got = 0;
-              CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done,
-                          "send");
-            }
-            ep.recv_value();
-            return 0;
-          },
-          [](Endpoint& ep) {
-            for (size_t size : kSizes) {
-              std::vector<char> buf(size + 1);
-              ncclResult_t res;
-              void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
-              int done = 0, got = 0;
-              CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done,
-                          "recv");
-              CHILD_CHECK(got == static_cast<int>(size), "size");
-              CHILD_CHECK(std::memcmp(buf.data(), pattern(size, 9).data(), size) == 0, "bytes");
-            }
-            ep.send_value(1);
-            return 0;
-          });
+          options, [](Endpoint& ep) { return send_each_size(ep, 9); },
+          [](Endpoint& ep) { return recv_each_size(ep, 9, 1); });
       EXPECT_EQ(s, 0) << "NCCLFI_NET_NSOCKS=" << nsocks << " sender " << send_mode;
       EXPECT_EQ(r, 0) << "NCCLFI_NET_NSOCKS=" << nsocks << " receiver " << recv_mode;
     }
@@ -437,31 +442,8 @@ TEST(PluginDataPath, EndsWithDifferentFramingSettingsAgree) {
   options.receiver_env = {
       {"NCCLFI_NET_INLINE", "1024"}, {"NCCLFI_NET_MIN_CHUNK", "1048576"}, {"NCCLFI_NET_NSOCKS", "3"}};
   auto [s, r] = run_pair(
-      options,
-      [](Endpoint& ep) {
-        for (size_t size : kSizes) {
-          auto buf = pattern(size, 11);
-          ncclResult_t res;
-          void* req = post_send(*ep.plugin, ep.comm, buf.data(), size, 0, &res);
-          int done = 0, got = 0;
-          CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "send");
-        }
-        ep.recv_value();
-        return 0;
-      },
-      [](Endpoint& ep) {
-        for (size_t size : kSizes) {
-          std::vector<char> buf(size + 3);
-          ncclResult_t res;
-          void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
-          int done = 0, got = 0;
-          CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "recv");
-          CHILD_CHECK(got == static_cast<int>(size), "size %d vs %zu", got, size);
-          CHILD_CHECK(std::memcmp(buf.data(), pattern(size, 11).data(), size) == 0, "bytes of %zu", size);
-        }
-        ep.send_value(1);
-        return 0;
-      });
+      options, [](Endpoint& ep) { return send_each_size(ep, 11); },
+      [](Endpoint& ep) { return recv_each_size(ep, 11, 3); });
   EXPECT_EQ(s, 0);
   EXPECT_EQ(r, 0);
 }
@@ -474,33 +456,12 @@ TEST_P(PluginWrap, ForwardsEveryCallAcrossVersions) {
   options.sender_env = {{"NCCLFI_NET_INNER", inner_path(GetParam())}};
   options.receiver_env = options.sender_env;
   auto [s, r] = run_pair(
-      options,
-      [](Endpoint& ep) {
-        for (size_t size : kSizes) {
-          auto buf = pattern(size, 5);
-          ncclResult_t res;
-          void* req = post_send(*ep.plugin, ep.comm, buf.data(), size, 0, &res);
-          int done = 0, got = 0;
-          CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "send");
-        }
-        ep.recv_value();
-        return 0;
-      },
+      options, [](Endpoint& ep) { return send_each_size(ep, 5); },
       [](Endpoint& ep) {
         ncclNetProperties_v11_t props{};
         CHILD_CHECK(ep.plugin->get_properties(0, &props) == ncclSuccess, "props");
         CHILD_CHECK(props.maxRecvs == 1 && props.ptrSupport == NCCL_PTR_HOST, "inner props");
-        for (size_t size : kSizes) {
-          std::vector<char> buf(size + 10);
-          ncclResult_t res;
-          void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
-          int done = 0, got = 0;
-          CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "recv");
-          CHILD_CHECK(got == static_cast<int>(size), "size %d vs %zu", got, size);
-          CHILD_CHECK(std::memcmp(buf.data(), pattern(size, 5).data(), size) == 0, "bytes");
-        }
-        ep.send_value(1);
-        return 0;
+        return recv_each_size(ep, 5, 10);
       });
   EXPECT_EQ(s, 0);
   EXPECT_EQ(r, 0);
