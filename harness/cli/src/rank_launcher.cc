@@ -49,6 +49,38 @@ void add_rendezvous(std::map<std::string, std::string>& env, const LaunchContext
   env["MASTER_PORT"] = std::to_string(ctx.master_port);
 }
 
+// The one process of a launcher that serves every rank (mpirun, srun, torchrun): ncclfi's environment
+// (never the injection variables), its output, every rank's lines together, in launcher.log.
+ProcessSpec launcher_process(const LaunchContext& ctx) {
+  ProcessSpec spec;
+  spec.rank = -1;
+  spec.env = base_env(ctx);
+  spec.log_path = rank_log_name(ctx, -1);
+  return spec;
+}
+
+// The injection variables that a launcher hands to all its ranks at once: each rank takes its own rank
+// from the launcher's variables (OMPI_COMM_WORLD_RANK, SLURM_PROCID, torchrun's RANK), not NCCLFI_RANK.
+std::map<std::string, std::string> injection_env_for_all_ranks(const LaunchContext& ctx) {
+  auto vars = injection_env(ctx, -1);
+  vars.erase("NCCLFI_RANK");
+  return vars;
+}
+
+// `env K=V ... PROGRAM ARGS`: how srun and torchrun pass variables to their ranks and not to themselves.
+void append_env_command(std::vector<std::string>& argv, const std::map<std::string, std::string>& vars,
+                        const LaunchContext& ctx) {
+  argv.push_back("env");
+  for (const auto& [k, v] : vars) argv.push_back(k + "=" + v);
+  for (const auto& a : workload_argv(ctx, -1)) argv.push_back(a);
+}
+
+// The rank a launcher's line prefix names (its first capture group), or -1.
+int rank_from_prefix(const std::string& line, const std::regex& prefix) {
+  std::smatch m;
+  return std::regex_search(line, m, prefix) ? std::stoi(m[1].str()) : -1;
+}
+
 // local: one process per rank, torchrun-style rendezvous variables.
 class LocalLauncher : public RankLauncher {
  public:
@@ -77,14 +109,11 @@ class LocalLauncher : public RankLauncher {
 class MpirunLauncher : public RankLauncher {
  public:
   std::vector<ProcessSpec> processes(const LaunchContext& ctx) const override {
-    ProcessSpec spec;
-    spec.rank = -1;
-    spec.env = base_env(ctx);
+    ProcessSpec spec = launcher_process(ctx);
     const int world = ctx.scenario->workload.ranks;
     spec.argv = {"mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output",
                  "-np",    std::to_string(world)};
-    auto vars = injection_env(ctx, -1);
-    vars.erase("NCCLFI_RANK");  // each rank finds its own from OMPI_COMM_WORLD_RANK
+    auto vars = injection_env_for_all_ranks(ctx);
     vars["MASTER_ADDR"] = "127.0.0.1";
     vars["MASTER_PORT"] = std::to_string(ctx.master_port);
     vars["NCCLFI_HARNESS_ID"] = ctx.harness_id;
@@ -94,13 +123,11 @@ class MpirunLauncher : public RankLauncher {
     }
     for (const auto& a : ctx.scenario->launcher.extra_args) spec.argv.push_back(a);
     for (const auto& a : workload_argv(ctx, -1)) spec.argv.push_back(a);
-    spec.log_path = rank_log_name(ctx, -1);
     return {spec};
   }
   int rank_of_line(const std::string& line) const override {
-    static const std::regex tag(R"(^\[\d+,(\d+)\]<(stdout|stderr)>:)");
-    std::smatch m;
-    return std::regex_search(line, m, tag) ? std::stoi(m[1].str()) : -1;
+    static const std::regex prefix(R"(^\[\d+,(\d+)\]<(stdout|stderr)>:)");
+    return rank_from_prefix(line, prefix);
   }
 };
 
@@ -115,28 +142,21 @@ class SrunLauncher : public RankLauncher {
  public:
   std::vector<ProcessSpec> processes(const LaunchContext& ctx) const override {
     const Scenario& s = *ctx.scenario;
-    ProcessSpec spec;
-    spec.rank = -1;
-    spec.env = base_env(ctx);
+    ProcessSpec spec = launcher_process(ctx);
     // A job name unique to this ncclfi process, so the orphan guard can scancel exactly this job.
     spec.slurm_job_name = "ncclfi-" + s.name + "-" + ctx.harness_id;
     spec.argv = {"srun", "--ntasks=" + std::to_string(s.workload.ranks), "--label",
                  "--job-name=" + spec.slurm_job_name, "--kill-on-bad-exit=0"};
     for (const auto& a : s.launcher.extra_args) spec.argv.push_back(a);
-    spec.argv.push_back("env");
-    auto vars = injection_env(ctx, -1);
-    vars.erase("NCCLFI_RANK");  // each task finds its own from SLURM_PROCID
+    auto vars = injection_env_for_all_ranks(ctx);
     vars["MASTER_PORT"] = std::to_string(ctx.master_port);
     vars["NCCLFI_HARNESS_ID"] = ctx.harness_id;
-    for (const auto& [k, v] : vars) spec.argv.push_back(k + "=" + v);
-    for (const auto& a : workload_argv(ctx, -1)) spec.argv.push_back(a);
-    spec.log_path = rank_log_name(ctx, -1);
+    append_env_command(spec.argv, vars, ctx);
     return {spec};
   }
   int rank_of_line(const std::string& line) const override {
-    static const std::regex tag(R"(^\s*(\d+): )");
-    std::smatch m;
-    return std::regex_search(line, m, tag) ? std::stoi(m[1].str()) : -1;
+    static const std::regex prefix(R"(^\s*(\d+): )");
+    return rank_from_prefix(line, prefix);
   }
 };
 
@@ -146,9 +166,7 @@ class TorchrunLauncher : public RankLauncher {
  public:
   std::vector<ProcessSpec> processes(const LaunchContext& ctx) const override {
     const Scenario& s = *ctx.scenario;
-    ProcessSpec spec;
-    spec.rank = -1;
-    spec.env = base_env(ctx);
+    ProcessSpec spec = launcher_process(ctx);
     spec.argv = {"torchrun",
                  "--nnodes=1",
                  "--nproc-per-node=" + std::to_string(s.workload.ranks),
@@ -157,18 +175,12 @@ class TorchrunLauncher : public RankLauncher {
                  "--master-port=" + std::to_string(ctx.master_port),
                  "--no-python"};
     for (const auto& a : s.launcher.extra_args) spec.argv.push_back(a);
-    spec.argv.push_back("env");
-    auto vars = injection_env(ctx, -1);
-    vars.erase("NCCLFI_RANK");  // RANK from torchrun
-    for (const auto& [k, v] : vars) spec.argv.push_back(k + "=" + v);
-    for (const auto& a : workload_argv(ctx, -1)) spec.argv.push_back(a);
-    spec.log_path = rank_log_name(ctx, -1);
+    append_env_command(spec.argv, injection_env_for_all_ranks(ctx), ctx);
     return {spec};
   }
   int rank_of_line(const std::string& line) const override {
-    static const std::regex tag(R"(^\[(?:default)?rank(\d+)\]:)");
-    std::smatch m;
-    return std::regex_search(line, m, tag) ? std::stoi(m[1].str()) : -1;
+    static const std::regex prefix(R"(^\[(?:default)?rank(\d+)\]:)");
+    return rank_from_prefix(line, prefix);
   }
 };
 
