@@ -74,6 +74,26 @@ std::vector<double> timed_sends(Endpoint& ep, int count, size_t size) {
   return ms;
 }
 
+// Receives messages of up to `size` bytes until the sender says it is done (it decides how many attempts
+// it needs), then acks so the sender keeps its connection open until the receiver stops.
+int receive_until_sender_done(Endpoint& ep, size_t size) {
+  std::vector<char> buf(size);
+  for (;;) {
+    ncclResult_t res;
+    void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+    int done = 0, got = 0;
+    while (!done) {
+      CHILD_CHECK(ep.plugin->test(req, &done, &got) == ncclSuccess, "test");
+      pollfd pfd{ep.from_peer, POLLIN, 0};
+      if (!done && poll(&pfd, 1, 0) == 1) {
+        ep.recv_value();
+        ep.send_value(1);
+        return 0;
+      }
+    }
+  }
+}
+
 int receive_all(Endpoint& ep, int count, size_t size) {
   std::vector<char> buf(size);
   for (int i = 0; i < count; ++i) {
@@ -114,25 +134,7 @@ TEST(NetFaultDelay, CompletionHeldForTheAskedTime) {
         CHILD_CHECK(std::fabs(added - 100.0) <= 2.0, "added %.3f ms, asked 100 ms", added);
         return 0;
       },
-      [](Endpoint& ep) {
-        std::vector<char> buf(4096);
-        std::vector<void*> reqs;
-        // Receive until the sender says it is done (it decides how many attempts it needs).
-        for (;;) {
-          ncclResult_t res;
-          void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
-          int done = 0, got = 0;
-          while (!done) {
-            CHILD_CHECK(ep.plugin->test(req, &done, &got) == ncclSuccess, "test");
-            pollfd pfd{ep.from_peer, POLLIN, 0};
-            if (!done && poll(&pfd, 1, 0) == 1) {
-              ep.recv_value();
-              ep.send_value(1);  // the sender keeps its connection open until this ack
-              return 0;
-            }
-          }
-        }
-      });
+      [](Endpoint& ep) { return receive_until_sender_done(ep, 4096); });
   EXPECT_EQ(s, 0);
   EXPECT_EQ(r, 0);
   const auto inj = injections(files.events);
@@ -169,23 +171,7 @@ TEST(NetFaultDelay, JitterStaysWithinItsBound) {
         CHILD_CHECK(within, "the median stayed above 72 ms in every attempt");
         return 0;
       },
-      [](Endpoint& ep) {
-        std::vector<char> buf(512);
-        for (;;) {
-          ncclResult_t res;
-          void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
-          int done = 0, got = 0;
-          while (!done) {
-            CHILD_CHECK(ep.plugin->test(req, &done, &got) == ncclSuccess, "test");
-            pollfd pfd{ep.from_peer, POLLIN, 0};
-            if (!done && poll(&pfd, 1, 0) == 1) {
-              ep.recv_value();
-              ep.send_value(1);  // the sender keeps its connection open until this ack
-              return 0;
-            }
-          }
-        }
-      });
+      [](Endpoint& ep) { return receive_until_sender_done(ep, 512); });
   EXPECT_EQ(s, 0);
   EXPECT_EQ(r, 0);
 }
