@@ -5,21 +5,6 @@
 
 namespace ncclfi::plan_json {
 
-std::string Where::escape(std::string_view key) {
-  // RFC 6901: '~' -> "~0", '/' -> "~1".
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 void require_object(const nlohmann::json& v, const Where& w,
                     std::initializer_list<std::string_view> allowed) {
   if (!v.is_object()) w.fail("an object", v);

@@ -16,7 +16,10 @@ namespace ncclfi::plan_json {
 struct Where {
   const std::string& file;
   std::string pointer;
-  Where at(std::string_view key) const { return Where{file, pointer + "/" + escape(key)}; }
+  // '~' and '/' in the key escaped as RFC 6901 says (nlohmann's json_pointer does it).
+  Where at(std::string_view key) const {
+    return Where{file, pointer + (nlohmann::json::json_pointer() / std::string(key)).to_string()};
+  }
   Where at(size_t index) const { return Where{file, pointer + "/" + std::to_string(index)}; }
   [[noreturn]] void fail(const std::string& expected, const nlohmann::json& found) const {
     throw PlanError(file, pointer.empty() ? "/" : pointer, expected, describe_json(found));
@@ -24,7 +27,6 @@ struct Where {
   [[noreturn]] void fail_text(const std::string& expected, const std::string& found) const {
     throw PlanError(file, pointer.empty() ? "/" : pointer, expected, found);
   }
-  static std::string escape(std::string_view key);
 };
 
 void require_object(const nlohmann::json& v, const Where& w, std::initializer_list<std::string_view> allowed);

@@ -9,18 +9,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string escape_pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
+// "/key" with '~' and '/' escaped as RFC 6901 says (nlohmann's json_pointer does the escaping).
+std::string pointer_token(const std::string& key) {
+  return (json::json_pointer() / key).to_string();
 }
 
 std::string number_text(double v) {
@@ -152,15 +143,14 @@ class Checker {
           if (!value.contains(k)) {
             const json& sub =
                 schema["properties"].contains(k) ? resolve(schema["properties"][k]) : json::object();
-            if (record)
-              result.violations.push_back({ptr + "/" + escape_pointer_token(k), expectation(sub), "nothing"});
+            if (record) result.violations.push_back({ptr + pointer_token(k), expectation(sub), "nothing"});
             ok = false;
           }
         }
       }
       const json* props = schema.contains("properties") ? &schema["properties"] : nullptr;
       for (auto it = value.begin(); it != value.end(); ++it) {
-        const std::string child = ptr + "/" + escape_pointer_token(it.key());
+        const std::string child = ptr + pointer_token(it.key());
         if (props != nullptr && props->contains(it.key())) {
           ok = check(it.value(), (*props)[it.key()], child, record) && ok;
         } else if (schema.contains("additionalProperties")) {

@@ -146,5 +146,14 @@ TEST(SchemaCheck, AnyOfAndDeferred) {
   EXPECT_EQ(r.deferred[1].pointer, "/f/1");
 }
 
+TEST(SchemaCheck, PointersEscapeTildeAndSlashInKeys) {
+  const json schema = {
+      {"type", "object"},
+      {"properties", {{"env", {{"type", "object"}, {"additionalProperties", {{"type", "string"}}}}}}}};
+  const auto r = check_against_schema(json{{"env", {{"a/b~c", 1}}}}, schema);
+  ASSERT_EQ(r.violations.size(), 1u);
+  EXPECT_EQ(r.violations[0].pointer, "/env/a~1b~0c");
+}
+
 }  // namespace
 }  // namespace ncclfi::cli
