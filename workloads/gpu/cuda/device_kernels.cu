@@ -2,21 +2,10 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <nccl.h>
 
 namespace ncclfi::workload {
 namespace {
-
-// DType values (dtype.h): the ncclDataType_t numbering.
-enum : int {
-  kInt8 = 0,
-  kUint8 = 1,
-  kInt32 = 2,
-  kInt64 = 4,
-  kHalf = 6,
-  kFloat = 7,
-  kDouble = 8,
-  kBfloat16 = 9
-};
 
 template <typename T>
 __device__ T from_int(int64_t v) {
@@ -97,21 +86,21 @@ cudaError_t verify_as(const void* recv, const OpLayout& layout, uint64_t seq, Ve
 
 cudaError_t launch_fill(void* send, int dtype, int rank, uint64_t count, uint64_t seq, cudaStream_t stream) {
   switch (dtype) {
-    case kInt8:
+    case ncclInt8:
       return fill_as<int8_t>(send, rank, count, seq, stream);
-    case kUint8:
+    case ncclUint8:
       return fill_as<uint8_t>(send, rank, count, seq, stream);
-    case kInt32:
+    case ncclInt32:
       return fill_as<int32_t>(send, rank, count, seq, stream);
-    case kInt64:
+    case ncclInt64:
       return fill_as<int64_t>(send, rank, count, seq, stream);
-    case kHalf:
+    case ncclFloat16:
       return fill_as<__half>(send, rank, count, seq, stream);
-    case kFloat:
+    case ncclFloat32:
       return fill_as<float>(send, rank, count, seq, stream);
-    case kDouble:
+    case ncclFloat64:
       return fill_as<double>(send, rank, count, seq, stream);
-    case kBfloat16:
+    case ncclBfloat16:
       return fill_as<__nv_bfloat16>(send, rank, count, seq, stream);
   }
   return cudaErrorInvalidValue;
@@ -120,21 +109,21 @@ cudaError_t launch_fill(void* send, int dtype, int rank, uint64_t count, uint64_
 cudaError_t launch_verify(const void* recv, int dtype, const OpLayout& layout, uint64_t seq,
                           VerifyCounters* counters, cudaStream_t stream) {
   switch (dtype) {
-    case kInt8:
+    case ncclInt8:
       return verify_as<int8_t>(recv, layout, seq, counters, stream);
-    case kUint8:
+    case ncclUint8:
       return verify_as<uint8_t>(recv, layout, seq, counters, stream);
-    case kInt32:
+    case ncclInt32:
       return verify_as<int32_t>(recv, layout, seq, counters, stream);
-    case kInt64:
+    case ncclInt64:
       return verify_as<int64_t>(recv, layout, seq, counters, stream);
-    case kHalf:
+    case ncclFloat16:
       return verify_as<__half>(recv, layout, seq, counters, stream);
-    case kFloat:
+    case ncclFloat32:
       return verify_as<float>(recv, layout, seq, counters, stream);
-    case kDouble:
+    case ncclFloat64:
       return verify_as<double>(recv, layout, seq, counters, stream);
-    case kBfloat16:
+    case ncclBfloat16:
       return verify_as<__nv_bfloat16>(recv, layout, seq, counters, stream);
   }
   return cudaErrorInvalidValue;

@@ -17,7 +17,8 @@ struct VerifyCounters {
   unsigned long long first_wrong;
 };
 
-// `dtype` is a DType value (dtype.h, which needs C++20, stays out of the C++17 CUDA translation unit).
+// `dtype` is a DType value, which is its ncclDataType_t (dtype.h needs C++20 and stays out of the C++17
+// CUDA translation unit, which switches on NCCL's own enumerators; nccl_session.cc checks they agree).
 // Enqueues on `stream`: send[j] = input_value(rank, j, seq) for j < count.
 cudaError_t launch_fill(void* send, int dtype, int rank, uint64_t count, uint64_t seq, cudaStream_t stream);
 // Enqueues on `stream`: compares recv[0, layout.recv_count) with expected_output() and adds into `counters`.

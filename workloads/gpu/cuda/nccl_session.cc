@@ -73,6 +73,15 @@ ncclResult_t p2p_op(const OpLayout& l, DType dtype, const void* send, void* recv
 
 }  // namespace
 
+// DType is numbered as ncclDataType_t, so the conversion is a cast (and device_kernels.cu switches on
+// NCCL's enumerators directly).
+static_assert(static_cast<int>(DType::kInt8) == ncclInt8 && static_cast<int>(DType::kUint8) == ncclUint8 &&
+              static_cast<int>(DType::kInt32) == ncclInt32 && static_cast<int>(DType::kInt64) == ncclInt64 &&
+              static_cast<int>(DType::kHalf) == ncclFloat16 &&
+              static_cast<int>(DType::kFloat) == ncclFloat32 &&
+              static_cast<int>(DType::kDouble) == ncclFloat64 &&
+              static_cast<int>(DType::kBfloat16) == ncclBfloat16);
+
 ncclDataType_t to_nccl(DType dtype) {
   return static_cast<ncclDataType_t>(static_cast<int>(dtype));
 }
