@@ -143,9 +143,7 @@ CheckResult check_detection_s(const nlohmann::json& expected, const CheckContext
 
 CheckResult check_ranks(const nlohmann::json& expected, const CheckContext& ctx) {
   const std::set<int> saw = detail::ranks_that_detected(ctx.history);
-  std::string saw_text;
-  for (int r : saw) saw_text += (saw_text.empty() ? "" : ",") + std::to_string(r);
-  if (saw_text.empty()) saw_text = "none";
+  const std::string saw_text = detail::ranks_text(saw);
   std::vector<int> required;
   std::string want;
   if (expected.is_string() && expected.get<std::string>() == "any") {
@@ -167,12 +165,13 @@ CheckResult check_ranks(const nlohmann::json& expected, const CheckContext& ctx)
   } else {
     throw std::invalid_argument("ranks: expected \"all\", \"any\" or a list of ranks");
   }
-  std::string missing;
+  std::vector<int> missing;
   for (int r : required) {
-    if (!saw.count(r)) missing += (missing.empty() ? "" : ",") + std::to_string(r);
+    if (!saw.count(r)) missing.push_back(r);
   }
   const std::string said = "expected " + want + " to see the failure, ranks that did: " + saw_text;
-  if (!missing.empty()) return result("ranks", Answer::kFail, said + "; missing " + missing);
+  if (!missing.empty())
+    return result("ranks", Answer::kFail, said + "; missing " + detail::ranks_text(missing));
   return result("ranks", Answer::kPass, said);
 }
 
@@ -214,12 +213,8 @@ CheckResult check_ras_ranks(const nlohmann::json& expected, const CheckContext& 
       for (const auto& r : report->fields[key]) named.insert(r.get<int>());
     }
   }
-  auto text = [](const std::set<int>& ranks) {
-    std::string s;
-    for (int r : ranks) s += (s.empty() ? "" : ",") + std::to_string(r);
-    return s.empty() ? std::string("none") : s;
-  };
-  const std::string said = "expected RAS to name ranks " + text(want) + ", it named " + text(named);
+  const std::string said =
+      "expected RAS to name ranks " + detail::ranks_text(want) + ", it named " + detail::ranks_text(named);
   return result("ras_ranks", named == want ? Answer::kPass : Answer::kFail, said);
 }
 

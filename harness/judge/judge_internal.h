@@ -26,6 +26,14 @@ bool finished(const History& history, int attempt);
 // Returns the first such event's description, or "".
 std::string corruption_evidence(const History& history, int attempt);
 
+// "1,3" for the ranks {1, 3}; "none" for no rank (check reasons and evidence text).
+template <typename Ranks>
+std::string ranks_text(const Ranks& ranks) {
+  std::string s;
+  for (int r : ranks) s += (s.empty() ? "" : ",") + std::to_string(r);
+  return s.empty() ? std::string("none") : s;
+}
+
 // Ranks (>= 0) with a detection by a mechanism other than harness_deadline.
 std::set<int> ranks_that_detected(const History& history);
 

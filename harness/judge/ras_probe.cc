@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "judge_internal.h"
 #include "observe.h"
 
 namespace ncclfi::harness {
@@ -313,13 +314,8 @@ void record_ras_probe(History& history, const RasReport& report, int64_t ts_ns, 
   history.events.push_back(std::move(e));
   if (!report.ok) return;
   if (report.missing_ranks.empty() && report.lagging_ranks.empty() && report.problems.empty()) return;
-  auto join = [](const std::vector<int>& ranks) {
-    std::string s;
-    for (int r : ranks) s += (s.empty() ? "" : ",") + std::to_string(r);
-    return s.empty() ? std::string("none") : s;
-  };
-  std::string evidence =
-      "RAS: missing ranks " + join(report.missing_ranks) + "; lagging ranks " + join(report.lagging_ranks);
+  std::string evidence = "RAS: missing ranks " + detail::ranks_text(report.missing_ranks) +
+                         "; lagging ranks " + detail::ranks_text(report.lagging_ranks);
   for (const auto& p : report.problems) evidence += "; " + p;
   history.detections.push_back(Detection{"ras", -1, attempt, ts_ns, evidence});
 }
