@@ -1,10 +1,10 @@
 #include "ncclfi/params.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <initializer_list>
 
 namespace ncclfi {
 namespace {
@@ -30,7 +30,8 @@ bool env_flag(const char* name) {
   return !v.empty() && v != "0" && v != "false" && v != "no";
 }
 
-int first_int(std::initializer_list<const char*> names) {
+template <typename Names>
+int first_int(const Names& names) {
   for (const char* name : names) {
     long v = env_long(name, -1);
     if (v >= 0 && v <= INT_MAX) return static_cast<int>(v);
@@ -41,11 +42,13 @@ int first_int(std::initializer_list<const char*> names) {
 }  // namespace
 
 int resolve_rank_from_env() {
-  return first_int({"NCCLFI_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"});
+  return first_int(kRankEnvVars);
 }
 
 int resolve_world_size_from_env() {
-  return first_int({"NCCLFI_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE"});
+  static constexpr std::array<const char*, 5> kSizeVars = {
+      "NCCLFI_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE"};
+  return first_int(kSizeVars);
 }
 
 Params Params::from_env() {

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -15,7 +16,8 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <string_view>
+
+#include "ncclfi/params.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -183,22 +185,18 @@ std::vector<int> find_rank_pids(const std::string& id, int rank) {
   for (int pid : all_pids()) {
     const auto vars = read_environ(pid);
     bool ours = false;
-    // The first of these that is set names the rank (the local launcher, mpirun, torchrun, srun).
-    // SLURM_PROCID comes last: run inside an allocation, every process inherits SLURM_PROCID=0, and only
-    // srun's own tasks (which have none of the others) get their real one.
-    constexpr std::array<std::string_view, 4> kKeys = {
-        "NCCLFI_RANK=", "OMPI_COMM_WORLD_RANK=", "RANK=", "SLURM_PROCID="};
-    std::array<std::string, kKeys.size()> found;
+    // The rank variables in ncclfi's order (kRankEnvVars): the first one set names the process's rank,
+    // as it does for the injector inside that process.
+    std::array<std::string, kRankEnvVars.size()> found;
     for (const auto& var : vars) {
       if (var == needle) ours = true;
-      for (size_t k = 0; k < kKeys.size(); ++k) {
-        if (var.rfind(kKeys[k], 0) == 0) found[k] = var.substr(kKeys[k].size());
+      for (size_t k = 0; k < kRankEnvVars.size(); ++k) {
+        const std::string prefix = std::string(kRankEnvVars[k]) + "=";
+        if (var.rfind(prefix, 0) == 0) found[k] = var.substr(prefix.size());
       }
     }
-    std::string found_rank;
-    for (const auto& f : found) {
-      if (found_rank.empty()) found_rank = f;
-    }
+    const auto first_set = std::find_if(found.begin(), found.end(), [](const auto& f) { return !f.empty(); });
+    const std::string found_rank = first_set == found.end() ? std::string() : *first_set;
     if (ours && found_rank == want) pids.push_back(pid);
   }
   return pids;

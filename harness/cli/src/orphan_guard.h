@@ -30,8 +30,8 @@ class OrphanGuard {
 // Sends `sig` to every process whose environment has NCCLFI_HARNESS_ID=`id` (except the caller).
 // Returns how many were signalled. Used by the guard and by teardown's final sweep.
 int signal_processes_with_harness_id(const std::string& id, int sig);
-// Pids of live processes with NCCLFI_HARNESS_ID=`id` and NCCLFI_RANK (or OMPI_COMM_WORLD_RANK, RANK,
-// SLURM_PROCID, first set wins) = `rank`: how proc faults find ranks that a launcher process started.
+// Pids of live processes with NCCLFI_HARNESS_ID=`id` whose rank variables (kRankEnvVars in
+// ncclfi/params.h, first set wins) name `rank`: how proc faults find ranks that a launcher started.
 std::vector<int> find_rank_pids(const std::string& id, int rank);
 
 }  // namespace ncclfi::cli

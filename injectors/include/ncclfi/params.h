@@ -2,6 +2,7 @@
 // the harness sets them for the ranks only.
 #pragma once
 
+#include <array>
 #include <string>
 
 namespace ncclfi {
@@ -31,7 +32,14 @@ struct Params {
   static Params from_env();
 };
 
-// Rank from NCCLFI_RANK, RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK (first set wins), or -1.
+// The variables that name a process's rank, the first one set winning: NCCLFI_RANK (ncclfi's own
+// launcher), RANK (torchrun), OMPI_COMM_WORLD_RANK (mpirun), SLURM_PROCID (srun; last but one because
+// every process of an allocation inherits SLURM_PROCID=0), PMI_RANK. The harness reads the same list
+// from /proc to find the process that is rank R.
+inline constexpr std::array<const char*, 5> kRankEnvVars = {"NCCLFI_RANK", "RANK", "OMPI_COMM_WORLD_RANK",
+                                                            "SLURM_PROCID", "PMI_RANK"};
+
+// Rank from kRankEnvVars (first set wins), or -1.
 int resolve_rank_from_env();
 int resolve_world_size_from_env();
 
