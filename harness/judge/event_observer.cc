@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "ncclfi/event_log.h"
@@ -34,8 +35,16 @@ bool is_known_mechanism(std::string_view name) {
 
 namespace {
 
-// The mechanism a workload event stands for, or nullptr.
-const char* mechanism_for_event(const std::string& event, const nlohmann::json& fields) {
+std::optional<int> stated_exit_code(const std::string& event, const nlohmann::json& fields) {
+  const char* key = event == ev::kAbort ? "exit_code" : event == ev::kExit ? "code" : nullptr;
+  if (key == nullptr) return std::nullopt;
+  auto it = fields.find(key);
+  if (it == fields.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<int>();
+}
+
+// The mechanism a workload event stands for, or "".
+std::string mechanism_for_event(const std::string& event, const nlohmann::json& fields) {
   if (event == ev::kWatchdogFired) return "workload_watchdog";
   if (event == ev::kNcclError) return "api_error";
   if (event == ev::kAsyncError) return "async_error";
@@ -45,7 +54,19 @@ const char* mechanism_for_event(const std::string& event, const nlohmann::json& 
     auto it = fields.find("verified");
     if (it != fields.end() && it->is_boolean() && !it->get<bool>()) return "verification";
   }
-  return nullptr;
+  // The workload's last word names its exit code (cpu-ring: abort.exit_code; ncclfi-workload:
+  // exit.code). Under srun or mpirun that is the only per-rank exit status the harness gets (the
+  // launcher exits once for all ranks), and a bootstrap failure has no event of its own.
+  if (const auto code = stated_exit_code(event, fields)) return mechanism_for_exit_code(*code);
+  return "";
+}
+
+// The rank already has this detection in this attempt (the abort or exit that follows a
+// watchdog_fired).
+bool already_detected(const History& history, const std::string& mechanism, int rank, int attempt) {
+  return std::any_of(history.detections.begin(), history.detections.end(), [&](const Detection& d) {
+    return d.mechanism == mechanism && d.rank == rank && d.attempt == attempt;
+  });
 }
 
 std::string evidence_for(const HistoryEvent& e) {
@@ -85,7 +106,9 @@ bool observe_event_line(std::string_view line, History& history, int default_att
   take(doc, "attempt", e.attempt);
   e.fields = std::move(doc);
   if (mono_ns != 0) e.fields["mono_ns"] = mono_ns;
-  if (const char* mechanism = mechanism_for_event(e.event, e.fields)) {
+  if (const std::string mechanism = mechanism_for_event(e.event, e.fields);
+      !mechanism.empty() &&
+      !(e.event == ev::kAbort && already_detected(history, mechanism, e.rank, e.attempt))) {
     history.detections.push_back(Detection{mechanism, e.rank, e.attempt, e.ts_ns, evidence_for(e)});
   }
   history.events.push_back(std::move(e));

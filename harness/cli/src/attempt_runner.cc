@@ -45,7 +45,7 @@ class AttemptLoop final : public RankSignaller {
   AttemptResult run() {
     result_.start_ns = Clock::wall_ns();
     launch_all();
-    if (in_.ctx.inject) schedule_ = ProcFaultSchedule(*in_.ctx.scenario, result_.start_ns);
+    if (in_.ctx.inject) schedule_ = ProcFaultSchedule(*in_.ctx.scenario);
     const int64_t deadline_ns = result_.start_ns + static_cast<int64_t>(in_.ctx.scenario->deadline_s * 1e9);
     while (true) {
       const int64_t now = Clock::wall_ns();
@@ -90,6 +90,22 @@ class AttemptLoop final : public RankSignaller {
     int n = 0;
     for (int pid : find_rank_pids(in_.ctx.harness_id, rank)) n += kill(pid, sig) == 0 ? 1 : 0;
     return n;
+  }
+
+  std::set<int> running_ranks() override {
+    std::set<int> ranks;
+    bool launcher = false;  // a process that starts ranks itself (srun, mpirun, torchrun)
+    for (const auto& p : procs_) {
+      if (p.reaped) continue;
+      if (p.process->spec().rank >= 0)
+        ranks.insert(p.process->spec().rank);
+      else
+        launcher = true;
+    }
+    if (launcher) {
+      for (const auto& [rank, pids] : find_all_rank_pids(in_.ctx.harness_id)) ranks.insert(rank);
+    }
+    return ranks;
   }
 
   void record_injection(const Fault& fault, int rank, const std::string& action, int sig) override {

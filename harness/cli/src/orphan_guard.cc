@@ -178,10 +178,9 @@ int signal_processes_with_harness_id(const std::string& id, int sig) {
   return signalled;
 }
 
-std::vector<int> find_rank_pids(const std::string& id, int rank) {
+std::map<int, std::vector<int>> find_all_rank_pids(const std::string& id) {
   const std::string needle = "NCCLFI_HARNESS_ID=" + id;
-  const std::string want = std::to_string(rank);
-  std::vector<int> pids;
+  std::map<int, std::vector<int>> ranks;
   for (int pid : all_pids()) {
     const auto vars = read_environ(pid);
     bool ours = false;
@@ -195,11 +194,21 @@ std::vector<int> find_rank_pids(const std::string& id, int rank) {
         if (var.rfind(prefix, 0) == 0) found[k] = var.substr(prefix.size());
       }
     }
+    if (!ours) continue;
     const auto first_set = std::find_if(found.begin(), found.end(), [](const auto& f) { return !f.empty(); });
-    const std::string found_rank = first_set == found.end() ? std::string() : *first_set;
-    if (ours && found_rank == want) pids.push_back(pid);
+    if (first_set == found.end()) continue;
+    char* end = nullptr;
+    const long rank = std::strtol(first_set->c_str(), &end, 10);
+    if (end == first_set->c_str() || *end != '\0' || rank < 0) continue;
+    ranks[static_cast<int>(rank)].push_back(pid);
   }
-  return pids;
+  return ranks;
+}
+
+std::vector<int> find_rank_pids(const std::string& id, int rank) {
+  auto all = find_all_rank_pids(id);
+  auto it = all.find(rank);
+  return it == all.end() ? std::vector<int>{} : std::move(it->second);
 }
 
 }  // namespace ncclfi::cli

@@ -7,6 +7,7 @@
 // scancels every registered Slurm job.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,7 @@ int signal_processes_with_harness_id(const std::string& id, int sig);
 // Pids of live processes with NCCLFI_HARNESS_ID=`id` whose rank variables (kRankEnvVars in
 // ncclfi/params.h, first set wins) name `rank`: how proc faults find ranks that a launcher started.
 std::vector<int> find_rank_pids(const std::string& id, int rank);
+// The same scan for every rank at once: rank -> pids (a process with no rank variable is left out).
+std::map<int, std::vector<int>> find_all_rank_pids(const std::string& id);
 
 }  // namespace ncclfi::cli

@@ -23,19 +23,30 @@ int parse_signal(const nlohmann::json& value) {
   }
 }
 
-ProcFaultSchedule::ProcFaultSchedule(const Scenario& scenario, int64_t launch_ns) {
+ProcFaultSchedule::ProcFaultSchedule(const Scenario& scenario) {
   for (const Fault& f : scenario.plan.faults) {
     if (f.layer != Layer::kProc || !f.trigger.armed) continue;
     for (int rank : f.target.resolve_ranks(scenario.workload.ranks)) {
-      actions_.push_back({launch_ns + static_cast<int64_t>(f.trigger.after_ms) * 1'000'000, rank, f, false});
+      actions_.push_back({std::nullopt, rank, f, false});
     }
   }
 }
 
 void ProcFaultSchedule::fire_due(int64_t now_ns, RankSignaller& target) {
+  const bool waiting_for_launch =
+      std::any_of(actions_.begin(), actions_.end(), [](const Action& a) { return !a.due_ns; });
+  if (waiting_for_launch && now_ns >= next_launch_poll_ns_) {
+    next_launch_poll_ns_ = now_ns + kLaunchPollNs;
+    const std::set<int> running = target.running_ranks();
+    for (auto& a : actions_) {
+      if (!a.due_ns && running.count(a.rank) > 0) {
+        a.due_ns = now_ns + static_cast<int64_t>(a.fault.trigger.after_ms) * 1'000'000;
+      }
+    }
+  }
   std::vector<Action> later;
   for (auto& a : actions_) {
-    if (a.due_ns > now_ns) {
+    if (!a.due_ns || *a.due_ns > now_ns) {
       later.push_back(std::move(a));
       continue;
     }

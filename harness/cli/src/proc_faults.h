@@ -1,9 +1,15 @@
 // proc-layer faults, applied by the harness itself (DESIGN.md fault model): `stop` SIGSTOPs the rank
 // and SIGCONTs it after `ms` (never when absent or 0); `kill` sends `signal` (default SIGKILL).
-// `after_ms` counts from the attempt's launch. Faults that start disarmed are left to `ncclfi arm`.
+// `after_ms` counts from the rank's launch: the moment the harness first sees that rank's process. For a
+// rank the harness spawns itself that is the spawn; under srun, mpirun or torchrun it is when the task
+// appears, which on a loaded host or a busy cluster can be seconds after the launcher started, and a
+// fault timed from the launcher would then hit a rank still in its bootstrap instead of one in its
+// training loop. Faults that start disarmed are left to `ncclfi arm`.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +24,8 @@ class RankSignaller {
   virtual ~RankSignaller() = default;
   // Sends `sig` to `rank`'s processes; returns how many were signalled.
   virtual int signal_rank(int rank, int sig) = 0;
+  // The ranks whose process is running now (spawned by the harness, or found by the run's harness id).
+  virtual std::set<int> running_ranks() = 0;
   virtual void record_injection(const Fault& fault, int rank, const std::string& action, int sig) = 0;
 };
 
@@ -27,22 +35,26 @@ int parse_signal(const nlohmann::json& value);
 class ProcFaultSchedule {
  public:
   ProcFaultSchedule() = default;
-  ProcFaultSchedule(const Scenario& scenario, int64_t launch_ns);
-  // Applies every action due at `now_ns`.
+  explicit ProcFaultSchedule(const Scenario& scenario);
+  // Starts the clock of every rank that is now running, then applies every action due at `now_ns`.
   void fire_due(int64_t now_ns, RankSignaller& target);
   // SIGCONTs ranks still stopped (the attempt ends: healing before the final checks).
   void release_stopped(RankSignaller& target);
   size_t pending() const { return actions_.size(); }
 
  private:
+  // How often ranks not yet seen are looked for: under a launcher that is a scan of /proc.
+  static constexpr int64_t kLaunchPollNs = 20'000'000;
+
   struct Action {
-    int64_t due_ns;
+    std::optional<int64_t> due_ns;  // unset until the rank's launch has been seen
     int rank;
     Fault fault;
     bool resume;  // SIGCONT after a stop
   };
   std::vector<Action> actions_;
   std::vector<int> stopped_ranks_;
+  int64_t next_launch_poll_ns_ = 0;
 };
 
 }  // namespace ncclfi::cli

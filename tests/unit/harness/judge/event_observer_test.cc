@@ -102,7 +102,32 @@ INSTANTIATE_TEST_SUITE_P(
                       EventMechanism{"nan_detected", R"(,"step":5,"value":"nan")", "nan_check"},
                       EventMechanism{"done", R"(,"iters":10,"verified":false)", "verification"},
                       EventMechanism{"done", R"(,"iters":10,"verified":true)", nullptr},
-                      EventMechanism{"op", R"(,"seq":1)", nullptr}, EventMechanism{"abort", "", nullptr}));
+                      EventMechanism{"op", R"(,"seq":1)", nullptr}, EventMechanism{"abort", "", nullptr},
+                      // A workload's own statement of its exit code (cpu-ring's abort, ncclfi-workload's
+                      // exit): the contract's codes, a clean exit and a usage error.
+                      EventMechanism{"abort", R"(,"reason":"rendezvous: a peer went away","exit_code":6)",
+                                     "bootstrap"},
+                      EventMechanism{"abort", R"(,"reason":"watchdog","exit_code":3)", "workload_watchdog"},
+                      EventMechanism{"exit", R"(,"code":5,"reason":"async error")", "async_error"},
+                      EventMechanism{"exit", R"(,"code":0)", nullptr},
+                      EventMechanism{"exit", R"(,"code":64,"reason":"bad --ops")", nullptr},
+                      EventMechanism{"abort", R"(,"exit_code":"6")", nullptr}));
+
+// The abort that follows a watchdog_fired (or an nccl_error) says the same thing once more: one
+// detection per rank and mechanism, at the first event.
+TEST(EventObserver, AbortAfterItsOwnEventIsNotASecondDetection) {
+  History h;
+  ASSERT_TRUE(observe_event_line(line("watchdog_fired", 1, R"(,"op":"allreduce","seq":7)"), h));
+  ASSERT_TRUE(observe_event_line(
+      R"({"ts_ns":2000,"rank":1,"source":"cpu-ring","event":"abort","exit_code":3,"reason":"watchdog"})", h));
+  ASSERT_TRUE(observe_event_line(
+      R"({"ts_ns":2100,"rank":2,"source":"cpu-ring","event":"abort","exit_code":3,"reason":"watchdog"})", h));
+  ASSERT_EQ(h.detections.size(), 2u);
+  EXPECT_EQ(h.detections[0].ts_ns, 1000);
+  EXPECT_EQ(h.detections[0].rank, 1);
+  EXPECT_EQ(h.detections[1].rank, 2);  // rank 2 said only "abort": that is its detection
+  EXPECT_EQ(h.detections[1].mechanism, "workload_watchdog");
+}
 
 TEST(Mechanisms, KnownListHasDesignNamesAndBootstrap) {
   for (const char* m : {"api_error", "async_error", "workload_watchdog", "torch_watchdog", "torch_heartbeat",
