@@ -60,14 +60,15 @@ bool EventLog::write(const std::string& event, const nlohmann::json& fields) con
 }
 
 bool EventLog::write_for_rank(int rank, const std::string& event, const nlohmann::json& fields) const {
+  return write_for_rank(rank, event, fields, EventTime::now());
+}
+
+bool EventLog::write_for_rank(int rank, const std::string& event, const nlohmann::json& fields,
+                              EventTime at) const {
   if (fd_ < 0) return false;
-  nlohmann::json line = {{"ts_ns", Clock::wall_ns()},
-                         {"mono_ns", Clock::mono_ns()},
-                         {"rank", rank},
-                         {"pid", static_cast<int>(::getpid())},
-                         {"host", host_},
-                         {"source", source_},
-                         {"event", event}};
+  nlohmann::json line = {
+      {"ts_ns", at.wall_ns}, {"mono_ns", at.mono_ns}, {"rank", rank},  {"pid", static_cast<int>(::getpid())},
+      {"host", host_},       {"source", source_},     {"event", event}};
   if (fields.is_object()) {
     for (const auto& [key, value] : fields.items()) {
       if (!line.contains(key)) line[key] = value;

@@ -80,15 +80,18 @@ class AttemptLoop final : public RankSignaller {
 
   // Signals a rank for a proc fault: its own process group when the harness started it, else every
   // process that carries this harness's id and that rank (ranks under mpirun or torchrun).
-  int signal_rank(int rank, int sig) override {
+  int signal_rank(int rank, int sig, EventTime* sent) override {
     for (auto& p : procs_) {
       if (p.process->spec().rank == rank && !p.reaped) {
+        if (sent != nullptr) *sent = EventTime::now();
         p.process->signal_group(sig);
         return 1;
       }
     }
+    const auto pids = find_rank_pids(in_.ctx.harness_id, rank);
+    if (sent != nullptr) *sent = EventTime::now();
     int n = 0;
-    for (int pid : find_rank_pids(in_.ctx.harness_id, rank)) n += kill(pid, sig) == 0 ? 1 : 0;
+    for (int pid : pids) n += kill(pid, sig) == 0 ? 1 : 0;
     return n;
   }
 
@@ -108,7 +111,8 @@ class AttemptLoop final : public RankSignaller {
     return ranks;
   }
 
-  void record_injection(const Fault& fault, int rank, const std::string& action, int sig) override {
+  void record_injection(const Fault& fault, int rank, const std::string& action, int sig,
+                        EventTime at) override {
     ++injections_;
     events_.write_for_rank(rank, ev::kInject,
                            {{"fault_id", fault.id},
@@ -117,7 +121,8 @@ class AttemptLoop final : public RankSignaller {
                             {"point", "proc/" + fault.kind},
                             {"action", action},
                             {"signal", sig},
-                            {"attempt", in_.ctx.attempt}});
+                            {"attempt", in_.ctx.attempt}},
+                           at);
   }
 
  private:

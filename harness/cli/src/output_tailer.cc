@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace ncclfi::cli {
 
 OutputTailer::OutputTailer(std::string path, long start_offset)
@@ -24,7 +27,7 @@ long OutputTailer::file_size(const std::string& path) {
   return stat(path.c_str(), &st) == 0 ? static_cast<long>(st.st_size) : 0;
 }
 
-std::vector<std::string> OutputTailer::read_lines() {
+std::vector<std::string> OutputTailer::read_lines(size_t max_bytes) {
   std::vector<std::string> lines;
   if (file_ == nullptr) {
     file_ = std::fopen(path_.c_str(), "rb");
@@ -33,10 +36,13 @@ std::vector<std::string> OutputTailer::read_lines() {
   }
   std::clearerr(file_);
   char buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, file_)) > 0) {
+  size_t taken = 0;
+  while (taken < max_bytes) {
+    const size_t n = std::fread(buf, 1, std::min(sizeof buf, max_bytes - taken), file_);
+    if (n == 0) break;
     partial_.append(buf, n);
     offset_ += static_cast<long>(n);
+    taken += n;
   }
   size_t start = 0, nl;
   while ((nl = partial_.find('\n', start)) != std::string::npos) {
@@ -48,7 +54,7 @@ std::vector<std::string> OutputTailer::read_lines() {
 }
 
 std::vector<std::string> OutputTailer::read_rest() {
-  auto lines = read_lines();
+  auto lines = read_lines(SIZE_MAX);
   if (!partial_.empty()) {
     lines.push_back(partial_);
     partial_.clear();

@@ -2,6 +2,7 @@
 // out its complete lines as they appear, so classifiers stamp them close to when they were written.
 #pragma once
 
+#include <cstddef>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,9 +17,15 @@ class OutputTailer {
   OutputTailer(const OutputTailer&) = delete;
   ~OutputTailer();
 
-  // The complete lines written since the last call (without their newline).
-  std::vector<std::string> read_lines();
-  // At the end: also the last line when it lacks a newline.
+  // What one read_lines call takes at most. The harness's poll loop also keeps the deadline and times
+  // the proc faults: a job that logs faster than a starved harness can parse (4 ranks spinning on 2
+  // busy CPUs wrote events for 46 s before one unbounded read caught up) must not hold the loop.
+  static constexpr size_t kMaxBytesPerRead = 256 << 10;
+
+  // The complete lines written since the last call (without their newline), from at most `max_bytes`
+  // more of the file; the rest waits for the next call.
+  std::vector<std::string> read_lines(size_t max_bytes = kMaxBytesPerRead);
+  // At the end: everything left, and the last line when it lacks a newline.
   std::vector<std::string> read_rest();
   const std::string& path() const { return path_; }
   long offset() const { return offset_; }  // bytes consumed (complete lines and the held partial)

@@ -56,17 +56,19 @@ void ProcFaultSchedule::fire_due(int64_t now_ns, RankSignaller& target) {
     if (a.fault.kind == "kill") {
       int sig = a.fault.params.contains("signal") ? parse_signal(a.fault.params["signal"]) : SIGKILL;
       if (sig <= 0) sig = SIGKILL;
-      if (target.signal_rank(a.rank, sig) == 0) {
+      EventTime sent;
+      if (target.signal_rank(a.rank, sig, &sent) == 0) {
         later.push_back(std::move(a));
         continue;
       }
-      target.record_injection(a.fault, a.rank, "kill", sig);
+      target.record_injection(a.fault, a.rank, "kill", sig, sent);
     } else if (a.fault.kind == "stop" && !a.resume) {
-      if (target.signal_rank(a.rank, SIGSTOP) == 0) {
+      EventTime sent;
+      if (target.signal_rank(a.rank, SIGSTOP, &sent) == 0) {
         later.push_back(std::move(a));
         continue;
       }
-      target.record_injection(a.fault, a.rank, "stop", SIGSTOP);
+      target.record_injection(a.fault, a.rank, "stop", SIGSTOP, sent);
       stopped_ranks_.push_back(a.rank);
       const double ms = a.fault.param_double("ms", 0);
       if (ms > 0) later.push_back({now_ns + static_cast<int64_t>(ms * 1e6), a.rank, a.fault, true});

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ncclfi/event_log.h"
 #include "ncclfi/plan.h"
 #include "scenario.h"
 
@@ -22,11 +23,14 @@ namespace ncclfi::cli {
 class RankSignaller {
  public:
   virtual ~RankSignaller() = default;
-  // Sends `sig` to `rank`'s processes; returns how many were signalled.
-  virtual int signal_rank(int rank, int sig) = 0;
+  // Sends `sig` to `rank`'s processes; returns how many were signalled. `sent`, when given, gets the
+  // time just before the first signal went out: the injection's time, which the ranks' reactions must
+  // follow however long the harness then takes to log it.
+  virtual int signal_rank(int rank, int sig, EventTime* sent = nullptr) = 0;
   // The ranks whose process is running now (spawned by the harness, or found by the run's harness id).
   virtual std::set<int> running_ranks() = 0;
-  virtual void record_injection(const Fault& fault, int rank, const std::string& action, int sig) = 0;
+  virtual void record_injection(const Fault& fault, int rank, const std::string& action, int sig,
+                                EventTime at) = 0;
 };
 
 // A signal given as a number or a name ("SIGKILL", "KILL", "9"); -1 when unknown.

@@ -34,6 +34,14 @@ struct Clock {
   static int64_t mono_ns();
 };
 
+// When something happened, on both clocks: an event written after the fact carries it (the harness
+// stamps a proc fault just before its kill(2), then logs it once the signal went out).
+struct EventTime {
+  int64_t wall_ns = 0;
+  int64_t mono_ns = 0;
+  static EventTime now() { return {Clock::wall_ns(), Clock::mono_ns()}; }
+};
+
 class EventLog {
  public:
   EventLog() = default;  // disabled: write() does nothing
@@ -53,6 +61,8 @@ class EventLog {
   bool write(const std::string& event, const nlohmann::json& fields = nlohmann::json::object()) const;
   // Same, with an explicit rank (the preload knows each communicator's rank).
   bool write_for_rank(int rank, const std::string& event, const nlohmann::json& fields) const;
+  // Same, stamped with `at` instead of the time of writing.
+  bool write_for_rank(int rank, const std::string& event, const nlohmann::json& fields, EventTime at) const;
 
  private:
   int fd_ = -1;

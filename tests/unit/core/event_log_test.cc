@@ -69,6 +69,22 @@ TEST(EventLog, ALineCarriesTheCommonFields) {
   EXPECT_EQ(abort["reason"], "r");
 }
 
+// An event logged after the fact (the harness's kill) keeps the time it happened, on both clocks.
+TEST(EventLog, AnExplicitTimeStampsTheLine) {
+  test::TempDir dir;
+  std::string path = dir.file("events.jsonl");
+  {
+    EventLog log(path, "harness");
+    EXPECT_TRUE(log.write_for_rank(3, ev::kInject, {{"ts_ns", 1}}, EventTime{1234, 56}));
+  }
+  auto lines = test::read_lines(path);
+  ASSERT_EQ(lines.size(), 1u);
+  json e = json::parse(lines[0]);
+  EXPECT_EQ(e["ts_ns"], 1234);
+  EXPECT_EQ(e["mono_ns"], 56);
+  EXPECT_EQ(e["rank"], 3);
+}
+
 TEST(EventLog, AppendsToAnExistingFileAndSurvivesAMove) {
   test::TempDir dir;
   std::string path = dir.file("events.jsonl");

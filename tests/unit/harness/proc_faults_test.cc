@@ -18,14 +18,16 @@ class FakeJob final : public RankSignaller {
   std::vector<std::pair<int, int>> signals;  // (rank, signal)
   std::vector<std::string> injections;
 
-  int signal_rank(int rank, int sig) override {
+  int signal_rank(int rank, int sig, EventTime* sent) override {
     if (running.count(rank) == 0) return 0;
+    if (sent != nullptr) *sent = EventTime{1000 + static_cast<int64_t>(signals.size()), 0};
     signals.emplace_back(rank, sig);
     return 1;
   }
   std::set<int> running_ranks() override { return running; }
-  void record_injection(const Fault& fault, int rank, const std::string& action, int) override {
-    injections.push_back(fault.id + ":" + std::to_string(rank) + ":" + action);
+  void record_injection(const Fault& fault, int rank, const std::string& action, int, EventTime at) override {
+    injections.push_back(fault.id + ":" + std::to_string(rank) + ":" + action + "@" +
+                         std::to_string(at.wall_ns));
   }
 };
 
@@ -57,7 +59,8 @@ TEST(ProcFaultSchedule, KillCountsFromTheRanksOwnLaunchNotTheLaunchers) {
   schedule.fire_due(3500 * kMs, job);
   ASSERT_EQ(job.signals.size(), 1u);
   EXPECT_EQ(job.signals[0], std::make_pair(3, SIGKILL));
-  EXPECT_EQ(job.injections, std::vector<std::string>{"crash:3:kill"});
+  // Logged at the time the signal went out, not when the harness got round to writing it.
+  EXPECT_EQ(job.injections, std::vector<std::string>{"crash:3:kill@1000"});
   EXPECT_EQ(schedule.pending(), 0u);
 }
 

@@ -53,5 +53,24 @@ TEST(OutputTailer, CompleteLinesOnlyThenTheRest) {
   EXPECT_EQ(from_offset.read_rest(), (std::vector<std::string>{"two", "thr"}));
 }
 
+// One call takes a bounded slice, so a job that logs faster than the harness parses cannot hold its
+// poll loop (deadline, proc faults); the rest comes on the next calls, and read_rest takes it all.
+TEST(OutputTailer, OneReadTakesABoundedSlice) {
+  Tmp tmp;
+  const std::string file = tmp.path + "/events";
+  const std::string line(99, 'x');
+  {
+    std::ofstream out(file);
+    for (int i = 0; i < 10; ++i) out << line << "\n";  // 1000 bytes
+  }
+  OutputTailer tail(file);
+  EXPECT_EQ(tail.read_lines(250).size(), 2u);  // 250 bytes: two whole lines, half of the third held
+  EXPECT_EQ(tail.offset(), 250);
+  EXPECT_EQ(tail.read_lines(250).size(), 3u);  // the held half completes the third
+  EXPECT_EQ(tail.read_rest().size(), 5u);
+  EXPECT_EQ(tail.offset(), 1000);
+  EXPECT_GT(OutputTailer::kMaxBytesPerRead, 64u << 10);  // still many thousand event lines per poll
+}
+
 }  // namespace
 }  // namespace ncclfi::cli
