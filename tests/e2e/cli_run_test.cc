@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "cli_process.h"
 
@@ -89,6 +90,40 @@ TEST(CliRun, DeadlineTearsDownAFrozenJobAndCallsItHung) {
   EXPECT_LT(r.seconds, 8.0);  // deadline 2 s + grace 1 s + start-up
   const json verdict = read_json(latest_run(dir.path + "/runs", "frozen") + "/verdict.json");
   EXPECT_EQ(verdict["outcome"], "hung") << verdict.dump(2);
+}
+
+// A rank that floods its output (NCCL_DEBUG=TRACE does) must not hold the harness's poll loop: the
+// kill and the deadline still come on time while 100 MB of log lines wait to be classified.
+TEST(CliRun, KillAndDeadlineStayOnTimeWhileARankFloodsItsOutput) {
+  TempDir dir;
+  json s = shell_scenario("flood", 2,
+                          "if [ $RANK = 0 ]; then sleep 0.5; "
+                          "awk 'BEGIN{for(i=0;i<1000000;i++) printf \"%099d\\n\", i}'; fi; exec sleep 100",
+                          {{"outcome", "hung"}}, 2.0);
+  s["faults"] = {{{"id", "crash"},
+                  {"layer", "proc"},
+                  {"kind", "kill"},
+                  {"target", {{"ranks", {1}}}},
+                  {"trigger", {{"after_ms", 1000}}}}};
+  const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"}, 120);
+  const std::string run = latest_run(dir.path + "/runs", "flood");
+  EXPECT_EQ(fs::file_size(run + "/attempt-0/rank-0.log"), 100'000'000u) << r.out << r.err;
+  int64_t launch_ns = 0, kill_ns = 0, deadline_ns = 0;
+  std::istringstream events(read_text(run + "/events.jsonl"));
+  for (std::string line; std::getline(events, line);) {
+    const json e = json::parse(line);
+    const std::string event = e["event"];
+    if (event == "launch" && e["rank"] == 1) launch_ns = e["ts_ns"];
+    if (event == "inject") kill_ns = e["ts_ns"];
+    if (event == "deadline") deadline_ns = e["ts_ns"];
+  }
+  ASSERT_GT(launch_ns, 0);
+  ASSERT_GT(kill_ns, 0);
+  ASSERT_GT(deadline_ns, 0);
+  // Both fall inside the flood (0.5 s to several seconds of parsing); an unbounded read of the log
+  // would make them seconds late.
+  EXPECT_NEAR(static_cast<double>(kill_ns - launch_ns) / 1e9, 1.0, 0.4);
+  EXPECT_NEAR(static_cast<double>(deadline_ns - launch_ns) / 1e9, 2.0, 0.4);
 }
 
 TEST(CliRun, ProcKillFaultKillsTheTargetRankOnly) {
