@@ -47,8 +47,10 @@ class ProcFaultSchedule {
   size_t pending() const { return actions_.size(); }
 
  private:
-  // How often ranks not yet seen are looked for: under a launcher that is a scan of /proc.
-  static constexpr int64_t kLaunchPollNs = 20'000'000;
+  // How often ranks not yet seen are looked for. Under a launcher that reads every process's
+  // environment, which on a node with thousands of processes costs milliseconds: a rank's clock may
+  // start up to this much after its process did.
+  static constexpr int64_t kLaunchPollNs = 50'000'000;
 
   struct Action {
     std::optional<int64_t> due_ns;  // unset until the rank's launch has been seen
