@@ -11,7 +11,7 @@
 
 namespace ncclfi {
 
-// Event names shared by the workloads, the injectors and the harness (docs/events.md has their fields).
+// Event names shared by the workloads, the injectors and the harness (docs/faults.md, Events, has their fields).
 namespace ev {
 inline constexpr const char* kStart = "start";    // workload started: world_size, args
 inline constexpr const char* kInject = "inject";  // a fault fired: fault_id, kind, layer, point, call, ...
