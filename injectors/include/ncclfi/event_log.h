@@ -11,7 +11,8 @@
 
 namespace ncclfi {
 
-// Event names shared by the workloads, the injectors and the harness (docs/faults.md, Events, has their fields).
+// Event names shared by the workloads, the injectors and the harness (their fields: docs/faults.md,
+// Events).
 namespace ev {
 inline constexpr const char* kStart = "start";    // workload started: world_size, args
 inline constexpr const char* kInject = "inject";  // a fault fired: fault_id, kind, layer, point, call, ...
