@@ -180,18 +180,20 @@ int signal_processes_with_harness_id(const std::string& id, int sig) {
 
 std::map<int, std::vector<int>> find_all_rank_pids(const std::string& id) {
   const std::string needle = "NCCLFI_HARNESS_ID=" + id;
+  // The rank variables in ncclfi's order (kRankEnvVars): the first one set names the process's rank,
+  // as it does for the injector inside that process. Built once: this scan runs every poll while a
+  // launcher's ranks are awaited.
+  std::array<std::string, kRankEnvVars.size()> prefixes;
+  for (size_t k = 0; k < kRankEnvVars.size(); ++k) prefixes[k] = std::string(kRankEnvVars[k]) + "=";
   std::map<int, std::vector<int>> ranks;
   for (int pid : all_pids()) {
     const auto vars = read_environ(pid);
     bool ours = false;
-    // The rank variables in ncclfi's order (kRankEnvVars): the first one set names the process's rank,
-    // as it does for the injector inside that process.
     std::array<std::string, kRankEnvVars.size()> found;
     for (const auto& var : vars) {
       if (var == needle) ours = true;
-      for (size_t k = 0; k < kRankEnvVars.size(); ++k) {
-        const std::string prefix = std::string(kRankEnvVars[k]) + "=";
-        if (var.rfind(prefix, 0) == 0) found[k] = var.substr(prefix.size());
+      for (size_t k = 0; k < prefixes.size(); ++k) {
+        if (var.rfind(prefixes[k], 0) == 0) found[k] = var.substr(prefixes[k].size());
       }
     }
     if (!ours) continue;

@@ -23,6 +23,17 @@ int parse_signal(const nlohmann::json& value) {
   }
 }
 
+namespace {
+
+// The signal a proc fault sends: `stop` SIGSTOP, `kill` its `signal` (SIGKILL when absent or unknown).
+int fault_signal(const Fault& fault) {
+  if (fault.kind == "stop") return SIGSTOP;
+  const int sig = fault.params.contains("signal") ? parse_signal(fault.params["signal"]) : SIGKILL;
+  return sig > 0 ? sig : SIGKILL;
+}
+
+}  // namespace
+
 ProcFaultSchedule::ProcFaultSchedule(const Scenario& scenario) {
   for (const Fault& f : scenario.plan.faults) {
     if (f.layer != Layer::kProc || !f.trigger.armed) continue;
@@ -50,33 +61,28 @@ void ProcFaultSchedule::fire_due(int64_t now_ns, RankSignaller& target) {
       later.push_back(std::move(a));
       continue;
     }
-    // A rank that a launcher process (mpirun, torchrun) has not started yet cannot be signalled:
-    // the action stays due and is retried on the next poll, and the injection is recorded only
-    // once a process actually got the signal.
-    if (a.fault.kind == "kill") {
-      int sig = a.fault.params.contains("signal") ? parse_signal(a.fault.params["signal"]) : SIGKILL;
-      if (sig <= 0) sig = SIGKILL;
-      EventTime sent;
-      if (target.signal_rank(a.rank, sig, &sent) == 0) {
-        later.push_back(std::move(a));
-        continue;
-      }
-      target.record_injection(a.fault, a.rank, "kill", sig, sent);
-    } else if (a.fault.kind == "stop" && !a.resume) {
-      EventTime sent;
-      if (target.signal_rank(a.rank, SIGSTOP, &sent) == 0) {
-        later.push_back(std::move(a));
-        continue;
-      }
-      target.record_injection(a.fault, a.rank, "stop", SIGSTOP, sent);
-      stopped_ranks_.push_back(a.rank);
-      const double ms = a.fault.param_double("ms", 0);
-      if (ms > 0) later.push_back({now_ns + static_cast<int64_t>(ms * 1e6), a.rank, a.fault, true});
-    } else if (a.resume) {
+    if (a.resume) {
       target.signal_rank(a.rank, SIGCONT);
       stopped_ranks_.erase(std::remove(stopped_ranks_.begin(), stopped_ranks_.end(), a.rank),
                            stopped_ranks_.end());
+      continue;
     }
+    const bool kill = a.fault.kind == "kill";
+    if (!kill && a.fault.kind != "stop") continue;
+    const int sig = fault_signal(a.fault);
+    // A rank whose process is gone for the moment (seen, then replaced by a launcher's restart) cannot
+    // be signalled: the action stays due and is retried on the next poll, and the injection is recorded
+    // only once a process actually got the signal.
+    EventTime sent;
+    if (target.signal_rank(a.rank, sig, &sent) == 0) {
+      later.push_back(std::move(a));
+      continue;
+    }
+    target.record_injection(a.fault, a.rank, kill ? "kill" : "stop", sig, sent);
+    if (kill) continue;
+    stopped_ranks_.push_back(a.rank);
+    const double ms = a.fault.param_double("ms", 0);
+    if (ms > 0) later.push_back({now_ns + static_cast<int64_t>(ms * 1e6), a.rank, a.fault, true});
   }
   actions_ = std::move(later);
 }
