@@ -61,8 +61,7 @@ std::string mechanism_for_event(const std::string& event, const nlohmann::json& 
   return "";
 }
 
-// The rank already has this detection in this attempt (the abort or exit that follows a
-// watchdog_fired).
+// The rank already has this detection in this attempt.
 bool already_detected(const History& history, const std::string& mechanism, int rank, int attempt) {
   return std::any_of(history.detections.begin(), history.detections.end(), [&](const Detection& d) {
     return d.mechanism == mechanism && d.rank == rank && d.attempt == attempt;
@@ -106,9 +105,11 @@ bool observe_event_line(std::string_view line, History& history, int default_att
   take(doc, "attempt", e.attempt);
   e.fields = std::move(doc);
   if (mono_ns != 0) e.fields["mono_ns"] = mono_ns;
+  // An abort or exit that states its exit code mostly repeats what the rank's own event said before it
+  // (the exit 3 after watchdog_fired): it adds a detection only when the rank has none of that kind yet.
+  const bool states_exit_code = stated_exit_code(e.event, e.fields).has_value();
   if (const std::string mechanism = mechanism_for_event(e.event, e.fields);
-      !mechanism.empty() &&
-      !(e.event == ev::kAbort && already_detected(history, mechanism, e.rank, e.attempt))) {
+      !mechanism.empty() && !(states_exit_code && already_detected(history, mechanism, e.rank, e.attempt))) {
     history.detections.push_back(Detection{mechanism, e.rank, e.attempt, e.ts_ns, evidence_for(e)});
   }
   history.events.push_back(std::move(e));

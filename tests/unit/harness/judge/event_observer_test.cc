@@ -122,6 +122,9 @@ TEST(EventObserver, AbortAfterItsOwnEventIsNotASecondDetection) {
       R"({"ts_ns":2000,"rank":1,"source":"cpu-ring","event":"abort","exit_code":3,"reason":"watchdog"})", h));
   ASSERT_TRUE(observe_event_line(
       R"({"ts_ns":2100,"rank":2,"source":"cpu-ring","event":"abort","exit_code":3,"reason":"watchdog"})", h));
+  // ncclfi-workload says it with an exit event.
+  ASSERT_TRUE(observe_event_line(
+      R"({"ts_ns":2200,"rank":1,"source":"gpu-workload","event":"exit","code":3,"reason":"watchdog"})", h));
   ASSERT_EQ(h.detections.size(), 2u);
   EXPECT_EQ(h.detections[0].ts_ns, 1000);
   EXPECT_EQ(h.detections[0].rank, 1);
