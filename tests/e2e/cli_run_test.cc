@@ -17,6 +17,18 @@ std::string latest_run(const std::string& runs, const std::string& name) {
   return fs::canonical(fs::path(runs) / name / "latest").string();
 }
 
+// The `faults` of a scenario with one proc fault on `ranks`, `after_ms` after each rank's launch.
+json proc_faults(const std::string& id, const std::string& kind, json ranks, int after_ms,
+                 json params = json::object()) {
+  json fault = {{"id", id},
+                {"layer", "proc"},
+                {"kind", kind},
+                {"target", {{"ranks", std::move(ranks)}}},
+                {"trigger", {{"after_ms", after_ms}}}};
+  if (!params.empty()) fault["params"] = std::move(params);
+  return json::array({fault});
+}
+
 TEST(CliRun, CleanJobPassesAndLeavesEveryFile) {
   TempDir dir;
   const std::string runs = dir.path + "/runs";
@@ -61,12 +73,7 @@ TEST(CliRun, WorkloadWatchdogExitIsDetectedAndTimed) {
                      {{"outcome", "detected"},
                       {"detected_by", {"workload_watchdog"}},
                       {"detection_s", {{"min", 0.8}, {"max", 1.6}}}});
-  s["faults"] = {{{"id", "poke"},
-                  {"layer", "proc"},
-                  {"kind", "stop"},
-                  {"params", {{"ms", 1}}},
-                  {"target", {{"ranks", {0}}}},
-                  {"trigger", {{"after_ms", 300}}}}};
+  s["faults"] = proc_faults("poke", "stop", {0}, 300, {{"ms", 1}});
   const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const json verdict = read_json(latest_run(dir.path + "/runs", "watchdog-exit") + "/verdict.json");
@@ -79,11 +86,7 @@ TEST(CliRun, DeadlineTearsDownAFrozenJobAndCallsItHung) {
   TempDir dir;
   json s = shell_scenario("frozen", 3, "exec sleep 100",
                           {{"outcome", "hung"}, {"detected_by", {"harness_deadline"}}}, 2.0);
-  s["faults"] = {{{"id", "freeze"},
-                  {"layer", "proc"},
-                  {"kind", "stop"},
-                  {"target", {{"ranks", "all"}}},
-                  {"trigger", {{"after_ms", 100}}}}};
+  s["faults"] = proc_faults("freeze", "stop", "all", 100);
   const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_GT(r.seconds, 1.9);
@@ -100,11 +103,7 @@ TEST(CliRun, KillAndDeadlineStayOnTimeWhileARankFloodsItsOutput) {
                           "if [ $RANK = 0 ]; then sleep 0.5; "
                           "awk 'BEGIN{for(i=0;i<1000000;i++) printf \"%099d\\n\", i}'; fi; exec sleep 100",
                           {{"outcome", "hung"}}, 2.0);
-  s["faults"] = {{{"id", "crash"},
-                  {"layer", "proc"},
-                  {"kind", "kill"},
-                  {"target", {{"ranks", {1}}}},
-                  {"trigger", {{"after_ms", 1000}}}}};
+  s["faults"] = proc_faults("crash", "kill", {1}, 1000);
   const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"}, 120);
   const std::string run = latest_run(dir.path + "/runs", "flood");
   EXPECT_EQ(fs::file_size(run + "/attempt-0/rank-0.log"), 100'000'000u) << r.out << r.err;
@@ -130,12 +129,7 @@ TEST(CliRun, ProcKillFaultKillsTheTargetRankOnly) {
   TempDir dir;
   json s = shell_scenario("kill-one", 3, "trap 'exit 0' TERM; sleep 1.5 & wait; exit 0",
                           {{"outcome", "detected"}}, 10);
-  s["faults"] = {{{"id", "crash"},
-                  {"layer", "proc"},
-                  {"kind", "kill"},
-                  {"params", {{"signal", "SIGKILL"}}},
-                  {"target", {{"ranks", {1}}}},
-                  {"trigger", {{"after_ms", 200}}}}};
+  s["faults"] = proc_faults("crash", "kill", {1}, 200, {{"signal", "SIGKILL"}});
   const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"});
   const json verdict = read_json(latest_run(dir.path + "/runs", "kill-one") + "/verdict.json");
   const auto& exits = verdict["history"]["exits"];
@@ -171,11 +165,7 @@ TEST(CliRun, MpirunLauncherForwardsVariablesAndKillsRanksThroughIt) {
       shell_scenario("mpi", 3, "echo rank=$OMPI_COMM_WORLD_RANK events=${NCCLFI_EVENTS:+set}; exec sleep 30",
                      {{"outcome", "detected"}}, 40);
   s["launcher"] = {{"kind", "mpirun"}};
-  s["faults"] = {{{"id", "k"},
-                  {"layer", "proc"},
-                  {"kind", "kill"},
-                  {"target", {{"ranks", {1}}}},
-                  {"trigger", {{"after_ms", 800}}}}};
+  s["faults"] = proc_faults("k", "kill", {1}, 800);
   const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"}, 60);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_LT(r.seconds, 30);  // mpirun tore the job down after the kill, well before the 40 s deadline
