@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A small PyTorch DDP training job for ncclfi (DESIGN.md, Workloads): the job that PyTorch's own safety
+"""A small PyTorch DDP training job for ncclfi (the ncclfi workload contract): the job that PyTorch's own safety
 nets protect. Run it under torchrun, one process per GPU:
 
     torchrun --nproc-per-node 2 --max-restarts 1 workloads/torch/ddp_train.py \\
