@@ -21,7 +21,8 @@
 
 namespace ncclfi::harness {
 
-// Detection mechanisms (DESIGN.md) plus "bootstrap" (exit 6: rendezvous or communicator creation failed).
+// Detection mechanisms (docs/scenarios.md), "bootstrap" among them (exit 6: rendezvous or
+// communicator creation failed).
 // The scenario validator should accept exactly these in expect.detected_by.
 const std::vector<std::string>& known_mechanisms();
 bool is_known_mechanism(std::string_view name);
@@ -41,11 +42,14 @@ struct EventLogReadStats {
 // `default_attempt`), and adds a Detection for each workload event that means detection:
 // watchdog_fired -> workload_watchdog, nccl_error -> api_error, async_error -> async_error,
 // result_mismatch and done{verified:false} -> verification, nan_detected -> nan_check.
-// A missing file reads as empty. Tolerates a torn last line. Never throws on bad content.
+// A line without an event name, a wall-clock ts_ns or a rank breaks the events contract: it stays
+// out of the timeline and lands in history.contract_errors (once per source and rank, with the
+// line; later ones only counted). A missing file reads as empty. Tolerates a torn last line. Never
+// throws on bad content.
 EventLogReadStats read_event_log(const std::string& path, History& history, int default_attempt = 0);
 
 // Same for one already-read line (used by the above and by live tailing). Returns false if the line
-// is not a JSON object.
+// is not a JSON object (a contract error is a line read: true).
 bool observe_event_line(std::string_view line, History& history, int default_attempt = 0);
 
 // ---------------------------------------------------------------------------------------------

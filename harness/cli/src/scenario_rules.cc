@@ -160,6 +160,10 @@ void check_expectation(const Scenario& s, std::vector<ScenarioError::Problem>& p
                         e["restarts"]["min"].dump()});
   }
   const bool faulty = !s.plan.faults.empty();
+  if (!faulty && s.expectation.fault_may_not_fire) {
+    problems.push_back({"/expect/fault_may_not_fire", "fault_may_not_fire only in a scenario with faults",
+                        "true without faults"});
+  }
   if (!faulty && s.expected_outcome != "clean" && s.expected_outcome != "degraded") {
     problems.push_back({"/expect/outcome", "\"clean\" or \"degraded\" for a scenario without faults",
                         "\"" + s.expected_outcome + "\""});

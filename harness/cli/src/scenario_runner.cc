@@ -110,7 +110,7 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
   record.scenario = s.name;
   record.summary = s.summary;
   record.tags = s.tags;
-  record.expect = s.expect;
+  record.expect = s.expectation;
   History& history = record.history;
   history.scenario = s.name;
   history.world_size = s.workload.ranks;
@@ -120,19 +120,24 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
     harness::write_file_atomic(record.run_dir + "/scenario.json", s.doc.dump(2) + "\n");
     harness::write_file_atomic(record.run_dir + "/plan.json", to_json(s.plan).dump(2) + "\n");
     const auto classifier = make_classifier(s);
-    if (s.needs_baseline()) {
+    // The baseline runs first, several times: their spread is the noise the run is judged against.
+    const int baseline_runs = s.needs_baseline() ? std::max(1, s.baseline_runs) : 0;
+    for (int i = 0; i < baseline_runs && !history.interrupted; ++i) {
       History baseline;
       baseline.scenario = s.name + " (baseline)";
       baseline.world_size = s.workload.ranks;
       baseline.start_ns = Clock::wall_ns();
-      fs::create_directories(record.run_dir + "/baseline");
-      run_pass(s, opt, record.run_dir, {record.run_dir + "/baseline", "baseline", false, "baseline"},
-               classifier, baseline);
+      const std::string rel = baseline_runs == 1 ? "baseline" : "baseline-" + std::to_string(i + 1);
+      fs::create_directories(record.run_dir + "/" + rel);
+      run_pass(s, opt, record.run_dir, {record.run_dir + "/" + rel, rel, false, "baseline"}, classifier,
+               baseline);
       baseline.end_ns = Clock::wall_ns();
       const auto perf = harness::measure_performance(baseline);
-      history.baseline_total_s = perf.total_s;
-      history.baseline_slowest_step_s = perf.slowest_step_s;
+      history.baselines.push_back({perf.total_s, perf.steps_s});
       history.interrupted = baseline.interrupted;
+    }
+    for (const auto& f : s.plan.faults) {
+      if (!s.restart.faults_on_attempts.empty()) history.armed_faults.push_back(f.id);
     }
     if (!history.interrupted) {
       run_pass(s, opt, record.run_dir, {record.run_dir, "", true, "running"}, classifier, history);
@@ -151,14 +156,11 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
   }
   harness::JudgeOptions judge_options;
   judge_options.run_dir = record.run_dir;
-  if (s.expect.contains("degraded_margin"))
-    judge_options.degraded_margin = s.expect["degraded_margin"].get<double>();
-  record.judgement = harness::judge(history, s.expect, judge_options);
+  record.judgement = harness::judge(history, s.expectation, judge_options);
   if (history.interrupted && record.harness_error.empty()) {
     record.harness_error = "interrupted by signal " + std::to_string(interrupt_signal()) + ": partial run";
   }
   if (!record.harness_error.empty()) {
-    record.judgement.verdict = harness::Answer::kUnknown;
     record.judgement.reasons.insert(record.judgement.reasons.begin(), "harness: " + record.harness_error);
   }
   if (!record.run_dir.empty()) {
