@@ -80,11 +80,20 @@ CheckResult check_outcome(const CheckContext& ctx) {
                                        [](const TimingComparison& c) { return c.noise.has_value(); });
   const bool finished_plain =
       ctx.judgement.outcome == Outcome::kClean || ctx.judgement.outcome == Outcome::kDegraded;
+  // Clean because nothing was slower beyond the noise, yet the noise is too large to be sure.
+  const bool undecided =
+      ctx.judgement.outcome == Outcome::kClean && timed && noise_known &&
+      !std::all_of(ctx.judgement.timing.begin(), ctx.judgement.timing.end(),
+                   [&](const TimingComparison& c) { return c.surely_within(ctx.expect.margin()); });
   for (Outcome w : ctx.expect.outcomes) {
     if (w != ctx.judgement.outcome) continue;
     // clean vs degraded is only as good as the noise estimate behind it.
     if (finished_plain && timed && !noise_known) {
       return result("outcome", Answer::kUnknown, said + "; the baseline's noise could not be estimated");
+    }
+    if (undecided) {
+      return result("outcome", Answer::kUnknown,
+                    said + "; the noise is too large to tell clean from degraded");
     }
     return result("outcome", Answer::kPass, said);
   }
@@ -95,6 +104,10 @@ CheckResult check_outcome(const CheckContext& ctx) {
     }
     if ((w == Outcome::kDegraded || w == Outcome::kClean) && finished_plain && timed && !noise_known) {
       return result("outcome", Answer::kUnknown, said + "; the baseline's noise could not be estimated");
+    }
+    if ((w == Outcome::kDegraded || w == Outcome::kClean) && undecided) {
+      return result("outcome", Answer::kUnknown,
+                    said + "; the noise is too large to tell clean from degraded");
     }
   }
   return result("outcome", Answer::kFail, said);

@@ -31,8 +31,12 @@ struct TimingComparison {
   std::optional<double> noise;  // relative noise floor; unset: not enough samples to estimate it
   size_t run_samples = 0, baseline_samples = 0;
 
-  // Slower than both the margin and the noise floor. Without a noise estimate: than the margin.
+  // Slower than both the margin and the noise floor (without a noise estimate: than the margin):
+  // degraded.
   bool slower_beyond(double margin) const { return effect > margin && (!noise || effect > *noise); }
+  // Within the margin even at the far end of the noise: clean for sure. A run neither slower beyond
+  // nor surely within is one the noise does not let the judge tell.
+  bool surely_within(double margin) const { return noise && effect + *noise <= margin; }
   // "median step 12.0 ms vs baseline 2.9 ms: +310%, noise ±12% (60 vs 120 steps)"
   std::string text() const;
 };
@@ -42,7 +46,8 @@ struct TimingComparison {
 // a seq count one sample each.
 std::vector<double> step_durations(const History& history, int attempt);
 
-// Compares the run (its step samples and total time) with history.baselines. Empty when no
+// Compares the run (its step samples and total time) with history.baselines (run before and after
+// the faulted run, so that their spread covers a host whose load drifts). Empty when no
 // baseline ran or nothing could be measured.
 std::vector<TimingComparison> compare_with_baseline(const std::vector<double>& run_steps,
                                                     std::optional<double> run_total_s,

@@ -120,9 +120,10 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
     harness::write_file_atomic(record.run_dir + "/scenario.json", s.doc.dump(2) + "\n");
     harness::write_file_atomic(record.run_dir + "/plan.json", to_json(s.plan).dump(2) + "\n");
     const auto classifier = make_classifier(s);
-    // The baseline runs first, several times: their spread is the noise the run is judged against.
+    // The baseline runs several times, half before the faulted run and half after it: their spread is
+    // the noise the run is judged against, and it covers a host whose load drifts meanwhile.
     const int baseline_runs = s.needs_baseline() ? std::max(1, s.baseline_runs) : 0;
-    for (int i = 0; i < baseline_runs && !history.interrupted; ++i) {
+    auto run_baseline = [&](int i) {
       History baseline;
       baseline.scenario = s.name + " (baseline)";
       baseline.world_size = s.workload.ranks;
@@ -134,18 +135,22 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
       baseline.end_ns = Clock::wall_ns();
       const auto perf = harness::measure_performance(baseline);
       history.baselines.push_back({perf.total_s, perf.steps_s});
-      history.interrupted = baseline.interrupted;
-    }
+      history.interrupted = history.interrupted || baseline.interrupted;
+    };
+    const int before = (baseline_runs + 1) / 2;
+    for (int i = 0; i < before && !history.interrupted; ++i) run_baseline(i);
     for (const auto& f : s.plan.faults) {
       if (!s.restart.faults_on_attempts.empty()) history.armed_faults.push_back(f.id);
     }
     if (!history.interrupted) {
       run_pass(s, opt, record.run_dir, {record.run_dir, "", true, "running"}, classifier, history);
     }
+    history.end_ns = Clock::wall_ns();  // the run's own span: the later baselines are not part of it
+    for (int i = before; i < baseline_runs && !history.interrupted; ++i) run_baseline(i);
   } catch (const std::exception& e) {
     record.harness_error = e.what();
   }
-  history.end_ns = Clock::wall_ns();
+  if (history.end_ns == 0) history.end_ns = Clock::wall_ns();
   if (opt.progress) {
     harness::ProgressState st;
     st.index = opt.index;
