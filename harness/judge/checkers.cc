@@ -80,20 +80,16 @@ CheckResult check_outcome(const CheckContext& ctx) {
                                        [](const TimingComparison& c) { return c.noise.has_value(); });
   const bool finished_plain =
       ctx.judgement.outcome == Outcome::kClean || ctx.judgement.outcome == Outcome::kDegraded;
-  // Clean because nothing was slower beyond the noise, yet the noise is too large to be sure.
-  const bool undecided =
-      ctx.judgement.outcome == Outcome::kClean && timed && noise_known &&
-      !std::all_of(ctx.judgement.timing.begin(), ctx.judgement.timing.end(),
-                   [&](const TimingComparison& c) { return c.surely_within(ctx.expect.margin()); });
+  // Clean, but only because the noise was larger than a slow-down beyond the margin.
+  const bool hidden =
+      ctx.judgement.outcome == Outcome::kClean &&
+      std::any_of(ctx.judgement.timing.begin(), ctx.judgement.timing.end(),
+                  [&](const TimingComparison& c) { return c.hidden_by_noise(ctx.expect.margin()); });
   for (Outcome w : ctx.expect.outcomes) {
     if (w != ctx.judgement.outcome) continue;
     // clean vs degraded is only as good as the noise estimate behind it.
     if (finished_plain && timed && !noise_known) {
       return result("outcome", Answer::kUnknown, said + "; the baseline's noise could not be estimated");
-    }
-    if (undecided) {
-      return result("outcome", Answer::kUnknown,
-                    said + "; the noise is too large to tell clean from degraded");
     }
     return result("outcome", Answer::kPass, said);
   }
@@ -105,9 +101,9 @@ CheckResult check_outcome(const CheckContext& ctx) {
     if ((w == Outcome::kDegraded || w == Outcome::kClean) && finished_plain && timed && !noise_known) {
       return result("outcome", Answer::kUnknown, said + "; the baseline's noise could not be estimated");
     }
-    if ((w == Outcome::kDegraded || w == Outcome::kClean) && undecided) {
+    if (w == Outcome::kDegraded && hidden) {
       return result("outcome", Answer::kUnknown,
-                    said + "; the noise is too large to tell clean from degraded");
+                    said + "; the noise is too large to tell a slow-down from it");
     }
   }
   return result("outcome", Answer::kFail, said);

@@ -34,9 +34,9 @@ struct TimingComparison {
   // Slower than both the margin and the noise floor (without a noise estimate: than the margin):
   // degraded.
   bool slower_beyond(double margin) const { return effect > margin && (!noise || effect > *noise); }
-  // Within the margin even at the far end of the noise: clean for sure. A run neither slower beyond
-  // nor surely within is one the noise does not let the judge tell.
-  bool surely_within(double margin) const { return noise && effect + *noise <= margin; }
+  // Slower than the margin, but within the noise: clean as far as the judge can see, yet a
+  // `degraded` expectation cannot be told apart from noise.
+  bool hidden_by_noise(double margin) const { return effect > margin && noise && effect <= *noise; }
   // "median step 12.0 ms vs baseline 2.9 ms: +310%, noise ±12% (60 vs 120 steps)"
   std::string text() const;
 };
