@@ -139,13 +139,16 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
     };
     const int before = (baseline_runs + 1) / 2;
     for (int i = 0; i < before && !history.interrupted; ++i) run_baseline(i);
-    for (const auto& f : s.plan.faults) {
-      if (!s.restart.faults_on_attempts.empty()) history.armed_faults.push_back(f.id);
-    }
     if (!history.interrupted) {
       run_pass(s, opt, record.run_dir, {record.run_dir, "", true, "running"}, classifier, history);
     }
     history.end_ns = Clock::wall_ns();  // the run's own span: the later baselines are not part of it
+    // The faults were armed when an attempt that ran had them on: such a run must show an injection.
+    for (int attempt = 0; attempt < history.attempts; ++attempt) {
+      if (!s.restart.faults_on(attempt)) continue;
+      for (const auto& f : s.plan.faults) history.armed_faults.push_back(f.id);
+      break;
+    }
     for (int i = before; i < baseline_runs && !history.interrupted; ++i) run_baseline(i);
   } catch (const std::exception& e) {
     record.harness_error = e.what();
