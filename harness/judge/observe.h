@@ -79,7 +79,7 @@ struct LineMatch {
 class LogClassifier {
  public:
   LogClassifier() = default;
-  // The built-in patterns, from docs/failure-signatures.md: NCCL WARN / error lines, PyTorch watchdog
+  // The built-in patterns (log_classifier.cc lists them): NCCL WARN / error lines, PyTorch watchdog
   // and heartbeat lines, torchrun failure and restart lines, Open MPI teardown, nccl-tests' timeout,
   // "Out of bounds values : N FAILED" and #wrong columns.
   static LogClassifier builtin();
@@ -139,7 +139,7 @@ void observe_exits(History& history);
 std::string mechanism_for_exit_code(int code);
 
 // ---------------------------------------------------------------------------------------------
-// NCCL RAS probe (nccl-facts.md section 6)
+// NCCL RAS probe: NCCL's text status report on its RAS port
 
 struct RasProbeOptions {
   std::string host = "localhost";  // from NCCL_RAS_ADDR=host:port when set (see ras_address_from_env)
