@@ -25,13 +25,30 @@ std::string clip(const std::string& s, size_t width) {
   return s.substr(0, width - 3) + "...";
 }
 
-std::string verdict_label(const RunRecord& r) {
-  if (r.skipped) return "skipped";
-  if (!r.harness_error.empty()) return "error";
-  return std::string(to_string(r.judgement.verdict));
-}
+class ConsoleReport : public Report {
+ public:
+  ConsoleReport(std::ostream& out, bool color) : out_(out), color_(color) {}
+  void write(const Suite& suite) override { out_ << format_final_table(suite.records, color_); }
+
+ private:
+  std::ostream& out_;
+  bool color_;
+};
 
 }  // namespace
+
+std::unique_ptr<Report> make_console_report(std::ostream& out, bool color) {
+  return std::make_unique<ConsoleReport>(out, color);
+}
+
+std::string format_run_line(const RunRecord& r, size_t index, size_t total) {
+  std::string line = "[" + std::to_string(index) + "/" + std::to_string(total) + "] " + r.scenario + ": " +
+                     std::string(to_string(run_status(r)));
+  if (r.skipped) return line + " (" + r.skip_reason + ")";
+  line += " (" + observed_summary(r.judgement) + ")";
+  if (!r.harness_error.empty()) line += " harness error: " + r.harness_error;
+  return line + "  " + r.run_dir;
+}
 
 std::string format_progress_line(const ProgressState& s, size_t width) {
   char head[64];
@@ -59,14 +76,15 @@ std::string format_progress_line(const ProgressState& s, size_t width) {
 
 std::string format_final_table(const std::vector<RunRecord>& records, bool color) {
   struct Row {
-    std::string scenario, expected, observed, detection, verdict;
+    std::string scenario, expected, observed, detection, status;
   };
   std::vector<Row> rows;
-  rows.push_back({"scenario", "expected", "observed", "detection", "verdict"});
+  rows.push_back({"scenario", "expected", "observed", "detection", "status"});
   for (const auto& r : records) {
     rows.push_back({r.scenario, clip(expected_summary(r.expect), 48),
                     r.skipped ? "-" : clip(observed_summary(r.judgement), 48),
-                    r.skipped ? "-" : format_seconds(r.judgement.detection_s), verdict_label(r)});
+                    r.skipped ? "-" : format_seconds(r.judgement.detection_s),
+                    std::string(to_string(run_status(r)))});
   }
   size_t w[4] = {0, 0, 0, 0};
   for (const auto& row : rows) {
@@ -76,33 +94,24 @@ std::string format_final_table(const std::vector<RunRecord>& records, bool color
     w[3] = std::max(w[3], display_width(row.detection));
   }
   std::string out;
-  size_t pass = 0, fail = 0, unknown = 0, skipped = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& row = rows[i];
-    std::string verdict = row.verdict;
+    std::string status = row.status;
     if (color && i > 0) {
-      const char* code = verdict == "pass" ? "\033[32m" : verdict == "fail" ? "\033[31m" : "\033[33m";
-      verdict = code + verdict + "\033[0m";
+      const char* code = status == "pass"      ? "\033[32m"
+                         : status == "fail"    ? "\033[31m"
+                         : status == "skipped" ? "\033[2m"
+                                               : "\033[33m";
+      status = code + status + "\033[0m";
     }
     out += pad(row.scenario, w[0]) + "  " + pad(row.expected, w[1]) + "  " + pad(row.observed, w[2]) + "  " +
-           pad(row.detection, w[3]) + "  " + verdict + "\n";
-    if (i == 0) {
-      out += std::string(w[0] + w[1] + w[2] + w[3] + 8 + 7, '-') + "\n";
-      continue;
-    }
-    if (row.verdict == "pass")
-      ++pass;
-    else if (row.verdict == "fail")
-      ++fail;
-    else if (row.verdict == "skipped")
-      ++skipped;
-    else
-      ++unknown;
+           pad(row.detection, w[3]) + "  " + status + "\n";
+    if (i == 0) out += std::string(w[0] + w[1] + w[2] + w[3] + 8 + 7, '-') + "\n";
   }
-  out += std::to_string(records.size()) + " scenario(s): " + std::to_string(pass) + " passed, " +
-         std::to_string(fail) + " failed, " + std::to_string(unknown) + " unknown, " +
-         std::to_string(skipped) + " skipped\n";
-  return out;
+  for (const auto& r : records) {
+    if (r.skipped) out += "skipped " + r.scenario + ": " + r.skip_reason + "\n";
+  }
+  return out + counts_text(count_statuses(records)) + "\n";
 }
 
 }  // namespace ncclfi::harness

@@ -87,16 +87,52 @@ void take(nlohmann::json& doc, const char* key, T& out) {
   doc.erase(it);
 }
 
+// What the line lacks of the events contract (every line: an event name, a wall-clock ts_ns > 0 and
+// the writer's rank, -1 for the job), or "" when it keeps it.
+std::string contract_problem(const nlohmann::json& doc) {
+  std::string missing;
+  auto need = [&](const char* key, bool ok) {
+    if (!ok) missing += (missing.empty() ? "" : ", ") + std::string(key);
+  };
+  auto it = doc.find("event");
+  need("event", it != doc.end() && it->is_string() && !it->get<std::string>().empty());
+  it = doc.find("ts_ns");
+  need("ts_ns", it != doc.end() && it->is_number_integer() && it->get<int64_t>() > 0);
+  it = doc.find("rank");
+  need("rank", it != doc.end() && it->is_number_integer());
+  return missing.empty() ? "" : "missing or invalid " + missing;
+}
+
+void record_contract_error(History& history, const nlohmann::json& doc, std::string problem,
+                           std::string_view line) {
+  const std::string source = doc.value("source", std::string("?"));
+  int rank = -1;
+  if (auto it = doc.find("rank"); it != doc.end() && it->is_number_integer()) rank = it->get<int>();
+  for (auto& e : history.contract_errors) {
+    if (e.source == source && e.rank == rank) {
+      ++e.count;
+      return;
+    }
+  }
+  constexpr size_t kMaxLine = 200;
+  std::string shown(line.substr(0, kMaxLine));
+  if (line.size() > kMaxLine) shown += "...";
+  history.contract_errors.push_back(ContractError{source, rank, std::move(problem), std::move(shown), 1});
+}
+
 }  // namespace
 
 bool observe_event_line(std::string_view line, History& history, int default_attempt) {
   nlohmann::json doc = nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) return false;
+  if (std::string problem = contract_problem(doc); !problem.empty()) {
+    record_contract_error(history, doc, std::move(problem), line);
+    return true;  // read, and reported: not a torn or corrupt line
+  }
   HistoryEvent e;
   e.attempt = default_attempt;
-  int64_t mono_ns = 0;
   take(doc, "ts_ns", e.ts_ns);
-  take(doc, "mono_ns", mono_ns);
+  take(doc, "mono_ns", e.mono_ns);
   take(doc, "rank", e.rank);
   take(doc, "pid", e.pid);
   take(doc, "host", e.host);
@@ -104,13 +140,13 @@ bool observe_event_line(std::string_view line, History& history, int default_att
   take(doc, "event", e.event);
   take(doc, "attempt", e.attempt);
   e.fields = std::move(doc);
-  if (mono_ns != 0) e.fields["mono_ns"] = mono_ns;
   // An abort or exit that states its exit code mostly repeats what the rank's own event said before it
   // (the exit 3 after watchdog_fired): it adds a detection only when the rank has none of that kind yet.
   const bool states_exit_code = stated_exit_code(e.event, e.fields).has_value();
   if (const std::string mechanism = mechanism_for_event(e.event, e.fields);
       !mechanism.empty() && !(states_exit_code && already_detected(history, mechanism, e.rank, e.attempt))) {
-    history.detections.push_back(Detection{mechanism, e.rank, e.attempt, e.ts_ns, evidence_for(e)});
+    history.detections.push_back(
+        Detection{mechanism, e.rank, e.attempt, e.ts_ns, evidence_for(e), e.mono_ns, e.host});
   }
   history.events.push_back(std::move(e));
   return true;

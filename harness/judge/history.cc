@@ -10,13 +10,16 @@ void read_opt(const nlohmann::json& doc, const char* key, T& out) {
 }
 
 nlohmann::json event_to_json(const HistoryEvent& e) {
-  return {{"ts_ns", e.ts_ns}, {"rank", e.rank},     {"attempt", e.attempt}, {"pid", e.pid},
-          {"host", e.host},   {"source", e.source}, {"event", e.event},     {"fields", e.fields}};
+  nlohmann::json j = {{"ts_ns", e.ts_ns}, {"rank", e.rank},     {"attempt", e.attempt}, {"pid", e.pid},
+                      {"host", e.host},   {"source", e.source}, {"event", e.event},     {"fields", e.fields}};
+  if (e.mono_ns != 0) j["mono_ns"] = e.mono_ns;
+  return j;
 }
 
 HistoryEvent event_from_json(const nlohmann::json& j) {
   HistoryEvent e;
   read_opt(j, "ts_ns", e.ts_ns);
+  read_opt(j, "mono_ns", e.mono_ns);
   read_opt(j, "rank", e.rank);
   read_opt(j, "attempt", e.attempt);
   read_opt(j, "pid", e.pid);
@@ -51,11 +54,8 @@ RankExit exit_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json detection_to_json(const Detection& d) {
-  return {{"mechanism", d.mechanism},
-          {"rank", d.rank},
-          {"attempt", d.attempt},
-          {"ts_ns", d.ts_ns},
-          {"evidence", d.evidence}};
+  return {{"mechanism", d.mechanism}, {"rank", d.rank},       {"attempt", d.attempt}, {"ts_ns", d.ts_ns},
+          {"evidence", d.evidence},   {"mono_ns", d.mono_ns}, {"host", d.host}};
 }
 
 Detection detection_from_json(const nlohmann::json& j) {
@@ -65,6 +65,8 @@ Detection detection_from_json(const nlohmann::json& j) {
   read_opt(j, "attempt", d.attempt);
   read_opt(j, "ts_ns", d.ts_ns);
   read_opt(j, "evidence", d.evidence);
+  read_opt(j, "mono_ns", d.mono_ns);
+  read_opt(j, "host", d.host);
   return d;
 }
 
@@ -80,10 +82,20 @@ nlohmann::json to_json(const History& history) {
                         {"deadline_hit", history.deadline_hit},
                         {"interrupted", history.interrupted},
                         {"rank_logs", history.rank_logs}};
-  doc["baseline_total_s"] =
-      history.baseline_total_s ? nlohmann::json(*history.baseline_total_s) : nlohmann::json();
-  doc["baseline_slowest_step_s"] =
-      history.baseline_slowest_step_s ? nlohmann::json(*history.baseline_slowest_step_s) : nlohmann::json();
+  auto& baselines = doc["baselines"] = nlohmann::json::array();
+  for (const auto& b : history.baselines) {
+    baselines.push_back(
+        {{"total_s", b.total_s ? nlohmann::json(*b.total_s) : nlohmann::json()}, {"step_s", b.step_s}});
+  }
+  doc["armed_faults"] = history.armed_faults;
+  auto& contract = doc["contract_errors"] = nlohmann::json::array();
+  for (const auto& c : history.contract_errors) {
+    contract.push_back({{"source", c.source},
+                        {"rank", c.rank},
+                        {"problem", c.problem},
+                        {"line", c.line},
+                        {"count", c.count}});
+  }
   auto& events = doc["events"] = nlohmann::json::array();
   for (const auto& e : history.events) events.push_back(event_to_json(e));
   auto& exits = doc["exits"] = nlohmann::json::array();
@@ -107,11 +119,21 @@ History history_from_json(const nlohmann::json& doc) {
   if (auto it = doc.find("rank_logs"); it != doc.end() && it->is_array()) {
     h.rank_logs = it->get<std::vector<std::vector<std::string>>>();
   }
-  if (auto it = doc.find("baseline_total_s"); it != doc.end() && it->is_number()) {
-    h.baseline_total_s = it->get<double>();
+  for (const auto& b : doc.value("baselines", nlohmann::json::array())) {
+    BaselineRun run;
+    if (auto it = b.find("total_s"); it != b.end() && it->is_number()) run.total_s = it->get<double>();
+    read_opt(b, "step_s", run.step_s);
+    h.baselines.push_back(std::move(run));
   }
-  if (auto it = doc.find("baseline_slowest_step_s"); it != doc.end() && it->is_number()) {
-    h.baseline_slowest_step_s = it->get<double>();
+  read_opt(doc, "armed_faults", h.armed_faults);
+  for (const auto& c : doc.value("contract_errors", nlohmann::json::array())) {
+    ContractError e;
+    read_opt(c, "source", e.source);
+    read_opt(c, "rank", e.rank);
+    read_opt(c, "problem", e.problem);
+    read_opt(c, "line", e.line);
+    read_opt(c, "count", e.count);
+    h.contract_errors.push_back(std::move(e));
   }
   for (const auto& e : doc.value("events", nlohmann::json::array())) h.events.push_back(event_from_json(e));
   for (const auto& x : doc.value("exits", nlohmann::json::array())) h.exits.push_back(exit_from_json(x));

@@ -1,5 +1,5 @@
 // The history of one scenario run: every event of every rank and of the harness, in one timeline.
-// Launching (runner) produces it; observers add to it; checkers read only it (jepsen's model).
+// Launching (runner) produces it; observers add to it; checkers read only it.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +14,10 @@ namespace ncclfi::harness {
 // One entry of the timeline. Sources: "harness" (launch, deadline, kill, restart, arm), "workload",
 // "preload", "net", "log" (a classifier matched a rank's output line), "exit", "ras".
 struct HistoryEvent {
-  int64_t ts_ns = 0;  // wall clock, ns since the epoch
-  int rank = -1;      // -1: the whole job / harness
-  int attempt = 0;    // restart attempt (0 = first launch)
+  int64_t ts_ns = 0;    // wall clock, ns since the epoch
+  int64_t mono_ns = 0;  // CLOCK_MONOTONIC of the writing host when the line had it, else 0
+  int rank = -1;        // -1: the whole job / harness
+  int attempt = 0;      // restart attempt (0 = first launch)
   int pid = 0;
   std::string host;
   std::string source;
@@ -35,15 +36,34 @@ struct RankExit {
   int64_t ts_ns = 0;
 };
 
-// A detection: some mechanism noticed the fault (DESIGN.md's list: api_error, async_error,
-// workload_watchdog, torch_watchdog, torch_heartbeat, nccl_tests_timeout, verification, nan_check,
-// peer_exit, launcher_teardown, ras, harness_deadline).
+// A detection: some mechanism noticed the fault (api_error, async_error, workload_watchdog,
+// torch_watchdog, torch_heartbeat, nccl_tests_timeout, verification, nan_check, peer_exit,
+// launcher_teardown, ras, harness_deadline, bootstrap; docs/scenarios.md).
 struct Detection {
   std::string mechanism;
   int rank = -1;
   int attempt = 0;
   int64_t ts_ns = 0;
   std::string evidence;  // the log line or event that shows it
+  int64_t mono_ns = 0;   // set when it came from an event that had mono_ns
+  std::string host{};    // the host of that event ("" when unknown)
+};
+
+// An events.jsonl line that breaks the events contract (no event name, no wall-clock ts_ns, no
+// rank): it is kept out of the timeline and reported, once per source and rank.
+struct ContractError {
+  std::string source;
+  int rank = -1;        // as the line said, -1 when it had none
+  std::string problem;  // "missing ts_ns", ...
+  std::string line;     // the first offending line (clipped)
+  int count = 1;        // offending lines from this source and rank
+};
+
+// One fault-free baseline run: its total time and the duration of each step (one per op/step seq,
+// the slowest rank's).
+struct BaselineRun {
+  std::optional<double> total_s;
+  std::vector<double> step_s;
 };
 
 struct History {
@@ -60,10 +80,13 @@ struct History {
   std::vector<Detection> detections;  // filled by the observers/classifiers
   // Per attempt, per rank: the captured output log path (relative to the run directory).
   std::vector<std::vector<std::string>> rank_logs;
-  // Baseline (same scenario, no fault armed) when the expectation needs one: total seconds and
-  // slowest step seconds; unset when no baseline ran.
-  std::optional<double> baseline_total_s;
-  std::optional<double> baseline_slowest_step_s;
+  // The baseline runs (same scenario, nothing armed) when the expectation needs them; empty when
+  // none ran.
+  std::vector<BaselineRun> baselines;
+  // Ids of the faults armed on some attempt of this run: a run that armed faults and shows no
+  // inject event never passes.
+  std::vector<std::string> armed_faults;
+  std::vector<ContractError> contract_errors;
 };
 
 nlohmann::json to_json(const History& history);

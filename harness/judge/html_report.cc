@@ -38,9 +38,7 @@ std::string fixed(double v, int decimals) {
 }
 
 std::string verdict_class(const RunRecord& r) {
-  if (r.skipped) return "skipped";
-  if (!r.harness_error.empty()) return "error";
-  return std::string(to_string(r.judgement.verdict));
+  return std::string(to_string(run_status(r)));
 }
 
 std::string anchor(size_t index) {
@@ -195,15 +193,16 @@ std::string render_html(const SuiteInfo& suite, const std::vector<RunRecord>& re
   h += "<h1>" + xml_escape(suite.name) + ": " + std::to_string(records.size()) + " scenario(s)</h1>\n";
   h += "<label><input type=\"checkbox\" onchange=\"ncclfiFilter(this)\"> hide passing runs</label>\n";
   h += "<table><tr><th>scenario</th><th>expected</th><th>observed</th><th>detection</th><th>restarts</"
-       "th><th>verdict</th></tr>\n";
+       "th><th>status</th></tr>\n";
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     const std::string v = verdict_class(r);
     h += "<tr class=\"run\" data-verdict=\"" + v + "\"><td><a href=\"#" + anchor(i) + "\">" +
          xml_escape(r.scenario) + "</a></td><td>" + xml_escape(expected_summary(r.expect)) + "</td><td>" +
-         xml_escape(r.skipped ? "-" : observed_summary(r.judgement)) + "</td><td>" +
-         xml_escape(format_seconds(r.judgement.detection_s)) + "</td><td>" +
-         std::to_string(r.judgement.restarts) + "</td><td class=\"" + v + "\">" + v + "</td></tr>\n";
+         xml_escape(r.skipped ? "skipped: " + r.skip_reason : observed_summary(r.judgement)) + "</td><td>" +
+         xml_escape(r.skipped ? "-" : format_seconds(r.judgement.detection_s)) + "</td><td>" +
+         (r.skipped ? "-" : std::to_string(r.judgement.restarts)) + "</td><td class=\"" + v + "\">" + v +
+         "</td></tr>\n";
   }
   h += "</table>\n<p class=\"legend\"><span style=\"color:#d93025\">&#9670; injection</span>"
        "<span style=\"color:#f29900\">&#9650; detection</span><span style=\"color:#188038\">&#9632; exit "
@@ -232,12 +231,30 @@ std::string render_html(const SuiteInfo& suite, const std::vector<RunRecord>& re
            return m;
          }()) +
          ". Run dir <code>" + xml_escape(r.run_dir) + "</code></p>\n";
+    for (const auto& t : r.judgement.timing)
+      h += "<p class=\"muted\">Timing: " + xml_escape(t.text()) + "</p>\n";
     h += checks_table(r);
     h += timeline_svg(r.history);
     h += events_table(r.history);
   }
   h += "</body></html>\n";
   return h;
+}
+
+namespace {
+
+class HtmlReport : public FileReport {
+ public:
+  using FileReport::FileReport;
+
+ protected:
+  std::string render(const Suite& suite) const override { return render_html(suite.info, suite.records); }
+};
+
+}  // namespace
+
+std::unique_ptr<Report> make_html_report(std::vector<std::string> paths) {
+  return std::make_unique<HtmlReport>(std::move(paths));
 }
 
 }  // namespace ncclfi::harness

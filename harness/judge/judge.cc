@@ -1,7 +1,6 @@
-// judge(): sorts the history, derives outcome, mechanisms and latency, runs one checker per expect
-// field and folds the answers (worst wins).
+// judge(): sorts the history, derives outcome, mechanisms and latency, runs one check per expect
+// field plus the judge's own, and folds the answers (worst wins).
 #include <algorithm>
-#include <array>
 #include <functional>
 #include <map>
 
@@ -11,13 +10,10 @@
 namespace ncclfi::harness {
 namespace {
 
-constexpr std::array<std::string_view, 6> kOutcomeNames = {"clean", "degraded",          "detected",
-                                                           "hung",  "silent_corruption", "recovered"};
+using Check = std::function<CheckResult(const CheckContext&)>;
 
-using Checker = std::function<CheckResult(const nlohmann::json&, const CheckContext&)>;
-
-const std::map<std::string, Checker>& checkers() {
-  static const std::map<std::string, Checker> table = {
+const std::map<std::string, Check>& checks_by_field() {
+  static const std::map<std::string, Check> table = {
       {"outcome", check_outcome}, {"detected_by", check_detected_by}, {"detection_s", check_detection_s},
       {"ranks", check_ranks},     {"restarts", check_restarts},       {"log_matches", check_log_matches},
       {"result", check_result},   {"ras_ranks", check_ras_ranks},
@@ -51,18 +47,26 @@ void assign_attempts(History& history) {
   }
 }
 
-}  // namespace
-
-std::string_view to_string(Outcome outcome) {
-  return kOutcomeNames[static_cast<size_t>(outcome)];
-}
-
-std::optional<Outcome> outcome_from_string(std::string_view name) {
-  for (size_t i = 0; i < kOutcomeNames.size(); ++i) {
-    if (kOutcomeNames[i] == name) return static_cast<Outcome>(i);
+// Seconds from the injection to the detection: the monotonic clock when both carry it from one
+// host (immune to wall-clock steps), else the wall clock.
+double seconds_between(const HistoryEvent& injection, const Detection& detection) {
+  if (injection.mono_ns != 0 && detection.mono_ns != 0 && injection.host == detection.host) {
+    return static_cast<double>(detection.mono_ns - injection.mono_ns) / 1e9;
   }
-  return std::nullopt;
+  return static_cast<double>(detection.ts_ns - injection.ts_ns) / 1e9;
 }
+
+CheckResult run_check(const std::string& field, const Check& check, const CheckContext& ctx) {
+  try {
+    return check(ctx);
+  } catch (const std::exception& e) {
+    return CheckResult{field, Answer::kUnknown, std::string("check failed: ") + e.what()};
+  } catch (...) {
+    return CheckResult{field, Answer::kUnknown, "check failed with an unknown exception"};
+  }
+}
+
+}  // namespace
 
 std::string_view to_string(Answer answer) {
   switch (answer) {
@@ -87,28 +91,19 @@ void sort_history(History& history) {
                    [](const Detection& a, const Detection& b) { return a.ts_ns < b.ts_ns; });
 }
 
-bool expectation_needs_baseline(const nlohmann::json& expect) {
-  if (!expect.is_object() || !expect.contains("outcome")) return false;
-  const auto& o = expect["outcome"];
-  auto needs = [](const nlohmann::json& v) {
-    return v.is_string() && (v.get<std::string>() == "clean" || v.get<std::string>() == "degraded");
-  };
-  if (needs(o)) return true;
-  if (o.is_array()) return std::any_of(o.begin(), o.end(), needs);
-  return false;
+Judgement judge(History& history, const nlohmann::json& expect, const JudgeOptions& options) {
+  return judge(history, parse_expectation(expect), options);
 }
 
-Judgement judge(History& history, const nlohmann::json& expect, const JudgeOptions& options) {
+Judgement judge(History& history, const Expectation& expect, const JudgeOptions& options) {
   Judgement j;
-  JudgeOptions opts = options;
-  if (expect.is_object() && expect.contains("degraded_margin") && expect["degraded_margin"].is_number()) {
-    opts.degraded_margin = expect["degraded_margin"].get<double>();
-  }
   assign_attempts(history);
   sort_history(history);
 
+  const HistoryEvent* first_injection = nullptr;
   for (const auto& e : history.events) {
     if (detail::is_inject(e)) {
+      first_injection = &e;
       j.first_injection_ns = e.ts_ns;
       break;
     }
@@ -122,47 +117,54 @@ Judgement judge(History& history, const nlohmann::json& expect, const JudgeOptio
     if (!j.first_detection && (!j.first_injection_ns || d.ts_ns >= *j.first_injection_ns))
       j.first_detection = d;
   }
-  if (j.first_detection && j.first_injection_ns) {
-    j.detection_s = static_cast<double>(j.first_detection->ts_ns - *j.first_injection_ns) / 1e9;
-  }
+  if (j.first_detection && first_injection)
+    j.detection_s = seconds_between(*first_injection, *j.first_detection);
   j.restarts = std::max(0, detail::last_attempt(history)) + detail::torchrun_restarts(history);
   j.performance = measure_performance(history);
-  j.outcome = decide_outcome(history, opts.degraded_margin, &j.outcome_reason);
+  j.outcome = decide_outcome(history, expect.margin(), &j.outcome_reason, &j.timing);
 
-  if (!expect.is_object() || expect.empty()) {
+  if (expect.empty() && expect.problems.empty()) {
     j.verdict = Answer::kUnknown;
     j.reasons.push_back("no expectation to check");
     return j;
   }
-  const CheckContext ctx{history, j, opts};
+  const CheckContext ctx{history, j, expect, options};
   Answer verdict = Answer::kPass;
-  for (const auto& [field, expected] : expect.items()) {
-    if (field == "degraded_margin") continue;  // a setting of the outcome rule, not a check
-    CheckResult r;
-    auto it = checkers().find(field);
-    if (it == checkers().end()) {
-      r = CheckResult{field, Answer::kUnknown, "no checker for expect field \"" + field + "\""};
-    } else {
-      try {
-        r = it->second(expected, ctx);
-      } catch (const std::exception& e) {
-        r = CheckResult{field, Answer::kUnknown, std::string("checker failed: ") + e.what()};
-      } catch (...) {
-        r = CheckResult{field, Answer::kUnknown, "checker failed with an unknown exception"};
-      }
-    }
+  auto add = [&](CheckResult r) {
     verdict = worst(verdict, r.answer);
     j.checks.push_back(std::move(r));
+  };
+  for (const auto& problem : expect.problems) {
+    if (problem.field.empty()) {
+      add(CheckResult{"expect", Answer::kUnknown,
+                      problem.pointer + ": expected " + problem.expected + ", got " + problem.found});
+    }
   }
-  if (history.interrupted) {
-    j.checks.push_back(CheckResult{"run", Answer::kUnknown, "ncclfi was interrupted: the run is incomplete"});
-    verdict = worst(verdict, Answer::kUnknown);
+  for (const auto& [field, value] : expect.doc.items()) {
+    if (is_expect_setting(field) && !expect.problem_for(field)) continue;  // a setting, not a check
+    if (const auto* problem = expect.problem_for(field)) {
+      add(CheckResult{field, Answer::kUnknown,
+                      problem->pointer + ": expected " + problem->expected + ", got " + problem->found});
+      continue;
+    }
+    add(run_check(field, checks_by_field().at(field), ctx));
   }
+  if (auto r = check_injection(ctx)) add(std::move(*r));
+  if (auto r = check_events_contract(ctx)) add(std::move(*r));
+  if (history.interrupted)
+    add(CheckResult{"run", Answer::kUnknown, "ncclfi was interrupted: the run is incomplete"});
   j.verdict = verdict;
   for (const auto& c : j.checks) {
     if (c.answer != Answer::kPass || verdict == Answer::kPass) j.reasons.push_back(c.field + ": " + c.reason);
   }
   return j;
+}
+
+std::string observed_summary(const Judgement& j) {
+  std::string s(to_string(j.outcome));
+  if (j.first_detection) s += "(" + j.first_detection->mechanism + ")";
+  if (j.restarts > 0) s += " restarts=" + std::to_string(j.restarts);
+  return s;
 }
 
 nlohmann::json to_json(const Judgement& j) {
@@ -187,6 +189,8 @@ nlohmann::json to_json(const Judgement& j) {
       {"total_s", j.performance.total_s ? nlohmann::json(*j.performance.total_s) : nlohmann::json()},
       {"slowest_step_s",
        j.performance.slowest_step_s ? nlohmann::json(*j.performance.slowest_step_s) : nlohmann::json()}};
+  auto& timing = doc["timing"] = nlohmann::json::array();
+  for (const auto& t : j.timing) timing.push_back(to_json(t));
   auto& checks = doc["checks"] = nlohmann::json::array();
   for (const auto& c : j.checks) {
     checks.push_back(
@@ -214,9 +218,13 @@ Judgement judgement_from_json(const nlohmann::json& doc) {
     j.detection_s = doc["detection_s"].get<double>();
   if (doc.contains("first_detection") && doc["first_detection"].is_object()) {
     const auto& d = doc["first_detection"];
-    j.first_detection =
-        Detection{d.value("mechanism", std::string()), d.value("rank", -1), d.value("attempt", 0),
-                  d.value("ts_ns", int64_t{0}), d.value("evidence", std::string())};
+    j.first_detection = Detection{d.value("mechanism", std::string()),
+                                  d.value("rank", -1),
+                                  d.value("attempt", 0),
+                                  d.value("ts_ns", int64_t{0}),
+                                  d.value("evidence", std::string()),
+                                  0,
+                                  ""};
   }
   if (doc.contains("performance") && doc["performance"].is_object()) {
     const auto& p = doc["performance"];
@@ -225,6 +233,8 @@ Judgement judgement_from_json(const nlohmann::json& doc) {
       j.performance.slowest_step_s = p["slowest_step_s"].get<double>();
     }
   }
+  for (const auto& t : doc.value("timing", nlohmann::json::array()))
+    j.timing.push_back(timing_comparison_from_json(t));
   for (const auto& c : doc.value("checks", nlohmann::json::array())) {
     j.checks.push_back(CheckResult{c.value("field", std::string()),
                                    answer_from(c.value("answer", std::string())),

@@ -1,8 +1,9 @@
-// Judgement: from a History and a scenario's `expect` object to an outcome, the detecting mechanisms,
-// the detection latency and a verdict (DESIGN.md, "Expectations and outcomes"). Jepsen's model: each
-// checker answers pass, fail or unknown with a reason; a checker that throws counts as unknown; the
-// worst answer wins (fail > unknown > pass). Checkers read only the History (and, for log_matches,
-// the rank logs it names under the run directory).
+// Judgement: a function of (History, Expectation) giving an outcome, the detecting mechanisms, the
+// detection latency and a verdict (docs/scenarios.md). Each check answers pass, fail or unknown with a
+// reason; the worst answer wins (fail > unknown > pass). Checks read only the History (and, for
+// log_matches, the rank logs it names under the run directory). Besides one check per expect field,
+// the judge adds its own: "injection" (a run that armed faults and injected nothing never passes),
+// "events" (lines that broke the events contract) and "run" (an interrupted run).
 #pragma once
 
 #include <cstdint>
@@ -13,13 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "expectation.h"
 #include "history.h"
+#include "noise.h"
 
 namespace ncclfi::harness {
-
-enum class Outcome { kClean, kDegraded, kDetected, kHung, kSilentCorruption, kRecovered };
-std::string_view to_string(Outcome outcome);  // "clean", "degraded", ...
-std::optional<Outcome> outcome_from_string(std::string_view name);
 
 // Ordered so that a larger value is worse: the verdict is the max of the answers.
 enum class Answer { kPass = 0, kUnknown = 1, kFail = 2 };
@@ -27,23 +26,21 @@ std::string_view to_string(Answer answer);  // "pass", "unknown", "fail"
 Answer worst(Answer a, Answer b);
 
 struct CheckResult {
-  std::string field;  // the expect field: "outcome", "detected_by", "detection_s", ...
+  std::string field;  // the expect field ("outcome", "detection_s", ...) or "injection", "events", "run"
   Answer answer = Answer::kUnknown;
   std::string reason;  // always set: what was expected and what was observed
 };
 
 // Timing figures of a run, from its events: total = max over ranks of done.seconds (else the
-// launch-to-end span); slowest step = the longest op/step duration (op.dur_us, step dur).
+// launch-to-end span); slowest step = the longest op/step duration; steps = step_durations().
 struct Performance {
   std::optional<double> total_s;
   std::optional<double> slowest_step_s;
+  std::vector<double> steps_s;
 };
 Performance measure_performance(const History& history);
 
 struct JudgeOptions {
-  // Relative slow-down (total or slowest step) over the baseline above which a finished run is
-  // `degraded`. Overridden by expect.degraded_margin when present.
-  double degraded_margin = 0.20;
   // Run directory: rank log paths in History::rank_logs are relative to it (log_matches).
   std::string run_dir;
 };
@@ -56,11 +53,14 @@ struct Judgement {
   // left out here and in the outcome and checks; they stay on the timeline.
   std::vector<std::string> mechanisms;
   std::optional<Detection> first_detection;   // first detection at or after the first injection
-  std::optional<int64_t> first_injection_ns;  // first "inject" event (any source)
-  std::optional<double> detection_s;          // first detection - first injection, seconds
-  int restarts = 0;                           // harness relaunches + torchrun restarts
+  std::optional<int64_t> first_injection_ns;  // first "inject" event (any source), wall clock
+  // first detection - first injection, seconds: on the monotonic clock when both events carry
+  // mono_ns from the same host, else on the wall clock.
+  std::optional<double> detection_s;
+  int restarts = 0;  // harness relaunches + torchrun restarts
   Performance performance;
-  std::vector<CheckResult> checks;  // one per expect field (sorted by field name)
+  std::vector<TimingComparison> timing;  // the run against its baseline (empty without one)
+  std::vector<CheckResult> checks;       // one per expect field (by field name), then the judge's own
   Answer verdict = Answer::kUnknown;
   std::vector<std::string> reasons;  // reasons of the non-pass checks (all, if all pass)
 };
@@ -68,35 +68,41 @@ struct Judgement {
 // Sorts history.events (and detections) by ts_ns, stable; the timeline every report shows.
 void sort_history(History& history);
 
-// The outcome alone (needs the baseline in History for clean vs degraded).
-Outcome decide_outcome(const History& history, double degraded_margin, std::string* reason = nullptr);
+// The outcome alone (needs the baselines in History for clean vs degraded). `timing` receives the
+// comparison with the baseline when one was made.
+Outcome decide_outcome(const History& history, double degraded_margin, std::string* reason = nullptr,
+                       std::vector<TimingComparison>* timing = nullptr);
 
-// Sorts the history, then computes everything above and runs one checker per field of `expect`
-// (outcome, detected_by, detection_s, ranks, restarts, log_matches, result; degraded_margin is a
-// setting, not a check; any other field answers unknown). An empty or non-object expect gives
+// Sorts the history, then computes everything above and runs one check per field of the
+// expectation; an expectation problem answers unknown for its field; an empty expectation gives
 // verdict unknown. Never throws.
+Judgement judge(History& history, const Expectation& expect, const JudgeOptions& options = {});
+// The same for an expectation still in JSON (tests, re-reads): parse_expectation, then judge.
 Judgement judge(History& history, const nlohmann::json& expect, const JudgeOptions& options = {});
-
-// Whether the expectation needs a fault-free baseline run (outcome clean or degraded): the runner
-// makes one and stores its measure_performance() in History::baseline_*.
-bool expectation_needs_baseline(const nlohmann::json& expect);
 
 nlohmann::json to_json(const Judgement& judgement);
 Judgement judgement_from_json(const nlohmann::json& doc);
 
-// ---- individual checkers (exposed for tests and for reuse; each may throw, judge() catches) ----
+// "drop1 detected(workload_watchdog) 3.02s" style short strings used by table and reports.
+std::string observed_summary(const Judgement& judgement);
+
+// ---- individual checks (exposed for tests; each may throw, judge() catches) ----
 struct CheckContext {
   const History& history;
   const Judgement& judgement;  // outcome, mechanisms, first detection, latency already filled
+  const Expectation& expect;
   const JudgeOptions& options;
 };
-CheckResult check_outcome(const nlohmann::json& expected, const CheckContext& ctx);
-CheckResult check_detected_by(const nlohmann::json& expected, const CheckContext& ctx);
-CheckResult check_detection_s(const nlohmann::json& expected, const CheckContext& ctx);
-CheckResult check_ranks(const nlohmann::json& expected, const CheckContext& ctx);
-CheckResult check_restarts(const nlohmann::json& expected, const CheckContext& ctx);
-CheckResult check_ras_ranks(const nlohmann::json& expected, const CheckContext& ctx);
-CheckResult check_log_matches(const nlohmann::json& expected, const CheckContext& ctx);
-CheckResult check_result(const nlohmann::json& expected, const CheckContext& ctx);
+CheckResult check_outcome(const CheckContext& ctx);
+CheckResult check_detected_by(const CheckContext& ctx);
+CheckResult check_detection_s(const CheckContext& ctx);
+CheckResult check_ranks(const CheckContext& ctx);
+CheckResult check_restarts(const CheckContext& ctx);
+CheckResult check_ras_ranks(const CheckContext& ctx);
+CheckResult check_log_matches(const CheckContext& ctx);
+CheckResult check_result(const CheckContext& ctx);
+// The judge's own checks: set only when they apply.
+std::optional<CheckResult> check_injection(const CheckContext& ctx);
+std::optional<CheckResult> check_events_contract(const CheckContext& ctx);
 
 }  // namespace ncclfi::harness

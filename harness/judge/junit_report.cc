@@ -1,5 +1,6 @@
 // junit.xml in the shape Jenkins' and GitLab's JUnit readers accept: one <testsuite> with one
-// <testcase> per scenario; fail -> <failure>, unknown or harness error -> <error>, skipped -> <skipped>.
+// <testcase> per scenario; fail -> <failure>, unknown or harness error -> <error>, skipped ->
+// <skipped message=reason>. The status of each run is run_status().
 #include <cstdio>
 
 #include "report_text.h"
@@ -29,17 +30,10 @@ std::string classname(const RunRecord& r) {
 }  // namespace
 
 std::string render_junit(const SuiteInfo& suite, const std::vector<RunRecord>& records) {
-  size_t failures = 0, errors = 0, skipped = 0;
+  const StatusCounts counted = count_statuses(records);
+  const size_t failures = counted.fail, errors = counted.unknown + counted.error, skipped = counted.skipped;
   double total = 0;
-  for (const auto& r : records) {
-    total += run_seconds(r);
-    if (r.skipped)
-      ++skipped;
-    else if (!r.harness_error.empty() || r.judgement.verdict == Answer::kUnknown)
-      ++errors;
-    else if (r.judgement.verdict == Answer::kFail)
-      ++failures;
-  }
+  for (const auto& r : records) total += run_seconds(r);
   if (suite.end_ns > suite.start_ns && suite.start_ns > 0)
     total = static_cast<double>(suite.end_ns - suite.start_ns) / 1e9;
   const std::string counts = " tests=\"" + std::to_string(records.size()) + "\" failures=\"" +
@@ -52,6 +46,13 @@ std::string render_junit(const SuiteInfo& suite, const std::vector<RunRecord>& r
   for (const auto& r : records) {
     x += "    <testcase classname=\"" + xml_escape(classname(r)) + "\" name=\"" + xml_escape(r.scenario) +
          "\" time=\"" + seconds_attr(run_seconds(r)) + "\">\n";
+    const RunStatus status = run_status(r);
+    if (status == RunStatus::kSkipped) {
+      x += "      <skipped message=\"" + xml_escape(r.skip_reason) + "\"/>\n";
+      x += "      <system-out>" + xml_escape("skipped: " + r.skip_reason + "\n") + "</system-out>\n";
+      x += "    </testcase>\n";
+      continue;
+    }
     std::string details = "expected: " + expected_summary(r.expect) +
                           "\nobserved: " + observed_summary(r.judgement) +
                           "\ndetection: " + format_seconds(r.judgement.detection_s) + "\n";
@@ -60,15 +61,13 @@ std::string render_junit(const SuiteInfo& suite, const std::vector<RunRecord>& r
     }
     if (!r.run_dir.empty()) details += "run dir: " + r.run_dir + "\n";
     std::string first_reason = r.judgement.reasons.empty() ? std::string() : r.judgement.reasons.front();
-    if (r.skipped) {
-      x += "      <skipped message=\"" + xml_escape(r.skip_reason) + "\"/>\n";
-    } else if (!r.harness_error.empty()) {
+    if (status == RunStatus::kError) {
       x += "      <error message=\"" + xml_escape(r.harness_error) + "\" type=\"harness_error\">" +
            xml_escape(details) + "</error>\n";
-    } else if (r.judgement.verdict == Answer::kFail) {
+    } else if (status == RunStatus::kFail) {
       x += "      <failure message=\"" + xml_escape(first_reason) + "\" type=\"fail\">" +
            xml_escape(details) + "</failure>\n";
-    } else if (r.judgement.verdict == Answer::kUnknown) {
+    } else if (status == RunStatus::kUnknown) {
       x += "      <error message=\"" + xml_escape(first_reason) + "\" type=\"unknown\">" +
            xml_escape(details) + "</error>\n";
     }
@@ -77,6 +76,22 @@ std::string render_junit(const SuiteInfo& suite, const std::vector<RunRecord>& r
   }
   x += "  </testsuite>\n</testsuites>\n";
   return x;
+}
+
+namespace {
+
+class JunitReport : public FileReport {
+ public:
+  using FileReport::FileReport;
+
+ protected:
+  std::string render(const Suite& suite) const override { return render_junit(suite.info, suite.records); }
+};
+
+}  // namespace
+
+std::unique_ptr<Report> make_junit_report(std::vector<std::string> paths) {
+  return std::make_unique<JunitReport>(std::move(paths));
 }
 
 }  // namespace ncclfi::harness

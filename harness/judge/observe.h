@@ -21,7 +21,8 @@
 
 namespace ncclfi::harness {
 
-// Detection mechanisms (DESIGN.md) plus "bootstrap" (exit 6: rendezvous or communicator creation failed).
+// Detection mechanisms (docs/scenarios.md), "bootstrap" among them (exit 6: rendezvous or
+// communicator creation failed).
 // The scenario validator should accept exactly these in expect.detected_by.
 const std::vector<std::string>& known_mechanisms();
 bool is_known_mechanism(std::string_view name);
@@ -41,11 +42,14 @@ struct EventLogReadStats {
 // `default_attempt`), and adds a Detection for each workload event that means detection:
 // watchdog_fired -> workload_watchdog, nccl_error -> api_error, async_error -> async_error,
 // result_mismatch and done{verified:false} -> verification, nan_detected -> nan_check.
-// A missing file reads as empty. Tolerates a torn last line. Never throws on bad content.
+// A line without an event name, a wall-clock ts_ns or a rank breaks the events contract: it stays
+// out of the timeline and lands in history.contract_errors (once per source and rank, with the
+// line; later ones only counted). A missing file reads as empty. Tolerates a torn last line. Never
+// throws on bad content.
 EventLogReadStats read_event_log(const std::string& path, History& history, int default_attempt = 0);
 
 // Same for one already-read line (used by the above and by live tailing). Returns false if the line
-// is not a JSON object.
+// is not a JSON object (a contract error is a line read: true).
 bool observe_event_line(std::string_view line, History& history, int default_attempt = 0);
 
 // ---------------------------------------------------------------------------------------------
@@ -75,7 +79,7 @@ struct LineMatch {
 class LogClassifier {
  public:
   LogClassifier() = default;
-  // The built-in patterns, from docs/failure-signatures.md: NCCL WARN / error lines, PyTorch watchdog
+  // The built-in patterns (log_classifier.cc lists them): NCCL WARN / error lines, PyTorch watchdog
   // and heartbeat lines, torchrun failure and restart lines, Open MPI teardown, nccl-tests' timeout,
   // "Out of bounds values : N FAILED" and #wrong columns.
   static LogClassifier builtin();
@@ -135,7 +139,7 @@ void observe_exits(History& history);
 std::string mechanism_for_exit_code(int code);
 
 // ---------------------------------------------------------------------------------------------
-// NCCL RAS probe (nccl-facts.md section 6)
+// NCCL RAS probe: NCCL's text status report on its RAS port
 
 struct RasProbeOptions {
   std::string host = "localhost";  // from NCCL_RAS_ADDR=host:port when set (see ras_address_from_env)

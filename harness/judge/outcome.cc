@@ -1,4 +1,4 @@
-// The outcome rules of DESIGN.md "Expectations and outcomes", and the timing figures they use.
+// The outcome rules (docs/scenarios.md) and the timing figures they use.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +7,7 @@
 #include "judge.h"
 #include "judge_internal.h"
 #include "ncclfi/event_log.h"
+#include "noise.h"
 
 namespace ncclfi::harness {
 namespace detail {
@@ -105,35 +106,32 @@ std::optional<double> number_field(const nlohmann::json& fields, const char* key
   return it->get<double>();
 }
 
+std::string margin_text(double margin) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "margin %.0f%%", margin * 100);
+  return buf;
+}
+
 }  // namespace
 
 Performance measure_performance(const History& history) {
   Performance perf;
   const int attempt = detail::last_attempt(history);
   for (const auto& e : history.events) {
-    if (e.attempt != attempt) continue;
-    if (e.event == ev::kDone) {
-      if (auto s = number_field(e.fields, "seconds")) perf.total_s = std::max(perf.total_s.value_or(0.0), *s);
-    }
-    std::optional<double> step;
-    if (auto us = number_field(e.fields, "dur_us"))
-      step = *us / 1e6;
-    else if (auto ms = number_field(e.fields, "dur_ms"))
-      step = *ms / 1e3;
-    else if (auto s = number_field(e.fields, "dur_s"))
-      step = *s;
-    if (step && (e.event == ev::kOp || e.event == "step")) {
-      perf.slowest_step_s = std::max(perf.slowest_step_s.value_or(0.0), *step);
-    }
+    if (e.attempt != attempt || e.event != ev::kDone) continue;
+    if (auto s = number_field(e.fields, "seconds")) perf.total_s = std::max(perf.total_s.value_or(0.0), *s);
   }
+  perf.steps_s = step_durations(history, attempt);
+  if (!perf.steps_s.empty())
+    perf.slowest_step_s = *std::max_element(perf.steps_s.begin(), perf.steps_s.end());
   if (!perf.total_s && history.end_ns > history.start_ns && history.start_ns > 0) {
     perf.total_s = static_cast<double>(history.end_ns - history.start_ns) / 1e9;
   }
   return perf;
 }
 
-Outcome decide_outcome(const History& history, double degraded_margin, std::string* reason) {
-  std::string why;
+Outcome decide_outcome(const History& history, double degraded_margin, std::string* reason,
+                       std::vector<TimingComparison>* timing) {
   auto say = [&](Outcome o, std::string text) {
     if (reason) *reason = std::move(text);
     return o;
@@ -147,28 +145,29 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
     if (restarts > 0) {
       return say(Outcome::kRecovered, "finished correctly after " + std::to_string(restarts) + " restart(s)");
     }
-    const Performance perf = measure_performance(history);
-    auto slower = [&](std::optional<double> now, std::optional<double> base,
-                      const char* what) -> std::string {
-      if (!now || !base || *base <= 0) return "";
-      const double ratio = *now / *base;
-      if (ratio > 1.0 + degraded_margin) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "%s %.3fs vs baseline %.3fs (+%.0f%% > %.0f%%)", what, *now, *base,
-                      (ratio - 1.0) * 100, degraded_margin * 100);
-        return buf;
-      }
-      return "";
-    };
-    std::string total = slower(perf.total_s, history.baseline_total_s, "total time");
-    std::string step = slower(perf.slowest_step_s, history.baseline_slowest_step_s, "slowest step");
-    if (!total.empty() || !step.empty()) {
-      return say(Outcome::kDegraded, "finished slower: " + (total.empty() ? step : total));
-    }
-    if (!history.baseline_total_s && !history.baseline_slowest_step_s) {
+    if (history.baselines.empty())
       return say(Outcome::kClean, "finished (no baseline to compare timings with)");
+    const Performance perf = measure_performance(history);
+    const auto comparisons = compare_with_baseline(perf.steps_s, perf.total_s, history.baselines);
+    if (timing) *timing = comparisons;
+    if (comparisons.empty())
+      return say(Outcome::kClean, "finished (nothing timed to compare with the baseline)");
+    const std::string margin = margin_text(degraded_margin);
+    for (const auto& c : comparisons) {
+      if (c.slower_beyond(degraded_margin)) {
+        return say(Outcome::kDegraded, "finished slower: " + c.text() + ", beyond the " + margin +
+                                           (c.noise ? " and the noise" : ""));
+      }
     }
-    return say(Outcome::kClean, "finished within the degraded margin of the baseline");
+    std::string all;
+    bool hidden = false;
+    for (const auto& c : comparisons) {
+      all += (all.empty() ? "" : "; ") + c.text();
+      hidden = hidden || c.hidden_by_noise(degraded_margin);
+    }
+    if (hidden)
+      return say(Outcome::kClean, "finished slower than the " + margin + " but within the noise: " + all);
+    return say(Outcome::kClean, "finished within the " + margin + ": " + all);
   }
   const auto teardown = detail::teardown_start_ns(history);
   for (const auto& d : history.detections) {

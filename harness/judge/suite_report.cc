@@ -1,4 +1,5 @@
-// Per suite files (summary.json, junit.xml, report.html) and re-rendering from run directories.
+// The suite files (summary.json, junit.xml, report.html and their copies) and re-rendering from run
+// directories.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -9,58 +10,32 @@
 
 namespace ncclfi::harness {
 
-nlohmann::json summary_json(const SuiteInfo& suite, const std::vector<RunRecord>& records) {
-  nlohmann::json runs = nlohmann::json::array();
-  size_t pass = 0, fail = 0, unknown = 0, skipped = 0;
-  for (const auto& r : records) {
-    std::string verdict = r.skipped ? "skipped" : std::string(to_string(r.judgement.verdict));
-    if (!r.harness_error.empty() && !r.skipped) verdict = "unknown";
-    if (verdict == "pass")
-      ++pass;
-    else if (verdict == "fail")
-      ++fail;
-    else if (verdict == "skipped")
-      ++skipped;
-    else
-      ++unknown;
-    runs.push_back({{"scenario", r.scenario},
-                    {"tags", r.tags},
-                    {"run_dir", r.run_dir},
-                    {"verdict", verdict},
-                    {"expected", expected_summary(r.expect)},
-                    {"observed", observed_summary(r.judgement)},
-                    {"outcome", std::string(to_string(r.judgement.outcome))},
-                    {"mechanisms", r.judgement.mechanisms},
-                    {"detection_s",
-                     r.judgement.detection_s ? nlohmann::json(*r.judgement.detection_s) : nlohmann::json()},
-                    {"restarts", r.judgement.restarts},
-                    {"reasons", r.judgement.reasons},
-                    {"skip_reason", r.skip_reason},
-                    {"harness_error", r.harness_error}});
-  }
-  return {{"suite", suite.name},
-          {"start_ns", suite.start_ns},
-          {"end_ns", suite.end_ns},
-          {"total", records.size()},
-          {"passed", pass},
-          {"failed", fail},
-          {"unknown", unknown},
-          {"skipped", skipped},
-          {"runs", runs}};
+void FileReport::write(const Suite& suite) {
+  const std::string text = render(suite);
+  for (const auto& path : paths_) write_file_atomic(path, text);
 }
 
 SuiteFiles write_suite_reports(const SuiteInfo& suite, const std::vector<RunRecord>& records,
-                               const std::string& junit_path, const std::string& html_path) {
+                               const std::string& junit_copy, const std::string& html_copy) {
   namespace fs = std::filesystem;
   const fs::path dir = suite.out_dir.empty() ? fs::path(".") : fs::path(suite.out_dir);
-  SuiteFiles files{(dir / "summary.json").string(),
-                   junit_path.empty() ? (dir / "junit.xml").string() : junit_path,
-                   html_path.empty() ? (dir / "report.html").string() : html_path};
-  write_file_atomic(
-      files.summary_json,
-      summary_json(suite, records).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  write_file_atomic(files.junit_xml, render_junit(suite, records));
-  write_file_atomic(files.report_html, render_html(suite, records));
+  SuiteFiles files{
+      (dir / "summary.json").string(), (dir / "junit.xml").string(), (dir / "report.html").string(), {}};
+  std::vector<std::string> junit = {files.junit_xml}, html = {files.report_html};
+  if (!junit_copy.empty()) {
+    junit.push_back(junit_copy);
+    files.copies.push_back(junit_copy);
+  }
+  if (!html_copy.empty()) {
+    html.push_back(html_copy);
+    files.copies.push_back(html_copy);
+  }
+  std::vector<std::unique_ptr<Report>> reports;
+  reports.push_back(make_summary_json_report({files.summary_json}));
+  reports.push_back(make_junit_report(junit));
+  reports.push_back(make_html_report(html));
+  const Suite whole{suite, records};
+  for (const auto& report : reports) report->write(whole);
   return files;
 }
 

@@ -15,8 +15,8 @@ void add_run_command(CLI::App& app, int& status) {
       ->required();
   cmd->add_option("--out", opts->out_root, "root of the run directories (runs/<scenario>/<UTC time>/)")
       ->capture_default_str();
-  cmd->add_option("--junit", opts->junit_path, "also write the JUnit XML here");
-  cmd->add_option("--html", opts->html_path, "also write the HTML report here");
+  cmd->add_option("--junit", opts->junit_path, "also write a copy of the suite's junit.xml here");
+  cmd->add_option("--html", opts->html_path, "also write a copy of the suite's report.html here");
   cmd->add_option("--filter", opts->filter_tags, "run only scenarios with this tag (or name); repeatable");
   cmd->add_flag("--quiet,-q", opts->quiet, "no progress lines");
   cmd->footer(

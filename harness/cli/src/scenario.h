@@ -1,6 +1,6 @@
-// A scenario: the workload to run, how to launch it, the faults to inject and what must happen
-// (DESIGN.md, "Expectations and outcomes"; the format is scenarios/schema.json, documented in
-// docs/scenarios.md). load_scenario() validates everything before anything is launched.
+// A scenario: the workload to run, how to launch it, the faults to inject and what must happen (the
+// format is scenarios/schema.json, documented in docs/scenarios.md). load_scenario() validates
+// everything, the expectation included, before anything is launched.
 #pragma once
 
 #include <map>
@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "expectation.h"
 #include "ncclfi/plan.h"
 
 namespace ncclfi::cli {
@@ -73,8 +74,10 @@ struct Scenario {
   RestartPolicy restart;
   bool probe_ras = false;
   std::optional<bool> baseline;  // unset: when the expectation needs it
+  int baseline_runs = 2;         // fault-free runs to measure the noise against (baseline_runs)
   nlohmann::json log_patterns = nlohmann::json::array();
-  nlohmann::json expect = nlohmann::json::object();
+  nlohmann::json expect = nlohmann::json::object();  // as written
+  harness::Expectation expectation;                  // parsed once, what the judge reads
   std::string expected_outcome;
   int required_gpus = 0;
   std::vector<std::string> required_env;
@@ -91,7 +94,7 @@ Scenario load_scenario(const std::string& path);
 // Same for a document already in memory (sweeps patch documents before loading them).
 Scenario scenario_from_json(const nlohmann::json& doc, const std::string& file);
 
-// The mechanisms a detection can name (DESIGN.md).
+// The mechanisms a detection can name (docs/scenarios.md).
 const std::vector<std::string>& detection_mechanisms();
 
 // Expands files and directories (recursively, *.json except schema.json) in a stable order.

@@ -104,8 +104,10 @@ void fill(Scenario& s, const json& doc) {
   s.restart.backoff_s = value_or(restart, "backoff_s", 0.5);
   s.probe_ras = value_or(doc, "probe_ras", false);
   if (doc.contains("baseline")) s.baseline = doc["baseline"].get<bool>();
+  s.baseline_runs = value_or(doc, "baseline_runs", 2);
   s.log_patterns = value_or(doc, "log_patterns", json::array());
   s.expect = doc["expect"];
+  s.expectation = harness::parse_expectation(s.expect, "/expect");
   s.expected_outcome = s.expect["outcome"].get<std::string>();
   const json requires_ = value_or(doc, "requires", json::object());
   s.required_gpus = value_or(requires_, "gpus", 0);
@@ -147,7 +149,7 @@ bool Scenario::has_layer_faults(Layer layer) const {
 
 bool Scenario::needs_baseline() const {
   if (baseline.has_value()) return *baseline;
-  return expected_outcome == "clean" || expected_outcome == "degraded";
+  return expectation.needs_baseline();
 }
 
 std::string Scenario::expected_text() const {
@@ -187,6 +189,7 @@ Scenario scenario_from_json(const json& doc, const std::string& file) {
   } catch (const PlanError& e) {  // plan-wide rules (duplicate ids)
     throw ScenarioError(file, {{e.pointer(), e.expected(), e.found()}});
   }
+  for (const auto& p : s.expectation.problems) problems.push_back({p.pointer, p.expected, p.found});
   check_scenario_rules(s, problems);
   if (!problems.empty()) throw ScenarioError(file, problems);
   return s;

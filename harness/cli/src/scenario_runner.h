@@ -1,5 +1,6 @@
-// One scenario from start to verdict: the run directory, the fault-free baseline when the expectation
-// needs it, the attempts under the restart policy, the judgement and verdict.json.
+// One scenario from start to verdict: the run directory, the fault-free baseline runs when the
+// expectation needs them (baseline_runs of them, for the noise estimate), the attempts under the
+// restart policy, the judgement and verdict.json.
 #pragma once
 
 #include <string>
@@ -19,7 +20,7 @@ struct ScenarioRunOptions {
 };
 
 // Runs `scenario` and returns its record (verdict.json already written). Never throws: a harness
-// failure becomes record.harness_error (verdict unknown).
+// failure becomes record.harness_error (status "error").
 harness::RunRecord run_scenario(const Scenario& scenario, const ScenarioRunOptions& options);
 
 }  // namespace ncclfi::cli

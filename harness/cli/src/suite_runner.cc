@@ -35,13 +35,10 @@ size_t terminal_width() {
 }  // namespace
 
 int exit_status_for(const std::vector<harness::RunRecord>& records) {
-  int status = kAllPassed;
-  for (const auto& r : records) {
-    if (r.skipped) continue;
-    if (!r.harness_error.empty()) return kHarnessError;
-    if (r.judgement.verdict != harness::Answer::kPass) status = kSomeFailed;
-  }
-  return status;
+  const harness::StatusCounts counts = harness::count_statuses(records);
+  if (counts.error > 0) return kHarnessError;
+  if (counts.fail > 0 || counts.unknown > 0) return kSomeFailed;
+  return kAllPassed;
 }
 
 SuiteOutcome run_suite(const SuiteOptions& options) {
@@ -93,20 +90,17 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
       skipped.scenario = s.name;
       skipped.summary = s.summary;
       skipped.tags = s.tags;
-      skipped.expect = s.expect;
+      skipped.expect = s.expectation;
       skipped.skipped = true;
       skipped.skip_reason = why;
+      if (!options.quiet) std::cerr << harness::format_run_line(skipped, i + 1, scenarios.size()) << "\n";
       outcome.records.push_back(std::move(skipped));
       continue;
     }
     run_options.index = i + 1;
     auto record = run_scenario(s, run_options);
     if (tty) std::cerr << "\r\033[K";
-    if (!options.quiet) {
-      std::cerr << "[" << (i + 1) << "/" << scenarios.size() << "] " << s.name << ": "
-                << harness::to_string(record.judgement.verdict) << " ("
-                << harness::observed_summary(record.judgement) << ")  " << record.run_dir << "\n";
-    }
+    if (!options.quiet) std::cerr << harness::format_run_line(record, i + 1, scenarios.size()) << "\n";
     outcome.records.push_back(std::move(record));
   }
   suite.end_ns = Clock::wall_ns();
@@ -114,9 +108,10 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     const auto files =
         harness::write_suite_reports(suite, outcome.records, options.junit_path, options.html_path);
     outcome.suite_dir = suite.out_dir;
-    std::cout << harness::format_final_table(outcome.records, isatty(STDOUT_FILENO) != 0);
-    std::cout << "reports: " << files.summary_json << " " << files.junit_xml << " " << files.report_html
-              << "\n";
+    harness::make_console_report(std::cout, isatty(STDOUT_FILENO) != 0)->write({suite, outcome.records});
+    std::cout << "reports: " << files.summary_json << " " << files.junit_xml << " " << files.report_html;
+    for (const auto& copy : files.copies) std::cout << " " << copy;
+    std::cout << "\n";
   } catch (const std::exception& e) {
     std::cerr << "ncclfi: cannot write the suite reports: " << e.what() << "\n";
     outcome.exit_status = kHarnessError;

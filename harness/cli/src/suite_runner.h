@@ -14,7 +14,7 @@ enum ExitStatus : int { kAllPassed = 0, kSomeFailed = 1, kBadInput = 2, kHarness
 struct SuiteOptions {
   std::vector<std::string> paths;
   std::string out_root = "runs";
-  std::string junit_path, html_path;
+  std::string junit_path, html_path;     // copies of the suite's junit.xml / report.html
   std::vector<std::string> filter_tags;  // run scenarios having any of these tags
   bool quiet = false;                    // no progress line
 };
@@ -26,8 +26,8 @@ struct SuiteOutcome {
 };
 
 SuiteOutcome run_suite(const SuiteOptions& options);
-// The exit status for a set of records (skipped ones count as passed; unknown as failed; a harness
-// error or an interrupt as 3).
+// The exit status for a set of records, from harness::run_status(): a harness error gives 3, a fail
+// or unknown 1, only passes and skips 0.
 int exit_status_for(const std::vector<harness::RunRecord>& records);
 
 }  // namespace ncclfi::cli

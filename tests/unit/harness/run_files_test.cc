@@ -1,5 +1,5 @@
-// Run directories and the output tailer: unique stamped dirs with a `latest` link; lines handed out
-// only when complete, a torn last line only at the end.
+// Run directories, the exit status and the output tailer: unique stamped dirs with a `latest` link;
+// lines handed out only when complete, a torn last line only at the end.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,6 +8,7 @@
 
 #include "output_tailer.h"
 #include "run_dir.h"
+#include "suite_runner.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -35,6 +36,22 @@ TEST(RunDir, StampedUniqueAndLatestLink) {
   EXPECT_TRUE(fs::is_directory(b));
   EXPECT_EQ(fs::canonical(tmp.path + "/s/latest"), fs::canonical(b));
   EXPECT_EQ(utc_stamp().size(), std::string("20261130T194512.123Z").size());
+}
+
+// The exit code asks the same status function as every report.
+TEST(ExitStatus, FromRunStatus) {
+  auto run = [](harness::Answer verdict, bool skipped = false, const std::string& error = "") {
+    harness::RunRecord r;
+    r.judgement.verdict = verdict;
+    r.skipped = skipped;
+    r.harness_error = error;
+    return r;
+  };
+  using harness::Answer;
+  EXPECT_EQ(exit_status_for({run(Answer::kPass), run(Answer::kFail, true)}), kAllPassed);
+  EXPECT_EQ(exit_status_for({run(Answer::kPass), run(Answer::kUnknown)}), kSomeFailed);
+  EXPECT_EQ(exit_status_for({run(Answer::kFail)}), kSomeFailed);
+  EXPECT_EQ(exit_status_for({run(Answer::kFail), run(Answer::kPass, false, "cannot start")}), kHarnessError);
 }
 
 TEST(OutputTailer, CompleteLinesOnlyThenTheRest) {

@@ -129,6 +129,34 @@ TEST(ScenarioRules, RasRanksNeedTheProbeAndRanksOfTheJob) {
   EXPECT_TRUE(has_problem(d, "/expect/ras_ranks/0", "integer"));
 }
 
+TEST(Scenario, ExpectationParsedOnceAtLoad) {
+  json d = minimal();
+  d["expect"] = {{"outcome", "degraded"}, {"degraded_margin", 0.5}};
+  d["faults"] = {{{"id", "x"}, {"layer", "net"}, {"kind", "drop"}}};
+  const Scenario s = scenario_from_json(d, "f.json");
+  ASSERT_EQ(s.expectation.outcomes.size(), 1u);
+  EXPECT_EQ(s.expectation.outcomes[0], harness::Outcome::kDegraded);
+  EXPECT_DOUBLE_EQ(s.expectation.margin(), 0.5);
+  EXPECT_TRUE(s.needs_baseline());
+  EXPECT_EQ(s.baseline_runs, 2);
+  d["restart"] = {{"max", 3}};
+  d["expect"]["restarts"] = {{"min", 2}, {"max", 1}};
+  const auto problems = problems_of(d);
+  ASSERT_EQ(problems.size(), 1u);  // reported once, by the expectation's parser
+  EXPECT_EQ(problems[0].pointer, "/expect/restarts/max");
+}
+
+TEST(ScenarioRules, FaultMayNotFireOnlyWithFaults) {
+  json d = minimal();
+  d["expect"]["fault_may_not_fire"] = true;
+  EXPECT_TRUE(has_problem(d, "/expect/fault_may_not_fire", "only in a scenario with faults"));
+  d["faults"] = {{{"id", "x"}, {"layer", "net"}, {"kind", "drop"}}};
+  EXPECT_TRUE(problems_of(d).empty());
+  EXPECT_TRUE(scenario_from_json(d, "f.json").expectation.fault_may_not_fire);
+  d["baseline_runs"] = 0;
+  EXPECT_TRUE(has_problem(d, "/baseline_runs", "1"));
+}
+
 TEST(ScenarioRules, FlagSeconds) {
   EXPECT_EQ(flag_seconds({"--iters", "3", "--timeout-s", "2.5"}, "--timeout-s"), 2.5);
   EXPECT_EQ(flag_seconds({"--timeout-s=4"}, "--timeout-s"), 4.0);

@@ -198,18 +198,30 @@ TEST(Judge, WorstAnswerWinsAndReasonsListNonPasses) {
 }
 
 TEST(Judge, DegradedMarginIsASettingNotACheck) {
-  History h = make_history(1);
-  h.baseline_total_s = 1.0;
-  all_done(h, 2, true, 0, 1.3);
-  all_exit(h, 2, 0);
+  auto run = [] {
+    History h = make_history(1);
+    h.baselines = {{1.0, steps_around(0.003, 0.05, 40)}, {1.0, steps_around(0.003, 0.05, 40)}};
+    add_steps(h, steps_around(0.0039, 0.05, 40));  // +30%
+    all_done(h, 2, true, 0, 1.3);
+    all_exit(h, 2, 0);
+    return h;
+  };
+  History h = run();
   Judgement j = judge(h, {{"outcome", "clean"}, {"degraded_margin", 0.5}});
   EXPECT_EQ(j.checks.size(), 1u);
   EXPECT_EQ(j.verdict, Answer::kPass);
-  History h2 = make_history(1);
-  h2.baseline_total_s = 1.0;
-  all_done(h2, 2, true, 0, 1.3);
-  all_exit(h2, 2, 0);
+  History h2 = run();
   EXPECT_EQ(judge(h2, {{"outcome", "degraded"}}).verdict, Answer::kPass);
+}
+
+TEST(Judge, CleanOrDegradedWithoutANoiseEstimateIsUnknown) {
+  History h = make_history(1);
+  h.baselines = {{1.0, {}}};  // one baseline, no steps: total time only, noise unknown
+  all_done(h, 2, true, 0, 3.0);
+  all_exit(h, 2, 0);
+  auto check = only_check(h, {{"outcome", "degraded"}});
+  EXPECT_EQ(check.answer, Answer::kUnknown);
+  EXPECT_NE(check.reason.find("noise could not be estimated"), std::string::npos) << check.reason;
 }
 
 TEST(Judge, InterruptedRunIsAtBestUnknown) {
@@ -219,10 +231,10 @@ TEST(Judge, InterruptedRunIsAtBestUnknown) {
 }
 
 TEST(Judge, NeedsBaselineOnlyForCleanOrDegraded) {
-  EXPECT_TRUE(expectation_needs_baseline({{"outcome", "degraded"}}));
-  EXPECT_TRUE(expectation_needs_baseline({{"outcome", {"clean", "detected"}}}));
-  EXPECT_FALSE(expectation_needs_baseline({{"outcome", "detected"}}));
-  EXPECT_FALSE(expectation_needs_baseline(json::object()));
+  EXPECT_TRUE(parse_expectation({{"outcome", "degraded"}}).needs_baseline());
+  EXPECT_TRUE(parse_expectation({{"outcome", {"clean", "detected"}}}).needs_baseline());
+  EXPECT_FALSE(parse_expectation({{"outcome", "detected"}}).needs_baseline());
+  EXPECT_FALSE(parse_expectation(json::object()).needs_baseline());
 }
 
 TEST(Judge, WorstOrdering) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "history.h"
 
@@ -82,6 +83,26 @@ inline void all_done(History& h, double s, bool verified, int attempt = 0, doubl
   for (int r = 0; r < h.world_size; ++r) {
     add_event(h, s, r, "workload", "done", {{"iters", 10}, {"seconds", seconds}, {"verified", verified}},
               attempt);
+  }
+}
+
+// Step durations around `centre_s`, spread evenly over +-`spread` (relative), in a fixed shuffled order.
+inline std::vector<double> steps_around(double centre_s, double spread, size_t n) {
+  std::vector<double> out;
+  for (size_t i = 0; i < n; ++i) {
+    const double position = n > 1 ? static_cast<double>((i * 7) % n) / static_cast<double>(n - 1) : 0.5;
+    out.push_back(centre_s * (1 - spread + 2 * spread * position));
+  }
+  return out;
+}
+
+// One op event per step (seq 0..n-1) on every rank, each rank reporting the same duration.
+inline void add_steps(History& h, const std::vector<double>& steps_s, int attempt = 0) {
+  for (size_t i = 0; i < steps_s.size(); ++i) {
+    for (int r = 0; r < std::max(1, h.world_size); ++r) {
+      add_event(h, 0.1 + 0.01 * static_cast<double>(i), r, "workload", "op",
+                {{"seq", i}, {"op", "allreduce"}, {"dur_us", steps_s[i] * 1e6}}, attempt);
+    }
   }
 }
 

@@ -12,7 +12,9 @@ TEST(History, JsonRoundTripKeepsEverything) {
   h.torchrun_restarts = 1;
   h.deadline_hit = true;
   h.rank_logs = {{"rank0.log", "rank1.log"}, {"a1/rank0.log", "a1/rank1.log"}};
-  h.baseline_total_s = 4.5;
+  h.baselines = {{4.5, {0.01, 0.02}}, {std::nullopt, {}}};
+  h.armed_faults = {"drop1"};
+  h.contract_errors.push_back({"workload", 2, "missing or invalid ts_ns", "{\"event\":\"op\"}", 3});
   add_inject(h, 1.0, 1);
   add_exit(h, 2.0, 0, 3);
   add_exit(h, 2.5, 1, {}, 9, true);
@@ -24,8 +26,13 @@ TEST(History, JsonRoundTripKeepsEverything) {
   EXPECT_FALSE(back.exits[0].signal.has_value());
   EXPECT_EQ(back.exits[1].signal, 9);
   EXPECT_TRUE(back.exits[1].killed_by_harness);
-  EXPECT_EQ(back.baseline_total_s, 4.5);
-  EXPECT_FALSE(back.baseline_slowest_step_s.has_value());
+  ASSERT_EQ(back.baselines.size(), 2u);
+  EXPECT_EQ(back.baselines[0].total_s, 4.5);
+  EXPECT_EQ(back.baselines[0].step_s.size(), 2u);
+  EXPECT_FALSE(back.baselines[1].total_s.has_value());
+  EXPECT_EQ(back.armed_faults, std::vector<std::string>{"drop1"});
+  ASSERT_EQ(back.contract_errors.size(), 1u);
+  EXPECT_EQ(back.contract_errors[0].count, 3);
   EXPECT_EQ(back.events[0].fields["kind"], "drop");
 }
 
