@@ -1,4 +1,4 @@
-// Launchers (DESIGN.md, "Launchers and scale"): how a scenario's ranks become processes. Each kind
+// Launchers: how a scenario's ranks become processes, one kind per way a job is started. Each kind
 // turns one attempt into ProcessSpecs (pure: testable without starting anything); the runner spawns
 // them with RankProcess. Injection variables (LD_PRELOAD, NCCL_NET_PLUGIN, NCCLFI_*) go to the ranks
 // only, never to ncclfi or to a launcher process such as mpirun or torchrun.
