@@ -138,6 +138,16 @@ bool wait_for_file(const std::string& path, double timeout_s) {
   return false;
 }
 
+pid_t wait_for_pid_file(const std::string& path, double timeout_s) {
+  const double end = now_s() + timeout_s;
+  while (now_s() < end) {
+    const std::string text = read_text(path);
+    if (!text.empty() && text.back() == '\n') return static_cast<pid_t>(std::stol(text));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+
 nlohmann::json shell_scenario(const std::string& name, int ranks, const std::string& shell,
                               const nlohmann::json& expect, double deadline_s) {
   return {{"name", name},

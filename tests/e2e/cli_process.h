@@ -43,8 +43,11 @@ std::string read_text(const std::string& path);
 bool file_exists(const std::string& path);
 // True while `pid` exists and is not a zombie.
 bool process_alive(pid_t pid);
-// Waits until `path` exists (true) or `timeout_s` passes (false).
+// Waits until `path` exists and is not empty (true) or `timeout_s` passes (false).
 bool wait_for_file(const std::string& path, double timeout_s);
+// Waits until `path` holds a whole line with a process id (`echo $$ > path`, written by another
+// process), then returns it; 0 when `timeout_s` passed first.
+pid_t wait_for_pid_file(const std::string& path, double timeout_s);
 // A scenario running `shell` (sh -c) per rank through the command launcher.
 nlohmann::json shell_scenario(const std::string& name, int ranks, const std::string& shell,
                               const nlohmann::json& expect, double deadline_s = 20);

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "cli_process.h"
@@ -23,13 +22,13 @@ nlohmann::json forever_scenario(const std::string& name, const std::string& dir)
       {{"outcome", "clean"}}, 120);
 }
 
+// The pids the ranks wrote, each waited for (at most 20 s) until its line is complete.
 std::vector<pid_t> read_pids(const std::string& dir) {
   std::vector<pid_t> pids;
   for (const char* kind : {"rank-", "child-"}) {
     for (int r = 0; r < 3; ++r) {
-      std::ifstream in(dir + "/" + kind + std::to_string(r));
-      pid_t pid = 0;
-      if (in >> pid) pids.push_back(pid);
+      const pid_t pid = wait_for_pid_file(dir + "/" + kind + std::to_string(r), 20);
+      if (pid > 0) pids.push_back(pid);
     }
   }
   return pids;
@@ -50,13 +49,8 @@ void interrupt_mid_run(int sig) {
   TempDir dir;
   const auto file = write_scenario(dir.path, forever_scenario("forever", dir.path));
   const pid_t cli = start_cli({"run", file, "--out", dir.path + "/runs", "-q"}, dir.path + "/cli.out");
-  for (int r = 0; r < 3; ++r) {
-    for (const char* kind : {"/child-", "/rank-"}) {
-      ASSERT_TRUE(wait_for_file(dir.path + kind + std::to_string(r), 20)) << read_text(dir.path + "/cli.out");
-    }
-  }
   const auto pids = read_pids(dir.path);
-  ASSERT_EQ(pids.size(), 6u);
+  ASSERT_EQ(pids.size(), 6u) << read_text(dir.path + "/cli.out");
   for (pid_t p : pids) ASSERT_TRUE(process_alive(p));
   kill(cli, sig);
   const int status = wait_pid(cli, 20);

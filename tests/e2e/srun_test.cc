@@ -62,9 +62,9 @@ void interrupt_srun_job(int sig) {
   std::vector<pid_t> tasks;
   for (int r = 0; r < 3; ++r) {
     const std::string f = dir.path + "/task-" + std::to_string(r);
-    ASSERT_TRUE(wait_for_file(f, 20)) << read_text(dir.path + "/cli.out");
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the pid is written
-    tasks.push_back(std::stoi(read_text(f)));
+    const pid_t task = wait_for_pid_file(f, 20);
+    ASSERT_GT(task, 0) << read_text(dir.path + "/cli.out");
+    tasks.push_back(task);
   }
   for (pid_t p : tasks) ASSERT_TRUE(process_alive(p));
   kill(cli, sig);

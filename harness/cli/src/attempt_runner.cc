@@ -23,6 +23,10 @@ using harness::History;
 
 constexpr int64_t kPollNs = 5'000'000;  // 5 ms: the resolution of output-line timestamps
 
+int64_t seconds_to_ns(double seconds) {
+  return static_cast<int64_t>(seconds * 1e9);
+}
+
 void sleep_ns(int64_t ns) {
   timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
   nanosleep(&ts, nullptr);
@@ -38,17 +42,20 @@ class AttemptLoop final : public RankSignaller {
  public:
   AttemptLoop(const AttemptInputs& in, History& history)
       : in_(in),
+        clock_(in.clock != nullptr ? *in.clock : AttemptClock::system()),
         history_(history),
         events_(in.ctx.events_path, "harness"),
         event_tail_(in.ctx.events_path, in.events_offset) {}
 
   AttemptResult run() {
-    result_.start_ns = Clock::wall_ns();
+    const EventTime start = clock_.now();
+    result_.start_ns = start.wall_ns;
+    start_mono_ns_ = start.mono_ns;
     launch_all();
     if (in_.ctx.inject) schedule_ = ProcFaultSchedule(*in_.ctx.scenario);
-    const int64_t deadline_ns = result_.start_ns + static_cast<int64_t>(in_.ctx.scenario->deadline_s * 1e9);
+    const int64_t deadline_ns = start_mono_ns_ + seconds_to_ns(in_.ctx.scenario->deadline_s);
     while (true) {
-      const int64_t now = Clock::wall_ns();
+      const int64_t now = clock_.now().mono_ns;
       follow_output();
       reap_exited(false);
       if (alive() == 0) break;
@@ -73,7 +80,7 @@ class AttemptLoop final : public RankSignaller {
     schedule_.release_stopped(*this);
     finish_ras_probe(true);
     follow_output(true);
-    result_.end_ns = Clock::wall_ns();
+    result_.end_ns = clock_.now().wall_ns;
     result_.events_end_offset = event_tail_.offset();
     return result_;
   }
@@ -163,7 +170,7 @@ class AttemptLoop final : public RankSignaller {
   }
 
   void follow_output(bool final = false) {
-    const int64_t now = Clock::wall_ns();
+    const int64_t now = clock_.now().wall_ns;  // a line's time on the timeline
     for (auto& p : procs_) {
       const auto lines = final ? p.output.read_rest() : p.output.read_lines();
       for (const auto& text : lines) {
@@ -194,7 +201,7 @@ class AttemptLoop final : public RankSignaller {
       exit.exit_code = p.process->exit_code();
       exit.signal = p.process->exit_signal();
       exit.killed_by_harness = killed_by_harness || torn_down_.count(p.process->pid()) > 0;
-      exit.ts_ns = Clock::wall_ns();
+      exit.ts_ns = clock_.now().wall_ns;
       if (exit.signal || (exit.exit_code && *exit.exit_code != 0)) result_.failed = true;
       history_.exits.push_back(exit);
     }
@@ -203,7 +210,7 @@ class AttemptLoop final : public RankSignaller {
   // SIGTERM to every live process group, a grace period, then SIGKILL; then a sweep for anything
   // that carries this harness's id and escaped its group.
   void teardown(const std::string& why) {
-    report_progress(Clock::wall_ns(), "teardown");
+    report_progress(clock_.now().mono_ns, "teardown");
     for (auto& p : procs_) {
       if (p.reaped) continue;
       torn_down_.insert(p.process->pid());
@@ -213,8 +220,8 @@ class AttemptLoop final : public RankSignaller {
       p.process->signal_group(SIGCONT);  // a stopped rank cannot act on SIGTERM
       p.process->signal_group(SIGTERM);
     }
-    const int64_t grace_end = Clock::wall_ns() + static_cast<int64_t>(in_.ctx.scenario->grace_s * 1e9);
-    while (alive() > 0 && Clock::wall_ns() < grace_end) {
+    const int64_t grace_end = clock_.now().mono_ns + seconds_to_ns(in_.ctx.scenario->grace_s);
+    while (alive() > 0 && clock_.now().mono_ns < grace_end) {
       reap_exited(false);
       follow_output();
       sleep_ns(kPollNs);
@@ -230,15 +237,16 @@ class AttemptLoop final : public RankSignaller {
     if (why != "launch_failed") result_.failed = true;
   }
 
+  // `now`: the monotonic clock, like every timer of the schedule.
   void apply_proc_faults(int64_t now) { schedule_.fire_due(now, *this); }
 
   // With probe_ras: once, when three quarters of the deadline passed with ranks still running (a
   // suspected hang), ask NCCL's RAS port who is missing. Runs beside the loop: it may block seconds.
   void maybe_probe_ras(int64_t now, int64_t deadline_ns) {
     if (!in_.ctx.scenario->probe_ras) return;
-    if (!ras_started_ && now >= result_.start_ns + (deadline_ns - result_.start_ns) * 3 / 4) {
+    if (!ras_started_ && now >= start_mono_ns_ + (deadline_ns - start_mono_ns_) * 3 / 4) {
       ras_started_ = true;
-      ras_ts_ = now;
+      ras_ts_ = clock_.now().wall_ns;  // the detection's time on the timeline
       const char* addr = std::getenv("NCCL_RAS_ADDR");
       const auto it = in_.ctx.scenario->env.find("NCCL_RAS_ADDR");
       auto options =
@@ -263,7 +271,7 @@ class AttemptLoop final : public RankSignaller {
     st.ranks_total = in_.ctx.scenario->workload.ranks;
     st.ranks_running =
         procs_.size() == 1 && procs_[0].process->spec().rank < 0 ? (alive() ? st.ranks_total : 0) : alive();
-    st.elapsed_s = static_cast<double>(now - result_.start_ns) / 1e9;
+    st.elapsed_s = static_cast<double>(now - start_mono_ns_) / 1e9;
     st.deadline_s = in_.ctx.scenario->deadline_s;
     st.injections = injections_;
     for (const auto& d : history_.detections) {
@@ -276,6 +284,7 @@ class AttemptLoop final : public RankSignaller {
   }
 
   const AttemptInputs& in_;
+  const AttemptClock& clock_;
   History& history_;
   EventLog events_;
   OutputTailer event_tail_;
@@ -283,6 +292,7 @@ class AttemptLoop final : public RankSignaller {
   std::set<int> torn_down_;
   ProcFaultSchedule schedule_;
   AttemptResult result_;
+  int64_t start_mono_ns_ = 0;
   int injections_ = 0;
   int64_t next_progress_ns_ = 0;
   bool ras_started_ = false;
@@ -291,6 +301,11 @@ class AttemptLoop final : public RankSignaller {
 };
 
 }  // namespace
+
+const AttemptClock& AttemptClock::system() {
+  static const AttemptClock clock{};
+  return clock;
+}
 
 AttemptResult run_attempt(const AttemptInputs& in, History& history) {
   AttemptLoop loop(in, history);

@@ -17,10 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#ifndef NCCLFI_SOURCE_DIR_DEFAULT
-#define NCCLFI_SOURCE_DIR_DEFAULT ""
-#endif
-
 std::string prepend_path_list(const std::string& first, const std::map<std::string, std::string>& env,
                               const std::string& key, char sep) {
   const auto it = env.find(key);
@@ -186,22 +182,26 @@ class TorchrunLauncher : public RankLauncher {
 
 }  // namespace
 
-Installation Installation::discover() {
+Installation Installation::for_executable(const std::string& exe, const char* (*getenv)(const char*)) {
+  auto var = [getenv](const char* name) -> std::string {
+    const char* v = getenv(name);
+    return v != nullptr ? v : "";
+  };
+  fs::path prefix = fs::path(exe).parent_path().parent_path();
+  if (const auto p = var("NCCLFI_BUILD_DIR"); !p.empty()) prefix = p;
   Installation inst;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  fs::path build = ec ? fs::current_path() / "build" : exe.parent_path().parent_path();
-  if (const char* b = std::getenv("NCCLFI_BUILD_DIR"); b != nullptr && *b != '\0') build = b;
-  inst.bin_dir = (build / "bin").string();
-  inst.lib_dir = (build / "lib").string();
-  if (const char* s = std::getenv("NCCLFI_SOURCE_DIR"); s != nullptr && *s != '\0') {
-    inst.source_dir = s;
-  } else if (fs::exists(fs::path(NCCLFI_SOURCE_DIR_DEFAULT) / "workloads", ec)) {
-    inst.source_dir = NCCLFI_SOURCE_DIR_DEFAULT;
-  } else {
-    inst.source_dir = build.parent_path().string();  // build/ inside the source tree
-  }
+  inst.bin_dir = (prefix / "bin").string();
+  inst.lib_dir = (prefix / "lib").string();
+  inst.data_dir = (prefix / "share" / "ncclfi").string();
+  if (const auto d = var("NCCLFI_DATA_DIR"); !d.empty()) inst.data_dir = d;
   return inst;
+}
+
+Installation Installation::discover() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return for_executable(ec ? std::string() : exe.string(),
+                        [](const char* name) -> const char* { return std::getenv(name); });
 }
 
 std::map<std::string, std::string> current_environment() {
@@ -258,8 +258,8 @@ std::string substitute_placeholders(const std::string& text, const LaunchContext
       value = ctx.install.bin_dir;
     else if (key == "lib_dir")
       value = ctx.install.lib_dir;
-    else if (key == "source_dir")
-      value = ctx.install.source_dir;
+    else if (key == "data_dir")
+      value = ctx.install.data_dir;
     else if (key == "master_port")
       value = std::to_string(ctx.master_port);
     else if (key.rfind("env:", 0) == 0) {
@@ -283,7 +283,7 @@ std::vector<std::string> workload_argv(const LaunchContext& ctx, int rank) {
   } else if (w.builtin == "nccl-workload") {
     argv.push_back(ctx.install.bin_dir + "/ncclfi-workload");
   } else if (w.builtin == "ddp") {
-    argv = {w.python, ctx.install.source_dir + "/workloads/torch/ddp_train.py"};
+    argv = {w.python, ctx.install.data_dir + "/workloads/torch/ddp_train.py"};
   } else {
     argv = w.command;
   }

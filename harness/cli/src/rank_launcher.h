@@ -1,4 +1,4 @@
-// Launchers (DESIGN.md, "Launchers and scale"): how a scenario's ranks become processes. Each kind
+// Launchers: how a scenario's ranks become processes, one kind per way a job is started. Each kind
 // turns one attempt into ProcessSpecs (pure: testable without starting anything); the runner spawns
 // them with RankProcess. Injection variables (LD_PRELOAD, NCCL_NET_PLUGIN, NCCLFI_*) go to the ranks
 // only, never to ncclfi or to a launcher process such as mpirun or torchrun.
@@ -14,11 +14,16 @@
 
 namespace ncclfi::cli {
 
-// Where the built programs are: build/bin, build/lib and the source tree (for ddp_train.py).
+// Where ncclfi's own files are. One layout for the build tree and an installed tree: PREFIX/bin (ncclfi
+// and the workloads), PREFIX/lib (the preload and the net shim), PREFIX/share/ncclfi (workloads/torch,
+// scenarios). The build copies share/ncclfi into build/ too, so a copied build/ is a PREFIX.
 struct Installation {
-  std::string bin_dir, lib_dir, source_dir;
-  // From /proc/self/exe (build/bin/ncclfi); NCCLFI_BUILD_DIR and NCCLFI_SOURCE_DIR override.
+  std::string bin_dir, lib_dir, data_dir;
+  // PREFIX is two levels above /proc/self/exe (PREFIX/bin/ncclfi). NCCLFI_BUILD_DIR overrides PREFIX and
+  // NCCLFI_DATA_DIR overrides PREFIX/share/ncclfi (docs/environment.md lists them).
   static Installation discover();
+  // The same, for an executable at `exe` and an environment read through `getenv`.
+  static Installation for_executable(const std::string& exe, const char* (*getenv)(const char*));
 };
 
 struct LaunchContext {
@@ -49,7 +54,7 @@ std::unique_ptr<RankLauncher> make_launcher(LauncherKind kind);
 // scenario's env, LD_PRELOAD and NCCL_NET_PLUGIN per the scenario's layers.
 std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int rank);
 // The workload's argv with {rank}, {world_size}, {attempt}, {run_dir}, {bin_dir}, {lib_dir},
-// {source_dir}, {master_port} and {env:NAME} replaced (rank -1 leaves {rank} as 0).
+// {data_dir}, {master_port} and {env:NAME} replaced (rank -1 leaves {rank} as 0).
 std::vector<std::string> workload_argv(const LaunchContext& ctx, int rank);
 std::string substitute_placeholders(const std::string& text, const LaunchContext& ctx, int rank);
 // ncclfi's environment as a map.

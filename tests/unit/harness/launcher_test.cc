@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "orphan_guard.h"
@@ -15,6 +16,19 @@ namespace ncclfi::cli {
 namespace {
 
 using nlohmann::json;
+
+// Waits (at most 10 s) until `pid` runs `program`: after fork, /proc/PID/exe names the parent's
+// executable until execve is done, and the environment the test checks is only there after it.
+bool wait_for_exec(pid_t pid, const std::string& program) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < end) {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+    if (!ec && std::filesystem::equivalent(exe, program, ec)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
 
 Scenario scenario(const std::string& launcher, json workload, json faults = json::array()) {
   json d = {{"name", "t"},
@@ -31,7 +45,7 @@ Scenario scenario(const std::string& launcher, json workload, json faults = json
 LaunchContext context(const Scenario& s) {
   LaunchContext ctx;
   ctx.scenario = &s;
-  ctx.install = {"/b/bin", "/b/lib", "/src"};
+  ctx.install = {"/b/bin", "/b/lib", "/b/share/ncclfi"};
   ctx.run_dir = "/runs/t/1";
   ctx.log_dir = "/runs/t/1/attempt-0";
   ctx.plan_path = "/runs/t/1/plan.json";
@@ -145,7 +159,7 @@ TEST(Launcher, RankPidsPreferRankOverAnInheritedSlurmProcid) {
   const pid_t torch_worker = spawn({"NCCLFI_HARNESS_ID=" + id, "SLURM_PROCID=0", "RANK=2"});
   const pid_t srun_task = spawn({"NCCLFI_HARNESS_ID=" + id, "SLURM_PROCID=3"});
   const pid_t stranger = spawn({"NCCLFI_HARNESS_ID=other", "RANK=2"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the execs are done
+  for (pid_t p : {torch_worker, srun_task, stranger}) ASSERT_TRUE(wait_for_exec(p, "/bin/sleep")) << p;
   EXPECT_EQ(find_rank_pids(id, 2), std::vector<int>{torch_worker});
   EXPECT_EQ(find_rank_pids(id, 3), std::vector<int>{srun_task});
   EXPECT_TRUE(find_rank_pids(id, 0).empty());
@@ -165,7 +179,7 @@ TEST(Launcher, TorchrunKeepsInjectionOffTheAgent) {
   const auto env_at = std::find(argv.begin(), argv.end(), "env");
   ASSERT_NE(env_at, argv.end());
   EXPECT_NE(std::find(env_at, argv.end(), "LD_PRELOAD=/b/lib/libncclfi-preload.so"), argv.end());
-  EXPECT_NE(std::find(env_at, argv.end(), "/src/workloads/torch/ddp_train.py"), argv.end());
+  EXPECT_NE(std::find(env_at, argv.end(), "/b/share/ncclfi/workloads/torch/ddp_train.py"), argv.end());
   EXPECT_EQ(specs[0].env.at("LD_PRELOAD"), "");
   EXPECT_EQ(make_launcher(s.launcher.kind)->rank_of_line("[rank1]:[E] Watchdog caught"), 1);
 }
@@ -177,6 +191,36 @@ TEST(Launcher, CommandPlaceholders) {
   ASSERT_EQ(specs.size(), 2u);
   EXPECT_EQ(specs[1].argv, (std::vector<std::string>{"run-1-of-2", "/runs/t/1/x", "/usr/bin"}));
   EXPECT_EQ(substitute_placeholders("{unknown}", context(s), 0), "{unknown}");
+}
+
+// ncclfi finds everything from where its executable is; the environment overrides, nothing compiled in.
+const char* no_env(const char*) {
+  return nullptr;
+}
+
+TEST(Installation, FromTheExecutablesPrefix) {
+  const auto inst = Installation::for_executable("/opt/x/bin/ncclfi", no_env);
+  EXPECT_EQ(inst.bin_dir, "/opt/x/bin");
+  EXPECT_EQ(inst.lib_dir, "/opt/x/lib");
+  EXPECT_EQ(inst.data_dir, "/opt/x/share/ncclfi");
+}
+
+TEST(Installation, EnvironmentOverridesThePrefixAndTheDataDir) {
+  const auto inst = Installation::for_executable("/opt/x/bin/ncclfi", [](const char* name) -> const char* {
+    if (std::string(name) == "NCCLFI_BUILD_DIR") return "/elsewhere";
+    if (std::string(name) == "NCCLFI_DATA_DIR") return "/data";
+    return nullptr;
+  });
+  EXPECT_EQ(inst.bin_dir, "/elsewhere/bin");
+  EXPECT_EQ(inst.lib_dir, "/elsewhere/lib");
+  EXPECT_EQ(inst.data_dir, "/data");
+}
+
+TEST(Installation, DataDirPlaceholder) {
+  const Scenario s = scenario("command", {{"command", {"{data_dir}/scenarios", "{bin_dir}"}}, {"ranks", 1}});
+  const auto specs = make_launcher(s.launcher.kind)->processes(context(s));
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0].argv, (std::vector<std::string>{"/b/share/ncclfi/scenarios", "/b/bin"}));
 }
 
 TEST(Launcher, FreePortIsUsable) {

@@ -1,5 +1,5 @@
-# scripts/gpu/lib.sh: what net.sh and preload.sh share. Source it after setting LOG (the log folder),
-# WORKLOAD (the ncclfi-workload binary), PORT (a base port) and RUN_TIMEOUT_S.
+# bench/gpu/lib.sh: what the GPU benchmark scripts share (sourced, never run alone). Source it after
+# setting LOG (the log folder), WORKLOAD (the ncclfi-workload binary), PORT (a base port) and RUN_TIMEOUT_S.
 # shellcheck shell=bash
 
 FAILED=0
