@@ -129,11 +129,7 @@ Judgement judge(History& history, const Expectation& expect, const JudgeOptions&
     return j;
   }
   const CheckContext ctx{history, j, expect, options};
-  Answer verdict = Answer::kPass;
-  auto add = [&](CheckResult r) {
-    verdict = worst(verdict, r.answer);
-    j.checks.push_back(std::move(r));
-  };
+  auto add = [&](CheckResult r) { j.checks.push_back(std::move(r)); };
   for (const auto& problem : expect.problems) {
     if (problem.field.empty()) {
       add(CheckResult{"expect", Answer::kUnknown,
@@ -153,11 +149,18 @@ Judgement judge(History& history, const Expectation& expect, const JudgeOptions&
   if (auto r = check_events_contract(ctx)) add(std::move(*r));
   if (history.interrupted)
     add(CheckResult{"run", Answer::kUnknown, "ncclfi was interrupted: the run is incomplete"});
-  j.verdict = verdict;
-  for (const auto& c : j.checks) {
-    if (c.answer != Answer::kPass || verdict == Answer::kPass) j.reasons.push_back(c.field + ": " + c.reason);
-  }
+  settle_verdict(j);
   return j;
+}
+
+void settle_verdict(Judgement& j) {
+  j.verdict = Answer::kPass;
+  for (const auto& c : j.checks) j.verdict = worst(j.verdict, c.answer);
+  j.reasons.clear();
+  for (const auto& c : j.checks) {
+    if (c.answer != Answer::kPass || j.verdict == Answer::kPass)
+      j.reasons.push_back(c.field + ": " + c.reason);
+  }
 }
 
 std::string observed_summary(const Judgement& j) {

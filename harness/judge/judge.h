@@ -79,6 +79,8 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
 Judgement judge(History& history, const Expectation& expect, const JudgeOptions& options = {});
 // The same for an expectation still in JSON (tests, re-reads): parse_expectation, then judge.
 Judgement judge(History& history, const nlohmann::json& expect, const JudgeOptions& options = {});
+// The verdict (the worst answer of the checks) and the reasons, from judgement.checks.
+void settle_verdict(Judgement& judgement);
 
 nlohmann::json to_json(const Judgement& judgement);
 Judgement judgement_from_json(const nlohmann::json& doc);

@@ -10,6 +10,7 @@
 #include "observe.h"
 #include "orphan_guard.h"
 #include "output_tailer.h"
+#include "rounds.h"
 #include "run_dir.h"
 
 namespace ncclfi::cli {
@@ -31,8 +32,8 @@ harness::LogClassifier make_classifier(const Scenario& s) {
 }
 
 void sleep_interruptible(double seconds) {
-  const int64_t end = Clock::wall_ns() + static_cast<int64_t>(seconds * 1e9);
-  while (Clock::wall_ns() < end && !interrupted()) {
+  const int64_t end = Clock::mono_ns() + static_cast<int64_t>(seconds * 1e9);  // immune to clock steps
+  while (Clock::mono_ns() < end && !interrupted()) {
     timespec ts{0, 10'000'000};
     nanosleep(&ts, nullptr);
   }
@@ -103,6 +104,46 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
   harness::observe_exits(history);
 }
 
+// One round: the faulted run with its baselines, half before it and half after: their spread is the
+// noise the run is judged against, and it covers a host whose load drifts meanwhile. `rel` is the
+// round's folder in the run directory ("" for the first round).
+void run_round(const Scenario& s, const ScenarioRunOptions& opt, const std::string& run_dir,
+               const std::string& rel, const harness::LogClassifier& classifier, History& history) {
+  history.scenario = s.name;
+  history.world_size = s.workload.ranks;
+  history.start_ns = Clock::wall_ns();
+  const std::string prefix = rel.empty() ? "" : rel + "/";
+  const int baseline_runs = s.needs_baseline() ? std::max(1, s.baseline_runs) : 0;
+  auto run_baseline = [&](int i) {
+    History baseline;
+    baseline.scenario = s.name + " (baseline)";
+    baseline.world_size = s.workload.ranks;
+    baseline.start_ns = Clock::wall_ns();
+    const std::string dir = prefix + (baseline_runs == 1 ? "baseline" : "baseline-" + std::to_string(i + 1));
+    fs::create_directories(run_dir + "/" + dir);
+    run_pass(s, opt, run_dir, {run_dir + "/" + dir, dir, false, "baseline"}, classifier, baseline);
+    baseline.end_ns = Clock::wall_ns();
+    const auto perf = harness::measure_performance(baseline);
+    history.baselines.push_back({perf.total_s, perf.steps_s});
+    history.interrupted = history.interrupted || baseline.interrupted;
+  };
+  const int before = (baseline_runs + 1) / 2;
+  for (int i = 0; i < before && !history.interrupted; ++i) run_baseline(i);
+  if (!history.interrupted) {
+    const std::string dir = rel.empty() ? run_dir : run_dir + "/" + rel;
+    fs::create_directories(dir);
+    run_pass(s, opt, run_dir, {dir, rel, true, "running"}, classifier, history);
+  }
+  history.end_ns = Clock::wall_ns();  // the run's own span: the later baselines are not part of it
+  // The faults were armed when an attempt that ran had them on: such a run must show an injection.
+  for (int attempt = 0; attempt < history.attempts; ++attempt) {
+    if (!s.restart.faults_on(attempt)) continue;
+    for (const auto& f : s.plan.faults) history.armed_faults.push_back(f.id);
+    break;
+  }
+  for (int i = before; i < baseline_runs && !history.interrupted; ++i) run_baseline(i);
+}
+
 }  // namespace
 
 harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt) {
@@ -111,49 +152,28 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
   record.summary = s.summary;
   record.tags = s.tags;
   record.expect = s.expectation;
-  History& history = record.history;
-  history.scenario = s.name;
-  history.world_size = s.workload.ranks;
-  history.start_ns = Clock::wall_ns();
+  harness::JudgeOptions judge_options;
+  // Every round's history and judgement; the one a majority agrees with becomes the record's.
+  std::vector<History> histories(1);
+  std::vector<harness::Judgement> judgements;
   try {
     record.run_dir = make_run_dir(opt.out_root, s.name);
+    judge_options.run_dir = record.run_dir;
     harness::write_file_atomic(record.run_dir + "/scenario.json", s.doc.dump(2) + "\n");
     harness::write_file_atomic(record.run_dir + "/plan.json", to_json(s.plan).dump(2) + "\n");
     const auto classifier = make_classifier(s);
-    // The baseline runs several times, half before the faulted run and half after it: their spread is
-    // the noise the run is judged against, and it covers a host whose load drifts meanwhile.
-    const int baseline_runs = s.needs_baseline() ? std::max(1, s.baseline_runs) : 0;
-    auto run_baseline = [&](int i) {
-      History baseline;
-      baseline.scenario = s.name + " (baseline)";
-      baseline.world_size = s.workload.ranks;
-      baseline.start_ns = Clock::wall_ns();
-      const std::string rel = baseline_runs == 1 ? "baseline" : "baseline-" + std::to_string(i + 1);
-      fs::create_directories(record.run_dir + "/" + rel);
-      run_pass(s, opt, record.run_dir, {record.run_dir + "/" + rel, rel, false, "baseline"}, classifier,
-               baseline);
-      baseline.end_ns = Clock::wall_ns();
-      const auto perf = harness::measure_performance(baseline);
-      history.baselines.push_back({perf.total_s, perf.steps_s});
-      history.interrupted = history.interrupted || baseline.interrupted;
-    };
-    const int before = (baseline_runs + 1) / 2;
-    for (int i = 0; i < before && !history.interrupted; ++i) run_baseline(i);
-    if (!history.interrupted) {
-      run_pass(s, opt, record.run_dir, {record.run_dir, "", true, "running"}, classifier, history);
+    run_round(s, opt, record.run_dir, "", classifier, histories.back());
+    // A timing verdict is repeated in rounds of its own until a majority agrees (rounds.h).
+    for (;;) {
+      judgements.push_back(harness::judge(histories.back(), s.expectation, judge_options));
+      if (histories.back().interrupted || !harness::decide_rounds(judgements).need_another) break;
+      histories.emplace_back();
+      run_round(s, opt, record.run_dir, "round-" + std::to_string(histories.size()), classifier,
+                histories.back());
     }
-    history.end_ns = Clock::wall_ns();  // the run's own span: the later baselines are not part of it
-    // The faults were armed when an attempt that ran had them on: such a run must show an injection.
-    for (int attempt = 0; attempt < history.attempts; ++attempt) {
-      if (!s.restart.faults_on(attempt)) continue;
-      for (const auto& f : s.plan.faults) history.armed_faults.push_back(f.id);
-      break;
-    }
-    for (int i = before; i < baseline_runs && !history.interrupted; ++i) run_baseline(i);
   } catch (const std::exception& e) {
     record.harness_error = e.what();
   }
-  if (history.end_ns == 0) history.end_ns = Clock::wall_ns();
   if (opt.progress) {
     harness::ProgressState st;
     st.index = opt.index;
@@ -162,9 +182,16 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
     st.phase = "judging";
     opt.progress(st);
   }
-  harness::JudgeOptions judge_options;
-  judge_options.run_dir = record.run_dir;
-  record.judgement = harness::judge(history, s.expectation, judge_options);
+  if (judgements.size() < histories.size()) {  // the harness failed before judging the last round
+    if (histories.back().start_ns == 0) histories.back().start_ns = Clock::wall_ns();
+    if (histories.back().end_ns == 0) histories.back().end_ns = Clock::wall_ns();
+    judgements.push_back(harness::judge(histories.back(), s.expectation, judge_options));
+  }
+  const harness::RoundsDecision rounds = harness::decide_rounds(judgements);
+  record.history = std::move(histories[rounds.chosen]);
+  record.judgement = std::move(judgements[rounds.chosen]);
+  if (rounds.check) harness::add_check(record.judgement, *rounds.check);
+  History& history = record.history;
   if (history.interrupted && record.harness_error.empty()) {
     record.harness_error = "interrupted by signal " + std::to_string(interrupt_signal()) + ": partial run";
   }
