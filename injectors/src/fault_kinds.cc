@@ -39,7 +39,8 @@ std::string table(const std::vector<std::string>& header, const std::vector<std:
   std::ostringstream out;
   auto line = [&](const std::vector<std::string>& row) {
     out << "|";
-    for (size_t i = 0; i < row.size(); ++i) out << " " << row[i] << std::string(width[i] - row[i].size(), ' ') << " |";
+    for (size_t i = 0; i < row.size(); ++i)
+      out << " " << row[i] << std::string(width[i] - row[i].size(), ' ') << " |";
     out << "\n";
   };
   line(header);
@@ -62,7 +63,8 @@ std::string points_text(std::span<const std::string_view> points) {
       text += points[i];
     } else {
       text += std::string(prefix) + "{";
-      for (size_t k = i; k < j; ++k) text += (k == i ? "" : ", ") + std::string(points[k].substr(prefix.size()));
+      for (size_t k = i; k < j; ++k)
+        text += (k == i ? "" : ", ") + std::string(points[k].substr(prefix.size()));
       text += "}";
     }
     i = j;
@@ -172,8 +174,8 @@ std::string param_range(const ParamSpec& spec) {
       return list;
     }
     case ParamType::kNcclError:
-      return std::to_string(to_int(kNcclErrors[0].code)) + "-" + std::to_string(to_int(std::end(kNcclErrors)[-1].code)) +
-             " (NCCL codes below)";
+      return std::to_string(to_int(kNcclErrors[0].code)) + "-" +
+             std::to_string(to_int(std::end(kNcclErrors)[-1].code)) + " (NCCL codes below)";
     case ParamType::kSignal:
       return "signals that end the process (below)";
   }
@@ -192,20 +194,25 @@ std::string fault_catalogue_markdown() {
   for (const FaultKindSpec* k : fault_kinds()) {
     std::string names;
     for (const auto& p : k->params) names += (names.empty() ? "" : ", ") + std::string(p.name);
-    kinds.push_back({to_string(k->layer), std::string(k->kind), names, std::string(k->effect), points_text(k->points)});
+    kinds.push_back(
+        {to_string(k->layer), std::string(k->kind), names, std::string(k->effect), points_text(k->points)});
     for (const auto& p : k->params) {
       params.push_back({to_string(k->layer), std::string(k->kind), std::string(p.name),
-                        std::string(param_type_name(p.type)), param_range(p), param_default(p), std::string(p.meaning)});
+                        std::string(param_type_name(p.type)), param_range(p), param_default(p),
+                        std::string(p.meaning)});
     }
   }
   std::vector<std::vector<std::string>> codes;
-  for (const auto& e : kNcclErrors) codes.push_back({std::to_string(to_int(e.code)), std::string(e.name), std::string(e.meaning)});
+  for (const auto& e : kNcclErrors)
+    codes.push_back({std::to_string(to_int(e.code)), std::string(e.name), std::string(e.meaning)});
   std::vector<std::vector<std::string>> signals;
-  for (const auto& s : fatal_signals()) signals.push_back({std::to_string(s.number), std::string(s.name), std::string(s.action)});
+  for (const auto& s : fatal_signals())
+    signals.push_back({std::to_string(s.number), std::string(s.name), std::string(s.action)});
   signals.push_back({std::to_string(realtime_min()) + "-" + std::to_string(realtime_max()),
                      "SIGRTMIN..SIGRTMAX (by number only)", "terminate"});
   std::vector<std::vector<std::string>> refused;
-  for (const auto& r : refused_signals()) refused.push_back({std::to_string(r.number), std::string(r.name), std::string(r.why)});
+  for (const auto& r : refused_signals())
+    refused.push_back({std::to_string(r.number), std::string(r.name), std::string(r.why)});
 
   std::ostringstream out;
   out << "### Kinds\n\n"
@@ -213,11 +220,13 @@ std::string fault_catalogue_markdown() {
       << "### Parameters\n\n"
       << table({"layer", "kind", "param", "type", "range", "default", "meaning"}, params) << "\n"
       << "### NCCL codes (`code`)\n\n"
-      << "A number or the name exactly as nccl.h spells it. Only errors: ncclSuccess and ncclInProgress inject "
+      << "A number or the name exactly as nccl.h spells it. Only errors: ncclSuccess and ncclInProgress "
+         "inject "
          "no failure.\n\n"
       << table({"code", "name", "meaning"}, codes) << "\n"
       << "### Signals (`signal`)\n\n"
-      << "A number, a name (`SIGKILL`) or a name without `SIG` (`KILL`). Only signals whose default action ends "
+      << "A number, a name (`SIGKILL`) or a name without `SIG` (`KILL`). Only signals whose default action "
+         "ends "
          "the process; the process dies by exactly that signal.\n\n"
       << table({"number", "name", "default action"}, signals) << "\n"
       << "Refused:\n\n"

@@ -6,8 +6,8 @@
 #include <set>
 #include <sstream>
 
-#include "ncclfi/fault_kinds.h"
 #include "kinds/kind_support.h"
+#include "ncclfi/fault_kinds.h"
 #include "plan_json.h"
 
 namespace ncclfi {

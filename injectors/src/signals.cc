@@ -12,13 +12,13 @@ constexpr std::string_view kTerm = "terminate";
 constexpr std::string_view kCore = "core dump";
 
 constexpr SignalInfo kFatal[] = {
-    {SIGHUP, "SIGHUP", kTerm},       {SIGINT, "SIGINT", kTerm},       {SIGQUIT, "SIGQUIT", kCore},
-    {SIGILL, "SIGILL", kCore},       {SIGTRAP, "SIGTRAP", kCore},     {SIGABRT, "SIGABRT", kCore},
-    {SIGBUS, "SIGBUS", kCore},       {SIGFPE, "SIGFPE", kCore},       {SIGKILL, "SIGKILL", kTerm},
-    {SIGUSR1, "SIGUSR1", kTerm},     {SIGSEGV, "SIGSEGV", kCore},     {SIGUSR2, "SIGUSR2", kTerm},
-    {SIGPIPE, "SIGPIPE", kTerm},     {SIGALRM, "SIGALRM", kTerm},     {SIGTERM, "SIGTERM", kTerm},
-    {SIGSTKFLT, "SIGSTKFLT", kTerm}, {SIGXCPU, "SIGXCPU", kCore},     {SIGXFSZ, "SIGXFSZ", kCore},
-    {SIGVTALRM, "SIGVTALRM", kTerm}, {SIGPROF, "SIGPROF", kTerm},     {SIGIO, "SIGIO", kTerm},
+    {SIGHUP, "SIGHUP", kTerm},       {SIGINT, "SIGINT", kTerm},   {SIGQUIT, "SIGQUIT", kCore},
+    {SIGILL, "SIGILL", kCore},       {SIGTRAP, "SIGTRAP", kCore}, {SIGABRT, "SIGABRT", kCore},
+    {SIGBUS, "SIGBUS", kCore},       {SIGFPE, "SIGFPE", kCore},   {SIGKILL, "SIGKILL", kTerm},
+    {SIGUSR1, "SIGUSR1", kTerm},     {SIGSEGV, "SIGSEGV", kCore}, {SIGUSR2, "SIGUSR2", kTerm},
+    {SIGPIPE, "SIGPIPE", kTerm},     {SIGALRM, "SIGALRM", kTerm}, {SIGTERM, "SIGTERM", kTerm},
+    {SIGSTKFLT, "SIGSTKFLT", kTerm}, {SIGXCPU, "SIGXCPU", kCore}, {SIGXFSZ, "SIGXFSZ", kCore},
+    {SIGVTALRM, "SIGVTALRM", kTerm}, {SIGPROF, "SIGPROF", kTerm}, {SIGIO, "SIGIO", kTerm},
     {SIGPWR, "SIGPWR", kTerm},       {SIGSYS, "SIGSYS", kCore},
 };
 

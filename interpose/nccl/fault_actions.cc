@@ -54,8 +54,8 @@ ncclResult_t corrupt_after(const FiredFault& fired, Forwarder& forward, const Op
     return rc;
   }
   const size_t elements = op_result_elements(op, fired.site.rank, fired.site.world_size);
-  const double draw =
-      seeded_uniform(corrupt.seed.value_or(fired.fault->seed()), f.id, ArmedFault::last_firing_on_this_thread());
+  const double draw = seeded_uniform(corrupt.seed.value_or(fired.fault->seed()), f.id,
+                                     ArmedFault::last_firing_on_this_thread());
   const CorruptionSpan span = plan_corruption(elements, datatype_size(op.datatype), corrupt.count, draw);
   extra["elements"] = span.count;
   extra["first"] = span.first;
@@ -107,67 +107,67 @@ ncclResult_t apply_fault(const FiredFault& fired, Forwarder& forward, const OpCa
   if (action == nullptr) throw std::logic_error("fault " + f.id + " is not an api fault");
   nlohmann::json extra = base_extra(fired);
   // One case per action: a new api action that is not carried out here does not compile.
-  return std::visit(
-      Overloaded{
-          [&](const Delay& delay) -> ncclResult_t {
-            double ms = delay.ms;
-            if (delay.jitter_ms > 0.0)
-              ms += delay.jitter_ms * seeded_uniform(armed.seed(), f.id, ArmedFault::last_firing_on_this_thread());
-            extra["delay_ms"] = ms;
-            record(fired, extra);
-            std::this_thread::sleep_for(Millis(ms));
-            return forward();
-          },
-          [&](const Hang& hang) -> ncclResult_t {
-            if (hang.ms) {
-              extra["hang_ms"] = *hang.ms;
-              record(fired, extra);
-              std::this_thread::sleep_for(Millis(*hang.ms));
-              return forward();
-            }
-            extra["forever"] = true;
-            record(fired, extra);
-            hang_forever();
-          },
-          [&](const Skip&) -> ncclResult_t {
-            record(fired, extra);
-            return ncclSuccess;
-          },
-          [&](const FailWithCode& fail) -> ncclResult_t {
-            const ncclResult_t code = to_nccl_result(fail.code);
-            extra["code"] = static_cast<int>(code);
-            record(fired, extra);
-            return code;
-          },
-          [&](const AsyncError& async) -> ncclResult_t {
-            const ncclResult_t code = to_nccl_result(async.code);
-            extra["code"] = static_cast<int>(code);
-            if (fired.comm != nullptr) {
-              fired.comm->async_error.store(static_cast<int>(code), std::memory_order_release);
-            } else {
-              extra["effect"] = "none: the call has no communicator";
-            }
-            record(fired, extra);
-            return forward();
-          },
-          [&](const CorruptElements& corrupt) -> ncclResult_t {
-            if (op != nullptr) return corrupt_after(fired, forward, *op, corrupt);
-            extra["effect"] = "none: not an op with a receive buffer";
-            record(fired, extra);
-            return forward();
-          },
-          [&](const DieBySignal& die) -> ncclResult_t {
-            extra["signal"] = die.signal;
-            record(fired, extra);
-            die_by(die.signal);
-          },
-          [&](const ExitWithCode& exit) -> ncclResult_t {
-            extra["exit_code"] = exit.code;
-            record(fired, extra);
-            _exit(exit.code);
-          },
-      },
-      *action);
+  return std::visit(Overloaded{
+                        [&](const Delay& delay) -> ncclResult_t {
+                          double ms = delay.ms;
+                          if (delay.jitter_ms > 0.0)
+                            ms += delay.jitter_ms * seeded_uniform(armed.seed(), f.id,
+                                                                   ArmedFault::last_firing_on_this_thread());
+                          extra["delay_ms"] = ms;
+                          record(fired, extra);
+                          std::this_thread::sleep_for(Millis(ms));
+                          return forward();
+                        },
+                        [&](const Hang& hang) -> ncclResult_t {
+                          if (hang.ms) {
+                            extra["hang_ms"] = *hang.ms;
+                            record(fired, extra);
+                            std::this_thread::sleep_for(Millis(*hang.ms));
+                            return forward();
+                          }
+                          extra["forever"] = true;
+                          record(fired, extra);
+                          hang_forever();
+                        },
+                        [&](const Skip&) -> ncclResult_t {
+                          record(fired, extra);
+                          return ncclSuccess;
+                        },
+                        [&](const FailWithCode& fail) -> ncclResult_t {
+                          const ncclResult_t code = to_nccl_result(fail.code);
+                          extra["code"] = static_cast<int>(code);
+                          record(fired, extra);
+                          return code;
+                        },
+                        [&](const AsyncError& async) -> ncclResult_t {
+                          const ncclResult_t code = to_nccl_result(async.code);
+                          extra["code"] = static_cast<int>(code);
+                          if (fired.comm != nullptr) {
+                            fired.comm->async_error.store(static_cast<int>(code), std::memory_order_release);
+                          } else {
+                            extra["effect"] = "none: the call has no communicator";
+                          }
+                          record(fired, extra);
+                          return forward();
+                        },
+                        [&](const CorruptElements& corrupt) -> ncclResult_t {
+                          if (op != nullptr) return corrupt_after(fired, forward, *op, corrupt);
+                          extra["effect"] = "none: not an op with a receive buffer";
+                          record(fired, extra);
+                          return forward();
+                        },
+                        [&](const DieBySignal& die) -> ncclResult_t {
+                          extra["signal"] = die.signal;
+                          record(fired, extra);
+                          die_by(die.signal);
+                        },
+                        [&](const ExitWithCode& exit) -> ncclResult_t {
+                          extra["exit_code"] = exit.code;
+                          record(fired, extra);
+                          _exit(exit.code);
+                        },
+                    },
+                    *action);
 }
 
 }  // namespace ncclfi::preload

@@ -21,8 +21,12 @@ struct Step {
 
 Step step_of(const ProcAction& action) {
   return std::visit(Overloaded{
-                        [](const StopProcess& stop) { return Step{SIGSTOP, "stop", true, stop.resume_after_ms}; },
-                        [](const KillProcess& kill) { return Step{kill.signal, "kill", false, std::nullopt}; },
+                        [](const StopProcess& stop) {
+                          return Step{SIGSTOP, "stop", true, stop.resume_after_ms};
+                        },
+                        [](const KillProcess& kill) {
+                          return Step{kill.signal, "kill", false, std::nullopt};
+                        },
                     },
                     action);
 }

@@ -93,8 +93,8 @@ struct KillProcess {  // the harness sends this signal (one of signals.h's accep
   friend bool operator==(const KillProcess&, const KillProcess&) = default;
 };
 
-using ApiAction = std::variant<Delay, Hang, Skip, FailWithCode, AsyncError, CorruptElements, DieBySignal,
-                               ExitWithCode>;
+using ApiAction =
+    std::variant<Delay, Hang, Skip, FailWithCode, AsyncError, CorruptElements, DieBySignal, ExitWithCode>;
 using NetAction = std::variant<Delay, Throttle, Drop, CorruptBits, FailWithCode, Stall, ConnectFail>;
 using ProcAction = std::variant<StopProcess, KillProcess>;
 using FaultAction = std::variant<NetAction, ApiAction, ProcAction>;

@@ -43,7 +43,7 @@ class ParamReader;
 struct FaultKindSpec {
   Layer layer;
   std::string_view kind;
-  std::string_view effect;  // one line: what happens
+  std::string_view effect;                   // one line: what happens
   std::span<const std::string_view> points;  // the point names this kind can fire at
   std::span<const ParamSpec> params;
   // Builds the action from validated parameters (may reject a combination with reader.fail()).

@@ -16,7 +16,7 @@ namespace ncclfi {
 
 struct SignalInfo {
   int number;
-  std::string_view name;  // "SIGKILL"
+  std::string_view name;    // "SIGKILL"
   std::string_view action;  // the default action: "terminate" or "core dump"
 };
 

@@ -4,8 +4,10 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr ParamSpec kParams[] = {
-    {.name = "code", .type = ParamType::kNcclError, .default_json = R"("ncclRemoteError")", .meaning = "the ncclResult_t reported"}};
+constexpr ParamSpec kParams[] = {{.name = "code",
+                                  .type = ParamType::kNcclError,
+                                  .default_json = R"("ncclRemoteError")",
+                                  .meaning = "the ncclResult_t reported"}};
 
 FaultAction resolve(const ParamReader& p) {
   return ApiAction{AsyncError{p.code("code")}};
@@ -14,6 +16,8 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kApiAsyncError;
-constinit const FaultKindSpec kApiAsyncError{Layer::kApi, "async_error", "the call goes on; ncclCommGetAsyncError reports the code from then on", kApiOps, kParams, resolve};
+constinit const FaultKindSpec kApiAsyncError{
+    Layer::kApi, "async_error", "the call goes on; ncclCommGetAsyncError reports the code from then on",
+    kApiOps,     kParams,       resolve};
 
 }  // namespace ncclfi::kinds

@@ -4,9 +4,14 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr ParamSpec kParams[] = {
-    {.name = "signal", .type = ParamType::kSignal, .default_json = R"("SIGABRT")", .meaning = "the signal the process dies by"},
-    {.name = "exit_code", .type = ParamType::kExitCode, .absent = "die by `signal`", .meaning = "exit with this code instead of a signal"}};
+constexpr ParamSpec kParams[] = {{.name = "signal",
+                                  .type = ParamType::kSignal,
+                                  .default_json = R"("SIGABRT")",
+                                  .meaning = "the signal the process dies by"},
+                                 {.name = "exit_code",
+                                  .type = ParamType::kExitCode,
+                                  .absent = "die by `signal`",
+                                  .meaning = "exit with this code instead of a signal"}};
 
 FaultAction resolve(const ParamReader& p) {
   // Both at once would leave one silently unused.
@@ -18,6 +23,8 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kApiCrash;
-constinit const FaultKindSpec kApiCrash{Layer::kApi, "crash", "the process dies at the call, by the signal or with the exit code", kApiOpsAndGroupEnd, kParams, resolve};
+constinit const FaultKindSpec kApiCrash{
+    Layer::kApi,        "crash", "the process dies at the call, by the signal or with the exit code",
+    kApiOpsAndGroupEnd, kParams, resolve};
 
 }  // namespace ncclfi::kinds

@@ -9,8 +9,10 @@ Hang hang_for(std::optional<double> ms) {
   return Hang{ms && *ms > 0 ? ms : std::nullopt};
 }
 
-constexpr ParamSpec kParams[] = {
-    {.name = "ms", .type = ParamType::kNonNegNumber, .absent = "for ever (so does 0)", .meaning = "how long the call blocks"}};
+constexpr ParamSpec kParams[] = {{.name = "ms",
+                                  .type = ParamType::kNonNegNumber,
+                                  .absent = "for ever (so does 0)",
+                                  .meaning = "how long the call blocks"}};
 
 FaultAction resolve(const ParamReader& p) {
   return ApiAction{hang_for(p.optional_number("ms"))};
@@ -19,6 +21,12 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kApiHang;
-constinit const FaultKindSpec kApiHang{Layer::kApi, "hang", "the calling thread blocks in the call (for ms, then the call goes on, or for ever)", kApiOpsAndGroupEnd, kParams, resolve};
+constinit const FaultKindSpec kApiHang{
+    Layer::kApi,
+    "hang",
+    "the calling thread blocks in the call (for ms, then the call goes on, or for ever)",
+    kApiOpsAndGroupEnd,
+    kParams,
+    resolve};
 
 }  // namespace ncclfi::kinds

@@ -4,8 +4,10 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr ParamSpec kParams[] = {
-    {.name = "code", .type = ParamType::kNcclError, .default_json = R"("ncclSystemError")", .meaning = "the ncclResult_t returned"}};
+constexpr ParamSpec kParams[] = {{.name = "code",
+                                  .type = ParamType::kNcclError,
+                                  .default_json = R"("ncclSystemError")",
+                                  .meaning = "the ncclResult_t returned"}};
 
 FaultAction resolve(const ParamReader& p) {
   return ApiAction{FailWithCode{p.code("code")}};
@@ -14,6 +16,8 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kApiInitFail;
-constinit const FaultKindSpec kApiInitFail{Layer::kApi, "init_fail", "communicator creation returns the code without calling NCCL", kApiInit, kParams, resolve};
+constinit const FaultKindSpec kApiInitFail{
+    Layer::kApi, "init_fail", "communicator creation returns the code without calling NCCL",
+    kApiInit,    kParams,     resolve};
 
 }  // namespace ncclfi::kinds

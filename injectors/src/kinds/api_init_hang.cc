@@ -9,8 +9,10 @@ Hang hang_for(std::optional<double> ms) {
   return Hang{ms && *ms > 0 ? ms : std::nullopt};
 }
 
-constexpr ParamSpec kParams[] = {
-    {.name = "ms", .type = ParamType::kNonNegNumber, .absent = "for ever (so does 0)", .meaning = "how long the call blocks"}};
+constexpr ParamSpec kParams[] = {{.name = "ms",
+                                  .type = ParamType::kNonNegNumber,
+                                  .absent = "for ever (so does 0)",
+                                  .meaning = "how long the call blocks"}};
 
 FaultAction resolve(const ParamReader& p) {
   return ApiAction{hang_for(p.optional_number("ms"))};
@@ -19,6 +21,8 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kApiInitHang;
-constinit const FaultKindSpec kApiInitHang{Layer::kApi, "init_hang", "communicator creation blocks (for ms, then goes on, or for ever)", kApiInit, kParams, resolve};
+constinit const FaultKindSpec kApiInitHang{
+    Layer::kApi, "init_hang", "communicator creation blocks (for ms, then goes on, or for ever)",
+    kApiInit,    kParams,     resolve};
 
 }  // namespace ncclfi::kinds

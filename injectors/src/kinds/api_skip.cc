@@ -11,6 +11,7 @@ FaultAction resolve(const ParamReader& /*p*/) {
 }  // namespace
 
 extern const FaultKindSpec kApiSkip;
-constinit const FaultKindSpec kApiSkip{Layer::kApi, "skip", "returns ncclSuccess without calling NCCL (the peers hang)", kApiOps, {}, resolve};
+constinit const FaultKindSpec kApiSkip{
+    Layer::kApi, "skip", "returns ncclSuccess without calling NCCL (the peers hang)", kApiOps, {}, resolve};
 
 }  // namespace ncclfi::kinds

@@ -6,9 +6,14 @@ namespace {
 
 constexpr std::string_view kNetRecv[] = {"net/irecv"};
 
-constexpr ParamSpec kParams[] = {
-    {.name = "bits", .type = ParamType::kPositiveInt, .default_json = R"(1)", .meaning = "how many bits flip"},
-    {.name = "seed", .type = ParamType::kNonNegInt, .absent = "the trigger's seed, else the plan's", .meaning = "which bits: same seed, same bits"}};
+constexpr ParamSpec kParams[] = {{.name = "bits",
+                                  .type = ParamType::kPositiveInt,
+                                  .default_json = R"(1)",
+                                  .meaning = "how many bits flip"},
+                                 {.name = "seed",
+                                  .type = ParamType::kNonNegInt,
+                                  .absent = "the trigger's seed, else the plan's",
+                                  .meaning = "which bits: same seed, same bits"}};
 
 FaultAction resolve(const ParamReader& p) {
   return NetAction{CorruptBits{p.integer("bits"), p.optional_integer("seed")}};
@@ -17,6 +22,12 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kNetCorrupt;
-constinit const FaultKindSpec kNetCorrupt{Layer::kNet, "corrupt", "exactly `bits` distinct bits of the payload flip (received bytes before completion)", kNetRecv, kParams, resolve};
+constinit const FaultKindSpec kNetCorrupt{
+    Layer::kNet,
+    "corrupt",
+    "exactly `bits` distinct bits of the payload flip (received bytes before completion)",
+    kNetRecv,
+    kParams,
+    resolve};
 
 }  // namespace ncclfi::kinds

@@ -11,6 +11,8 @@ FaultAction resolve(const ParamReader& /*p*/) {
 }  // namespace
 
 extern const FaultKindSpec kNetDrop;
-constinit const FaultKindSpec kNetDrop{Layer::kNet, "drop", "a completion is never reported: the request stays pending for ever", kNetPosts, {}, resolve};
+constinit const FaultKindSpec kNetDrop{
+    Layer::kNet, "drop", "a completion is never reported: the request stays pending for ever",
+    kNetPosts,   {},     resolve};
 
 }  // namespace ncclfi::kinds

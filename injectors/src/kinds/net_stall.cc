@@ -4,8 +4,10 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr ParamSpec kParams[] = {
-    {.name = "ms", .type = ParamType::kPositiveNumber, .required = true, .meaning = "how long the connection makes no progress"}};
+constexpr ParamSpec kParams[] = {{.name = "ms",
+                                  .type = ParamType::kPositiveNumber,
+                                  .required = true,
+                                  .meaning = "how long the connection makes no progress"}};
 
 FaultAction resolve(const ParamReader& p) {
   return NetAction{Stall{p.number("ms")}};
@@ -14,6 +16,8 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kNetStall;
-constinit const FaultKindSpec kNetStall{Layer::kNet, "stall", "the connection reports no completion for ms, then resumes", kNetPosts, kParams, resolve};
+constinit const FaultKindSpec kNetStall{
+    Layer::kNet, "stall", "the connection reports no completion for ms, then resumes",
+    kNetPosts,   kParams, resolve};
 
 }  // namespace ncclfi::kinds

@@ -4,8 +4,10 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr ParamSpec kParams[] = {
-    {.name = "gbps", .type = ParamType::kPositiveNumber, .required = true, .meaning = "the rate per connection, Gbit/s"}};
+constexpr ParamSpec kParams[] = {{.name = "gbps",
+                                  .type = ParamType::kPositiveNumber,
+                                  .required = true,
+                                  .meaning = "the rate per connection, Gbit/s"}};
 
 FaultAction resolve(const ParamReader& p) {
   return NetAction{Throttle{p.number("gbps")}};
@@ -14,6 +16,8 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kNetThrottle;
-constinit const FaultKindSpec kNetThrottle{Layer::kNet, "throttle", "the connection becomes a token bucket of that rate (no burst)", kNetPosts, kParams, resolve};
+constinit const FaultKindSpec kNetThrottle{
+    Layer::kNet, "throttle", "the connection becomes a token bucket of that rate (no burst)",
+    kNetPosts,   kParams,    resolve};
 
 }  // namespace ncclfi::kinds

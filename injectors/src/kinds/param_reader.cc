@@ -33,7 +33,8 @@ void check_signal(const nlohmann::json& v, const plan_json::Where& w) {
     found = signal_from_name(v.get<std::string>());
   }
   if (found.number) return;
-  if (!found.refusal.empty()) w.fail("a signal whose default action ends the process (" + found.refusal + ")", v);
+  if (!found.refusal.empty())
+    w.fail("a signal whose default action ends the process (" + found.refusal + ")", v);
   w.fail(kSignalExpectation, v);
 }
 
@@ -84,8 +85,8 @@ void validate_params(const FaultKindSpec& kind, const nlohmann::json& params, co
     if (found == nullptr) {
       std::string list;
       for (const auto& p : kind.params) list += (list.empty() ? "" : ", ") + std::string(p.name);
-      w.at(key).fail_text(std::string("a parameter of ") + to_string(kind.layer) + " " + std::string(kind.kind) +
-                              " (" + (list.empty() ? "it takes none" : list) + ")",
+      w.at(key).fail_text(std::string("a parameter of ") + to_string(kind.layer) + " " +
+                              std::string(kind.kind) + " (" + (list.empty() ? "it takes none" : list) + ")",
                           "\"" + key + "\"");
     }
     check_value(*found, value, w.at(key));
@@ -101,7 +102,8 @@ void validate_params(const FaultKindSpec& kind, const nlohmann::json& params, co
 
 namespace ncclfi {
 
-ParamReader::ParamReader(const FaultKindSpec& kind, const nlohmann::json& params, const plan_json::Where& where)
+ParamReader::ParamReader(const FaultKindSpec& kind, const nlohmann::json& params,
+                         const plan_json::Where& where)
     : kind_(kind), params_(params), where_(where) {}
 
 const ParamSpec& ParamReader::spec(std::string_view name) const {
@@ -158,15 +160,18 @@ std::string ParamReader::choice(std::string_view name) const {
 
 NcclError ParamReader::code(std::string_view name) const {
   const nlohmann::json& v = required_value(name);
-  auto code = v.is_string() ? nccl_error_from_name(v.get<std::string>()) : nccl_error_from_int(v.get<long long>());
-  if (!code) throw std::logic_error(std::string(kind_.kind) + ": " + std::string(name) + " was not validated");
+  auto code =
+      v.is_string() ? nccl_error_from_name(v.get<std::string>()) : nccl_error_from_int(v.get<long long>());
+  if (!code)
+    throw std::logic_error(std::string(kind_.kind) + ": " + std::string(name) + " was not validated");
   return *code;
 }
 
 int ParamReader::signal(std::string_view name) const {
   const nlohmann::json& v = required_value(name);
   auto sig = v.is_string() ? signal_from_name(v.get<std::string>()) : signal_from_int(v.get<long long>());
-  if (!sig.number) throw std::logic_error(std::string(kind_.kind) + ": " + std::string(name) + " was not validated");
+  if (!sig.number)
+    throw std::logic_error(std::string(kind_.kind) + ": " + std::string(name) + " was not validated");
   return *sig.number;
 }
 

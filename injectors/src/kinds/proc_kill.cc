@@ -6,8 +6,10 @@ namespace {
 
 constexpr std::string_view kProcKillPoints[] = {"proc/kill"};
 
-constexpr ParamSpec kParams[] = {
-    {.name = "signal", .type = ParamType::kSignal, .default_json = R"("SIGKILL")", .meaning = "the signal sent"}};
+constexpr ParamSpec kParams[] = {{.name = "signal",
+                                  .type = ParamType::kSignal,
+                                  .default_json = R"("SIGKILL")",
+                                  .meaning = "the signal sent"}};
 
 FaultAction resolve(const ParamReader& p) {
   return ProcAction{KillProcess{p.signal("signal")}};
@@ -16,6 +18,8 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kProcKill;
-constinit const FaultKindSpec kProcKill{Layer::kProc, "kill", "the harness sends the signal to the rank's processes", kProcKillPoints, kParams, resolve};
+constinit const FaultKindSpec kProcKill{
+    Layer::kProc,    "kill",  "the harness sends the signal to the rank's processes",
+    kProcKillPoints, kParams, resolve};
 
 }  // namespace ncclfi::kinds

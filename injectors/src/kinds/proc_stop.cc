@@ -6,8 +6,10 @@ namespace {
 
 constexpr std::string_view kProcStopPoints[] = {"proc/stop"};
 
-constexpr ParamSpec kParams[] = {
-    {.name = "ms", .type = ParamType::kNonNegNumber, .absent = "stopped until the attempt ends (so does 0)", .meaning = "how long the rank stays stopped"}};
+constexpr ParamSpec kParams[] = {{.name = "ms",
+                                  .type = ParamType::kNonNegNumber,
+                                  .absent = "stopped until the attempt ends (so does 0)",
+                                  .meaning = "how long the rank stays stopped"}};
 
 FaultAction resolve(const ParamReader& p) {
   std::optional<double> ms = p.optional_number("ms");
@@ -18,6 +20,8 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kProcStop;
-constinit const FaultKindSpec kProcStop{Layer::kProc, "stop", "the harness SIGSTOPs the rank and SIGCONTs it after ms", kProcStopPoints, kParams, resolve};
+constinit const FaultKindSpec kProcStop{
+    Layer::kProc,    "stop",  "the harness SIGSTOPs the rank and SIGCONTs it after ms",
+    kProcStopPoints, kParams, resolve};
 
 }  // namespace ncclfi::kinds

@@ -287,7 +287,8 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                  [&](const FailWithCode& fail) {
                    result = nccl_status(to_nccl_result(fail.code));
                    extra["code"] = to_int(fail.code);
-                   NCCLFI_NET_WARN("injected error %d at %s (fault %s)", to_int(fail.code), point, f.id.c_str());
+                   NCCLFI_NET_WARN("injected error %d at %s (fault %s)", to_int(fail.code), point,
+                                   f.id.c_str());
                  },
                  // Fires only at connection points (see connection_fault).
                  [&](const ConnectFail&) { extra["effect"] = not_carried_out(f, point); },

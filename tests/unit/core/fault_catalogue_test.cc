@@ -20,7 +20,10 @@ using nlohmann::json;
 
 json one_fault(const FaultKindSpec& kind, json params) {
   return json{{"faults",
-               {{{"id", "f"}, {"layer", to_string(kind.layer)}, {"kind", kind.kind}, {"params", std::move(params)}}}}};
+               {{{"id", "f"},
+                 {"layer", to_string(kind.layer)},
+                 {"kind", kind.kind},
+                 {"params", std::move(params)}}}}};
 }
 
 // The required parameters of a kind with a value each accepts.
@@ -59,7 +62,8 @@ TEST(FaultCatalogue, EveryDeclaredDefaultIsAnAcceptedValue) {
   for (const FaultKindSpec* kind : fault_kinds()) {
     for (const ParamSpec& p : kind->params) {
       if (p.default_json.empty()) {
-        EXPECT_TRUE(p.required || !p.absent.empty()) << kind->kind << "." << p.name << ": say what absent means";
+        EXPECT_TRUE(p.required || !p.absent.empty())
+            << kind->kind << "." << p.name << ": say what absent means";
         continue;
       }
       EXPECT_FALSE(p.required) << kind->kind << "." << p.name;
@@ -118,7 +122,8 @@ TEST(Signals, EveryAcceptedSignalResolvesToItsNumberInEveryForm) {
   const FaultKindSpec* kill = find_fault_kind(Layer::kProc, "kill");
   ASSERT_NE(kill, nullptr);
   auto resolved = [&](const json& value) {
-    return test::action_as<KillProcess>(parse_plan(one_fault(*kill, {{"signal", value}}), "p.json").faults.at(0))
+    return test::action_as<KillProcess>(
+               parse_plan(one_fault(*kill, {{"signal", value}}), "p.json").faults.at(0))
         .signal;
   };
   for (const SignalInfo& s : fatal_signals()) {

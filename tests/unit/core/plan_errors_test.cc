@@ -1,7 +1,7 @@
 // The rejection of every kind of bad field, checked on the exact message format
 // `file: /json/pointer: expected <what>, got <found>` and on PlanError's parts.
-#include <csignal>
 #include <gtest/gtest.h>
+#include <csignal>
 
 #include "ncclfi/plan.h"
 #include "ncclfi/signals.h"
@@ -184,8 +184,7 @@ TEST(PlanErrors, UnknownLayerAndUnknownKindForALayer) {
 
 TEST(PlanErrors, BadOpForALayer) {
   expect_error(with_field(fault_json("n", "net", "drop"), "/target/ops", json::array({"allreduce"})),
-               "/faults/0/target/ops/0", "a net op (isend, irecv, test, connect, accept)",
-               "\"allreduce\"");
+               "/faults/0/target/ops/0", "a net op (isend, irecv, test, connect, accept)", "\"allreduce\"");
   expect_error(
       with_field(fault_json(), "/target/ops", json::array({"allreduce", "isend"})), "/faults/0/target/ops/1",
       "an api op (allreduce, allgather, reducescatter, reduce, broadcast, alltoall, gather, scatter, send, "
@@ -280,8 +279,8 @@ TEST(PlanErrors, SignalsThatDoNotKillAreRefused) {
       "proc stop fault))";
   expect_error(with_field(fault_json("c", "api", "crash"), "/params/signal", "SIGSTOP"),
                "/faults/0/params/signal", stops, "\"SIGSTOP\"");
-  expect_error(with_field(fault_json("k", "proc", "kill"), "/params/signal", SIGSTOP), "/faults/0/params/signal",
-               stops, std::to_string(SIGSTOP));
+  expect_error(with_field(fault_json("k", "proc", "kill"), "/params/signal", SIGSTOP),
+               "/faults/0/params/signal", stops, std::to_string(SIGSTOP));
   for (const RefusedSignal& r : refused_signals()) {
     for (const json& value : {json(r.name), json(r.number), json(std::string(r.name.substr(3)))}) {
       try {
