@@ -45,6 +45,7 @@ std::string table(const std::vector<std::string>& header, const std::vector<std:
   };
   line(header);
   std::vector<std::string> rule;
+  rule.reserve(width.size());
   for (size_t w : width) rule.emplace_back(w, '-');
   line(rule);
   for (const auto& row : rows) line(row);

@@ -84,10 +84,13 @@ Target parse_target(const nlohmann::json& v, const Where& w, Layer layer) {
     for (size_t i = 0; i < ops.size(); ++i) {
       std::string op = plan_json::read_string(ops[i], wo.at(i));
       if (!point_for_op(layer, op)) {
-        std::string list;
-        for (const auto& known : ops_of(layer)) list += (list.empty() ? "" : ", ") + known;
-        const std::string article = layer == Layer::kApi ? "an " : "a ";
-        const std::string expected = article + to_string(layer) + " op (" + list + ")";
+        std::string expected = layer == Layer::kApi ? "an " : "a ";
+        expected.append(to_string(layer)).append(" op (");
+        for (const auto& known : ops_of(layer)) {
+          if (expected.back() != '(') expected += ", ";
+          expected += known;
+        }
+        expected += ")";
         wo.at(i).fail(expected, ops[i]);
       }
       t.ops.push_back(op);
