@@ -1,150 +1,123 @@
-// The fault catalogue: kinds per layer, their parameters and the points they fire at.
+// Lookups over the kind registry (kinds/registry.cc): kinds by name, points and ops, and the catalogue
+// that `ncclfi list faults` prints and docs/faults.md contains.
 #include "ncclfi/fault_kinds.h"
 
-#include <array>
-#include <stdexcept>
+#include <algorithm>
+#include <sstream>
+
+#include "ncclfi/nccl_results.h"
+#include "ncclfi/signals.h"
 
 namespace ncclfi {
 namespace {
 
-using P = ParamSpec;
-using T = ParamType;
+// The op name of a point: its last segment, except the group end and communicator creation.
+std::string op_of_point(std::string_view point) {
+  if (point == "nccl/group/end") return "group_end";
+  if (point == "nccl/comm/init") return "init";
+  return std::string(point.substr(point.rfind('/') + 1));
+}
 
-constexpr std::string_view kCorruptModes[] = {"bitflip", "nan", "zero"};
+std::vector<std::string_view> compute_point_names() {
+  std::vector<std::string_view> names;
+  for (const FaultKindSpec* kind : fault_kinds()) {
+    for (auto point : kind->points) {
+      if (std::find(names.begin(), names.end(), point) == names.end()) names.push_back(point);
+    }
+  }
+  return names;
+}
 
-constexpr ParamSpec kDelayParams[] = {
-    P{"ms", T::kNonNegNumber, true, "how long each hit call or completion is held, in ms"},
-    P{"jitter_ms", T::kNonNegNumber, false, "uniform jitter added on top, 0..jitter_ms"}};
-constexpr ParamSpec kThrottleParams[] = {
-    P{"gbps", T::kPositiveNumber, true, "token-bucket rate per connection, Gbit/s"}};
-constexpr ParamSpec kNetCorruptParams[] = {
-    P{"bits", T::kPositiveInt, false, "bits flipped in the received bytes (default 1)"},
-    P{"seed", T::kNonNegInt, false, "which bits: same seed, same bits (default: the plan's seed)"}};
-constexpr ParamSpec kErrorParams[] = {P{
-    "code", T::kIntOrString, false, "ncclResult_t returned: a number 1-8 or a name such as ncclRemoteError"}};
-constexpr ParamSpec kStallParams[] = {
-    P{"ms", T::kPositiveNumber, true, "how long the connection makes no progress"}};
-constexpr ParamSpec kHangParams[] = {
-    P{"ms", T::kNonNegNumber, false, "how long the call blocks; absent or 0: for ever"}};
-constexpr ParamSpec kApiCorruptParams[] = {
-    P{"mode", T::kString, false, "bitflip (default), nan or zero", kCorruptModes},
-    P{"count", T::kPositiveInt, false, "elements altered (default 1)"},
-    P{"seed", T::kNonNegInt, false, "which elements/bits (default: the plan's seed)"}};
-constexpr ParamSpec kCrashParams[] = {
-    P{"signal", T::kIntOrString, false, "signal to die by (number or name such as SIGKILL); default SIGABRT"},
-    P{"exit_code", T::kNonNegInt, false, "exit with this code instead of a signal"}};
-constexpr ParamSpec kStopParams[] = {
-    P{"ms", T::kNonNegNumber, false, "SIGCONT after this long; absent or 0: stopped for ever"}};
-constexpr ParamSpec kKillParams[] = {P{"signal", T::kIntOrString, false, "signal sent (default SIGKILL)"}};
+// A markdown table with padded columns, so it reads as well in a terminal as rendered.
+std::string table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size(), 3);
+  auto widen = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  };
+  widen(header);
+  for (const auto& row : rows) widen(row);
+  std::ostringstream out;
+  auto line = [&](const std::vector<std::string>& row) {
+    out << "|";
+    for (size_t i = 0; i < row.size(); ++i)
+      out << " " << row[i] << std::string(width[i] - row[i].size(), ' ') << " |";
+    out << "\n";
+  };
+  line(header);
+  std::vector<std::string> rule;
+  rule.reserve(width.size());
+  for (size_t w : width) rule.emplace_back(w, '-');
+  line(rule);
+  for (const auto& row : rows) line(row);
+  return out.str();
+}
 
-constexpr std::string_view kNetPostPoints[] = {"net/isend", "net/irecv"};
-constexpr std::string_view kNetRecvPoints[] = {"net/irecv"};
-constexpr std::string_view kNetErrorPoints[] = {"net/isend", "net/irecv", "net/test"};
-constexpr std::string_view kNetConnectPoints[] = {"net/connect", "net/accept"};
-constexpr std::string_view kApiOpPoints[] = {
-    "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter", "nccl/coll/reduce",
-    "nccl/coll/broadcast", "nccl/coll/alltoall",  "nccl/coll/gather",        "nccl/coll/scatter",
-    "nccl/p2p/send",       "nccl/p2p/recv"};
-constexpr std::string_view kApiOpAndGroupPoints[] = {
-    "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter", "nccl/coll/reduce",
-    "nccl/coll/broadcast", "nccl/coll/alltoall",  "nccl/coll/gather",        "nccl/coll/scatter",
-    "nccl/p2p/send",       "nccl/p2p/recv",       "nccl/group/end"};
-constexpr std::string_view kApiCollPoints[] = {
-    "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter",
-    "nccl/coll/reduce",    "nccl/coll/broadcast", "nccl/coll/alltoall",
-    "nccl/coll/gather",    "nccl/coll/scatter",   "nccl/p2p/recv"};
-constexpr std::string_view kApiInitPoints[] = {"nccl/comm/init"};
-constexpr std::string_view kProcStopPoints[] = {"proc/stop"};
-constexpr std::string_view kProcKillPoints[] = {"proc/kill"};
-
-constexpr FaultKindSpec kKinds[] = {
-    {Layer::kNet, "delay", "completions are reported late", kDelayParams, kNetPostPoints},
-    {Layer::kNet, "throttle", "token-bucket rate limit per connection", kThrottleParams, kNetPostPoints},
-    {Layer::kNet,
-     "drop",
-     "a completion is never reported: the request stays pending for ever",
-     {},
-     kNetPostPoints},
-    {Layer::kNet, "corrupt", "bits flipped in the received payload before completion", kNetCorruptParams,
-     kNetRecvPoints},
-    {Layer::kNet, "error", "isend/irecv/test returns an NCCL error", kErrorParams, kNetErrorPoints},
-    {Layer::kNet, "connect_fail", "connect/accept fails", kErrorParams, kNetConnectPoints},
-    {Layer::kNet, "stall", "the connection makes no progress for a window, then resumes", kStallParams,
-     kNetPostPoints},
-    {Layer::kApi, "delay", "the call is held before it reaches NCCL", kDelayParams, kApiOpAndGroupPoints},
-    {Layer::kApi, "hang", "the calling thread blocks in the call (for ms, or for ever)", kHangParams,
-     kApiOpAndGroupPoints},
-    {Layer::kApi, "skip", "returns success without calling NCCL (peers hang)", {}, kApiOpPoints},
-    {Layer::kApi, "error", "returns an NCCL error without calling NCCL", kErrorParams, kApiOpAndGroupPoints},
-    {Layer::kApi, "async_error", "ncclCommGetAsyncError reports the code from then on", kErrorParams,
-     kApiOpPoints},
-    {Layer::kApi, "corrupt", "the receive buffer is altered on the op's stream after the op",
-     kApiCorruptParams, kApiCollPoints},
-    {Layer::kApi, "crash", "the process dies at that call", kCrashParams, kApiOpAndGroupPoints},
-    {Layer::kApi, "init_fail", "communicator creation fails", kErrorParams, kApiInitPoints},
-    {Layer::kApi, "init_hang", "communicator creation never returns (or after ms)", kHangParams,
-     kApiInitPoints},
-    {Layer::kProc, "stop", "SIGSTOP the rank, SIGCONT after ms (or never)", kStopParams, kProcStopPoints},
-    {Layer::kProc, "kill", "the harness kills the rank", kKillParams, kProcKillPoints},
-};
-
-constexpr std::string_view kAllPoints[] = {"nccl/coll/allreduce",
-                                           "nccl/coll/allgather",
-                                           "nccl/coll/reducescatter",
-                                           "nccl/coll/reduce",
-                                           "nccl/coll/broadcast",
-                                           "nccl/coll/alltoall",
-                                           "nccl/coll/gather",
-                                           "nccl/coll/scatter",
-                                           "nccl/p2p/send",
-                                           "nccl/p2p/recv",
-                                           "nccl/group/end",
-                                           "nccl/comm/init",
-                                           "nccl/comm/async_error",
-                                           "net/listen",
-                                           "net/connect",
-                                           "net/accept",
-                                           "net/isend",
-                                           "net/irecv",
-                                           "net/test",
-                                           "proc/stop",
-                                           "proc/kill"};
+// nccl/coll/allreduce, nccl/coll/reduce, nccl/p2p/send -> "nccl/coll/{allreduce, reduce}, nccl/p2p/send".
+std::string points_text(std::span<const std::string_view> points) {
+  std::string text;
+  for (size_t i = 0; i < points.size();) {
+    const std::string_view prefix = points[i].substr(0, points[i].rfind('/') + 1);
+    size_t j = i;
+    while (j < points.size() && points[j].substr(0, points[j].rfind('/') + 1) == prefix) ++j;
+    if (!text.empty()) text += ", ";
+    if (j - i == 1) {
+      text += points[i];
+    } else {
+      text += std::string(prefix) + "{";
+      for (size_t k = i; k < j; ++k)
+        text += (k == i ? "" : ", ") + std::string(points[k].substr(prefix.size()));
+      text += "}";
+    }
+    i = j;
+  }
+  return text;
+}
 
 }  // namespace
 
-std::span<const FaultKindSpec> fault_kinds() {
-  return kKinds;
+const char* to_string(CorruptMode mode) {
+  switch (mode) {
+    case CorruptMode::kBitflip:
+      return "bitflip";
+    case CorruptMode::kNan:
+      return "nan";
+    case CorruptMode::kZero:
+      return "zero";
+  }
+  return "?";
 }
 
 const FaultKindSpec* find_fault_kind(Layer layer, std::string_view kind) {
-  for (const auto& spec : kKinds) {
-    if (spec.layer == layer && spec.kind == kind) return &spec;
+  for (const FaultKindSpec* spec : fault_kinds()) {
+    if (spec->layer == layer && spec->kind == kind) return spec;
   }
   return nullptr;
 }
 
 std::span<const std::string_view> all_point_names() {
-  return kAllPoints;
+  static const std::vector<std::string_view> names = compute_point_names();
+  return names;
+}
+
+std::vector<std::string> ops_of(Layer layer) {
+  std::vector<std::string> ops;
+  for (const FaultKindSpec* kind : fault_kinds()) {
+    if (kind->layer != layer) continue;
+    for (auto point : kind->points) {
+      std::string op = op_of_point(point);
+      if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+    }
+  }
+  return ops;
 }
 
 std::optional<std::string> point_for_op(Layer layer, std::string_view op) {
-  if (layer == Layer::kNet) {
-    for (std::string_view known : {"listen", "connect", "accept", "isend", "irecv", "test"}) {
-      if (op == known) return "net/" + std::string(op);
+  for (const FaultKindSpec* kind : fault_kinds()) {
+    if (kind->layer != layer) continue;
+    for (auto point : kind->points) {
+      if (op_of_point(point) == op) return std::string(point);
     }
-    return std::nullopt;
   }
-  if (layer == Layer::kApi) {
-    if (op == "send" || op == "recv") return "nccl/p2p/" + std::string(op);
-    if (op == "group_end") return std::string("nccl/group/end");
-    if (op == "init") return std::string("nccl/comm/init");
-    for (std::string_view known : {"allreduce", "allgather", "reducescatter", "reduce", "broadcast",
-                                   "alltoall", "gather", "scatter"}) {
-      if (op == known) return "nccl/coll/" + std::string(op);
-    }
-    return std::nullopt;
-  }
-  if (op == "stop" || op == "kill") return "proc/" + std::string(op);
   return std::nullopt;
 }
 
@@ -164,6 +137,102 @@ std::vector<std::string> points_for_fault(const Fault& fault) {
     }
   }
   return points;
+}
+
+std::string_view param_type_name(ParamType type) {
+  switch (type) {
+    case ParamType::kNonNegInt:
+    case ParamType::kPositiveInt:
+    case ParamType::kExitCode:
+      return "integer";
+    case ParamType::kNonNegNumber:
+    case ParamType::kPositiveNumber:
+      return "number";
+    case ParamType::kChoice:
+      return "string";
+    case ParamType::kNcclError:
+      return "NCCL code (number or name)";
+    case ParamType::kSignal:
+      return "signal (number or name)";
+  }
+  return "?";
+}
+
+std::string param_range(const ParamSpec& spec) {
+  switch (spec.type) {
+    case ParamType::kNonNegInt:
+    case ParamType::kNonNegNumber:
+      return ">= 0";
+    case ParamType::kPositiveInt:
+      return ">= 1";
+    case ParamType::kPositiveNumber:
+      return "> 0";
+    case ParamType::kExitCode:
+      return "0-255";
+    case ParamType::kChoice: {
+      std::string list;
+      for (auto c : spec.choices) list += (list.empty() ? "" : ", ") + std::string(c);
+      return list;
+    }
+    case ParamType::kNcclError:
+      return std::to_string(to_int(kNcclErrors[0].code)) + "-" +
+             std::to_string(to_int(std::end(kNcclErrors)[-1].code)) + " (NCCL codes below)";
+    case ParamType::kSignal:
+      return "signals that end the process (below)";
+  }
+  return "?";
+}
+
+std::string param_default(const ParamSpec& spec) {
+  if (spec.required) return "required";
+  if (spec.default_json.empty()) return "absent: " + std::string(spec.absent);
+  const nlohmann::json value = nlohmann::json::parse(spec.default_json);
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+std::string fault_catalogue_markdown() {
+  std::vector<std::vector<std::string>> kinds, params;
+  for (const FaultKindSpec* k : fault_kinds()) {
+    std::string names;
+    for (const auto& p : k->params) names += (names.empty() ? "" : ", ") + std::string(p.name);
+    kinds.push_back(
+        {to_string(k->layer), std::string(k->kind), names, std::string(k->effect), points_text(k->points)});
+    for (const auto& p : k->params) {
+      params.push_back({to_string(k->layer), std::string(k->kind), std::string(p.name),
+                        std::string(param_type_name(p.type)), param_range(p), param_default(p),
+                        std::string(p.meaning)});
+    }
+  }
+  std::vector<std::vector<std::string>> codes;
+  for (const auto& e : kNcclErrors)
+    codes.push_back({std::to_string(to_int(e.code)), std::string(e.name), std::string(e.meaning)});
+  std::vector<std::vector<std::string>> signals;
+  for (const auto& s : fatal_signals())
+    signals.push_back({std::to_string(s.number), std::string(s.name), std::string(s.action)});
+  signals.push_back({std::to_string(realtime_min()) + "-" + std::to_string(realtime_max()),
+                     "SIGRTMIN..SIGRTMAX (by number only)", "terminate"});
+  std::vector<std::vector<std::string>> refused;
+  for (const auto& r : refused_signals())
+    refused.push_back({std::to_string(r.number), std::string(r.name), std::string(r.why)});
+
+  std::ostringstream out;
+  out << "### Kinds\n\n"
+      << table({"layer", "kind", "params", "effect", "points"}, kinds) << "\n"
+      << "### Parameters\n\n"
+      << table({"layer", "kind", "param", "type", "range", "default", "meaning"}, params) << "\n"
+      << "### NCCL codes (`code`)\n\n"
+      << "A number or the name exactly as nccl.h spells it. Only errors: ncclSuccess and ncclInProgress "
+         "inject "
+         "no failure.\n\n"
+      << table({"code", "name", "meaning"}, codes) << "\n"
+      << "### Signals (`signal`)\n\n"
+      << "A number, a name (`SIGKILL`) or a name without `SIG` (`KILL`). Only signals whose default action "
+         "ends "
+         "the process; the process dies by exactly that signal.\n\n"
+      << table({"number", "name", "default action"}, signals) << "\n"
+      << "Refused:\n\n"
+      << table({"number", "name", "why"}, refused);
+  return out.str();
 }
 
 }  // namespace ncclfi

@@ -2,11 +2,11 @@
 // field, what was expected and what was found; no input crashes the parser (tests/fuzz).
 #include "ncclfi/plan.h"
 
-#include <csignal>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "kinds/kind_support.h"
 #include "ncclfi/fault_kinds.h"
 #include "plan_json.h"
 
@@ -70,61 +70,6 @@ std::string describe_json(const nlohmann::json& value) {
   }
 }
 
-std::optional<int> nccl_result_from_name(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      "ncclSuccess",       "ncclUnhandledCudaError", "ncclSystemError",
-      "ncclInternalError", "ncclInvalidArgument",    "ncclInvalidUsage",
-      "ncclRemoteError",   "ncclInProgress",         "ncclTimeout"};
-  for (size_t i = 0; i < std::size(kNames); ++i) {
-    if (kNames[i] == name) return static_cast<int>(i);
-  }
-  return std::nullopt;
-}
-
-std::optional<int> signal_from_name(std::string_view name) {
-  if (name.substr(0, 3) == "SIG") name.remove_prefix(3);
-  static constexpr std::pair<std::string_view, int> kSignals[] = {
-      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ILL", SIGILL},
-      {"ABRT", SIGABRT}, {"BUS", SIGBUS},   {"FPE", SIGFPE},   {"KILL", SIGKILL},
-      {"USR1", SIGUSR1}, {"SEGV", SIGSEGV}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},
-      {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"STOP", SIGSTOP}, {"CONT", SIGCONT}};
-  for (const auto& [n, v] : kSignals) {
-    if (n == name) return v;
-  }
-  return std::nullopt;
-}
-
-double Fault::param_double(const char* key, double fallback) const {
-  auto it = params.find(key);
-  return (it != params.end() && it->is_number()) ? it->get<double>() : fallback;
-}
-
-int64_t Fault::param_int(const char* key, int64_t fallback) const {
-  auto it = params.find(key);
-  return (it != params.end() && it->is_number_integer()) ? it->get<int64_t>() : fallback;
-}
-
-std::string Fault::param_string(const char* key, const std::string& fallback) const {
-  auto it = params.find(key);
-  return (it != params.end() && it->is_string()) ? it->get<std::string>() : fallback;
-}
-
-int Fault::nccl_code(int fallback) const {
-  auto it = params.find("code");
-  if (it == params.end()) return fallback;
-  if (it->is_number_integer()) return it->get<int>();
-  if (it->is_string()) return nccl_result_from_name(it->get<std::string>()).value_or(fallback);
-  return fallback;
-}
-
-int Fault::signal_number(int fallback) const {
-  auto it = params.find("signal");
-  if (it == params.end()) return fallback;
-  if (it->is_number_integer()) return it->get<int>();
-  if (it->is_string()) return signal_from_name(it->get<std::string>()).value_or(fallback);
-  return fallback;
-}
-
 namespace {
 
 Layer parse_layer(const nlohmann::json& v, const Where& w) {
@@ -136,78 +81,10 @@ Layer parse_layer(const nlohmann::json& v, const Where& w) {
 
 std::string kinds_of(Layer layer) {
   std::string list;
-  for (const auto& spec : fault_kinds()) {
-    if (spec.layer == layer) list += (list.empty() ? "" : ", ") + std::string(spec.kind);
+  for (const FaultKindSpec* spec : fault_kinds()) {
+    if (spec->layer == layer) list += (list.empty() ? "" : ", ") + std::string(spec->kind);
   }
   return list;
-}
-
-void check_param(const ParamSpec& spec, const nlohmann::json& v, const Where& w) {
-  using plan_json::read_nonneg_int;
-  switch (spec.type) {
-    case ParamType::kNonNegInt:
-      read_nonneg_int(v, w);
-      break;
-    case ParamType::kPositiveInt:
-      plan_json::read_positive_int(v, w);
-      break;
-    case ParamType::kNonNegNumber:
-      plan_json::read_nonneg_number(v, w);
-      break;
-    case ParamType::kPositiveNumber:
-      plan_json::read_positive_number(v, w);
-      break;
-    case ParamType::kBool:
-      plan_json::read_bool(v, w);
-      break;
-    case ParamType::kString: {
-      std::string s = plan_json::read_string(v, w);
-      if (spec.choices.empty()) break;
-      std::string list;
-      for (auto c : spec.choices) {
-        if (c == s) return;
-        list += (list.empty() ? "" : ", ") + std::string(c);
-      }
-      w.fail("one of " + list, v);
-    }
-    case ParamType::kIntOrString: {
-      if (spec.name == "code") {
-        if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= 8) break;
-        if (v.is_string() && nccl_result_from_name(v.get<std::string>()).value_or(0) > 0) break;
-        w.fail("an NCCL error code (1-8 or a name such as \"ncclRemoteError\")", v);
-      }
-      if (spec.name == "signal") {
-        if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= 64) break;
-        if (v.is_string() && signal_from_name(v.get<std::string>())) break;
-        w.fail("a signal (1-64 or a name such as \"SIGKILL\")", v);
-      }
-      if (!v.is_number_integer() && !v.is_string()) w.fail("an integer or a string", v);
-      break;
-    }
-  }
-}
-
-void check_params(const FaultKindSpec& spec, const nlohmann::json& params, const Where& w) {
-  if (!params.is_object()) w.fail("an object", params);
-  for (const auto& [key, value] : params.items()) {
-    const ParamSpec* found = nullptr;
-    for (const auto& p : spec.params) {
-      if (p.name == key) found = &p;
-    }
-    if (found == nullptr) {
-      std::string list;
-      for (const auto& p : spec.params) list += (list.empty() ? "" : ", ") + std::string(p.name);
-      w.at(key).fail_text(std::string("a parameter of ") + to_string(spec.layer) + " " +
-                              std::string(spec.kind) + " (" + (list.empty() ? "it takes none" : list) + ")",
-                          "\"" + key + "\"");
-    }
-    check_param(*found, value, w.at(key));
-  }
-  for (const auto& p : spec.params) {
-    if (p.required && !params.contains(std::string(p.name))) {
-      w.at(p.name).fail_text("a value (" + std::string(p.help) + ")", "nothing");
-    }
-  }
 }
 
 bool valid_id(const std::string& id) {
@@ -239,12 +116,10 @@ Fault parse_fault(const nlohmann::json& obj, const std::string& file, const std:
                       obj["kind"]);
   }
   if (obj.contains("summary")) plan_json::read_string(obj["summary"], w.at("summary"));
-  if (obj.contains("params")) {
-    check_params(*spec, obj["params"], w.at("params"));
-    f.params = obj["params"];
-  } else {
-    check_params(*spec, nlohmann::json::object(), w.at("params"));
-  }
+  if (obj.contains("params")) f.params = obj["params"];
+  const Where wp = w.at("params");
+  kinds::validate_params(*spec, f.params, wp);
+  f.action = spec->resolve(ParamReader(*spec, f.params, wp));
   if (obj.contains("target")) f.target = plan_detail::parse_target(obj["target"], w.at("target"), f.layer);
   if (obj.contains("trigger")) f.trigger = plan_detail::parse_trigger(obj["trigger"], w.at("trigger"));
   if (!f.target.ops.empty() && points_for_fault(f).empty()) {

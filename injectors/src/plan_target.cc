@@ -84,11 +84,13 @@ Target parse_target(const nlohmann::json& v, const Where& w, Layer layer) {
     for (size_t i = 0; i < ops.size(); ++i) {
       std::string op = plan_json::read_string(ops[i], wo.at(i));
       if (!point_for_op(layer, op)) {
-        std::string expected = layer == Layer::kNet ? "a net op (listen, connect, accept, isend, irecv, test)"
-                               : layer == Layer::kApi ? "an api op (allreduce, allgather, reducescatter, "
-                                                        "reduce, broadcast, alltoall, gather, scatter, send, "
-                                                        "recv, group_end, init)"
-                                                      : "a proc op (stop, kill)";
+        std::string expected = layer == Layer::kApi ? "an " : "a ";
+        expected.append(to_string(layer)).append(" op (");
+        for (const auto& known : ops_of(layer)) {
+          if (expected.back() != '(') expected += ", ";
+          expected += known;
+        }
+        expected += ")";
         wo.at(i).fail(expected, ops[i]);
       }
       t.ops.push_back(op);

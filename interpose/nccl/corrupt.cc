@@ -60,24 +60,6 @@ void CUDA_CB flip_on_host(void* user) {
 
 }  // namespace
 
-CorruptMode parse_corrupt_mode(const std::string& mode) {
-  if (mode == "nan") return CorruptMode::kNan;
-  if (mode == "zero") return CorruptMode::kZero;
-  return CorruptMode::kBitflip;
-}
-
-const char* to_string(CorruptMode mode) {
-  switch (mode) {
-    case CorruptMode::kBitflip:
-      return "bitflip";
-    case CorruptMode::kNan:
-      return "nan";
-    case CorruptMode::kZero:
-      return "zero";
-  }
-  return "bitflip";
-}
-
 CorruptionSpan plan_corruption(size_t elements, size_t element_size, size_t count, double draw) {
   CorruptionSpan span;
   if (elements == 0 || count == 0 || element_size == 0) return span;

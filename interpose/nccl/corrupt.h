@@ -16,13 +16,11 @@
 
 #include <nccl.h>
 
+#include "ncclfi/fault_action.h"
+
 namespace ncclfi::preload {
 
-enum class CorruptMode { kBitflip, kNan, kZero };
-
-// "bitflip" (also the fallback), "nan", "zero".
-CorruptMode parse_corrupt_mode(const std::string& mode);
-const char* to_string(CorruptMode mode);
+// CorruptMode (ncclfi/fault_action.h) comes from the core, where the `corrupt` kind resolves `mode`.
 
 struct CorruptionSpan {
   size_t first = 0;   // index of the first altered element

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -28,31 +29,24 @@ void record(const FiredFault& fired, nlohmann::json extra) {
   injector().record_injection(*fired.fault, fired.point, fired.site, extra);
 }
 
-uint64_t seed_of(const Fault& f) {
-  if (f.params.contains("seed") && f.params["seed"].is_number_unsigned())
-    return f.params["seed"].get<uint64_t>();
-  return f.trigger.seed;
-}
-
-[[noreturn]] void die(const Fault& f) {
-  if (f.params.contains("exit_code")) _exit(static_cast<int>(f.param_int("exit_code", 1)));
-  int sig = parse_signal(f.params, SIGABRT);
-  // Die by exactly this signal, whatever handlers or masks the application installed.
+// Dies by exactly this signal, whatever handlers or masks the application installed. The core accepts
+// only signals whose default action ends the process, so raise() does not return.
+[[noreturn]] void die_by(int sig) {
   std::signal(sig, SIG_DFL);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, sig);
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
   raise(sig);
-  kill(getpid(), SIGKILL);  // signals whose default is to be ignored still must end the process
-  _exit(128 + sig);
+  _exit(128 + sig);  // not reached
 }
 
-ncclResult_t corrupt_after(const FiredFault& fired, Forwarder& forward, const OpCall& op) {
+ncclResult_t corrupt_after(const FiredFault& fired, Forwarder& forward, const OpCall& op,
+                           const CorruptElements& corrupt) {
   const Fault& f = fired.fault->fault();
   ncclResult_t rc = forward();
   nlohmann::json extra = base_extra(fired);
-  const CorruptMode mode = parse_corrupt_mode(f.param_string("mode", "bitflip"));
+  const CorruptMode mode = corrupt.mode;
   extra["mode"] = to_string(mode);
   if (rc != ncclSuccess && rc != ncclInProgress) {
     extra["effect"] = "none: the op failed";
@@ -60,9 +54,9 @@ ncclResult_t corrupt_after(const FiredFault& fired, Forwarder& forward, const Op
     return rc;
   }
   const size_t elements = op_result_elements(op, fired.site.rank, fired.site.world_size);
-  const double draw = seeded_uniform(seed_of(f), f.id, ArmedFault::last_firing_on_this_thread());
-  const CorruptionSpan span = plan_corruption(elements, datatype_size(op.datatype),
-                                              static_cast<size_t>(f.param_int("count", 1)), draw);
+  const double draw = seeded_uniform(corrupt.seed.value_or(fired.fault->seed()), f.id,
+                                     ArmedFault::last_firing_on_this_thread());
+  const CorruptionSpan span = plan_corruption(elements, datatype_size(op.datatype), corrupt.count, draw);
   extra["elements"] = span.count;
   extra["first"] = span.first;
   extra["stride"] = span.stride;
@@ -107,71 +101,73 @@ void flush_pending(CommInfo& comm) {
 }
 
 ncclResult_t apply_fault(const FiredFault& fired, Forwarder& forward, const OpCall* op) {
-  const Fault& f = fired.fault->fault();
-  const std::string& kind = f.kind;
+  const ArmedFault& armed = *fired.fault;
+  const Fault& f = armed.fault();
+  const ApiAction* action = f.api_action();
+  if (action == nullptr) throw std::logic_error("fault " + f.id + " is not an api fault");
   nlohmann::json extra = base_extra(fired);
-  if (kind == "delay") {
-    double ms = f.param_double("ms", 0.0);
-    double jitter = f.param_double("jitter_ms", 0.0);
-    if (jitter > 0.0)
-      ms += jitter * seeded_uniform(seed_of(f), f.id, ArmedFault::last_firing_on_this_thread());
-    extra["delay_ms"] = ms;
-    record(fired, extra);
-    std::this_thread::sleep_for(Millis(ms));
-    return forward();
-  }
-  if (kind == "hang" || kind == "init_hang") {
-    double ms = f.param_double("ms", 0.0);
-    if (ms > 0.0) {
-      extra["hang_ms"] = ms;
-      record(fired, extra);
-      std::this_thread::sleep_for(Millis(ms));
-      return forward();
-    }
-    extra["forever"] = true;
-    record(fired, extra);
-    hang_forever();
-  }
-  if (kind == "skip") {
-    record(fired, extra);
-    return ncclSuccess;
-  }
-  if (kind == "error" || kind == "init_fail") {
-    ncclResult_t code = parse_nccl_code(f.params, kind == "error" ? ncclInternalError : ncclSystemError);
-    extra["code"] = static_cast<int>(code);
-    record(fired, extra);
-    return code;
-  }
-  if (kind == "async_error") {
-    ncclResult_t code = parse_nccl_code(f.params, ncclRemoteError);
-    extra["code"] = static_cast<int>(code);
-    if (fired.comm != nullptr) {
-      fired.comm->async_error.store(static_cast<int>(code), std::memory_order_release);
-    } else {
-      extra["effect"] = "none: the call has no communicator";
-    }
-    record(fired, extra);
-    return forward();
-  }
-  if (kind == "corrupt") {
-    if (op != nullptr) return corrupt_after(fired, forward, *op);
-    extra["effect"] = "none: not an op with a receive buffer";
-    record(fired, extra);
-    return forward();
-  }
-  if (kind == "crash") {
-    if (f.params.contains("exit_code")) {
-      extra["exit_code"] = f.param_int("exit_code", 1);
-    } else {
-      extra["signal"] = parse_signal(f.params, SIGABRT);
-    }
-    record(fired, extra);
-    die(f);
-  }
-  // A kind this front end does not know (the plan parser should have refused it): let the call through.
-  extra["effect"] = "none: unknown kind";
-  record(fired, extra);
-  return forward();
+  // One case per action: a new api action that is not carried out here does not compile.
+  return std::visit(Overloaded{
+                        [&](const Delay& delay) -> ncclResult_t {
+                          double ms = delay.ms;
+                          if (delay.jitter_ms > 0.0)
+                            ms += delay.jitter_ms * seeded_uniform(armed.seed(), f.id,
+                                                                   ArmedFault::last_firing_on_this_thread());
+                          extra["delay_ms"] = ms;
+                          record(fired, extra);
+                          std::this_thread::sleep_for(Millis(ms));
+                          return forward();
+                        },
+                        [&](const Hang& hang) -> ncclResult_t {
+                          if (hang.ms) {
+                            extra["hang_ms"] = *hang.ms;
+                            record(fired, extra);
+                            std::this_thread::sleep_for(Millis(*hang.ms));
+                            return forward();
+                          }
+                          extra["forever"] = true;
+                          record(fired, extra);
+                          hang_forever();
+                        },
+                        [&](const Skip&) -> ncclResult_t {
+                          record(fired, extra);
+                          return ncclSuccess;
+                        },
+                        [&](const FailWithCode& fail) -> ncclResult_t {
+                          const ncclResult_t code = to_nccl_result(fail.code);
+                          extra["code"] = static_cast<int>(code);
+                          record(fired, extra);
+                          return code;
+                        },
+                        [&](const AsyncError& async) -> ncclResult_t {
+                          const ncclResult_t code = to_nccl_result(async.code);
+                          extra["code"] = static_cast<int>(code);
+                          if (fired.comm != nullptr) {
+                            fired.comm->async_error.store(static_cast<int>(code), std::memory_order_release);
+                          } else {
+                            extra["effect"] = "none: the call has no communicator";
+                          }
+                          record(fired, extra);
+                          return forward();
+                        },
+                        [&](const CorruptElements& corrupt) -> ncclResult_t {
+                          if (op != nullptr) return corrupt_after(fired, forward, *op, corrupt);
+                          extra["effect"] = "none: not an op with a receive buffer";
+                          record(fired, extra);
+                          return forward();
+                        },
+                        [&](const DieBySignal& die) -> ncclResult_t {
+                          extra["signal"] = die.signal;
+                          record(fired, extra);
+                          die_by(die.signal);
+                        },
+                        [&](const ExitWithCode& exit) -> ncclResult_t {
+                          extra["exit_code"] = exit.code;
+                          record(fired, extra);
+                          _exit(exit.code);
+                        },
+                    },
+                    *action);
 }
 
 }  // namespace ncclfi::preload

@@ -1,4 +1,4 @@
-// What each api-layer fault kind does to the call it fired on. The wrappers decide *whether* a fault
+// What each api-layer fault action does to the call it fired on. The wrappers decide *whether* a fault
 // fires (FaultPoint::check); this decides *what happens*, records the injection, and calls NCCL
 // (`forward`) when the kind lets the call through.
 #pragma once
@@ -43,10 +43,10 @@ struct FiredFault {
   uint64_t seq = 0;          // the op's sequence number on its comm (0: not an op)
 };
 
-// Applies `fired`: delay/hang hold the call then forward; skip returns ncclSuccess; error and
-// init_fail return their code; async_error marks the comm then forwards; corrupt forwards then
-// schedules the alteration of `op`'s receive buffer; crash kills the process; init_hang blocks.
-// Returns what the wrapper returns.
+// Carries out the action of `fired` (its fault's ApiAction): Delay/Hang hold the call then forward
+// (Hang without ms blocks for ever); Skip returns ncclSuccess; FailWithCode returns its code;
+// AsyncError marks the comm then forwards; CorruptElements forwards then schedules the alteration of
+// `op`'s receive buffer; DieBySignal/ExitWithCode end the process. Returns what the wrapper returns.
 ncclResult_t apply_fault(const FiredFault& fired, Forwarder& forward, const OpCall* op);
 
 // Blocks the calling thread for ever (hang and init_hang without ms).

@@ -124,26 +124,19 @@ ncclResult_t intercept_group_end(ForwardFn forward_fn, bool simulate) {
   return rc;
 }
 
-ncclResult_t intercept_get_async_error(ncclComm_t comm, ncclResult_t* async_error, ForwardFn forward_fn) {
+ncclResult_t intercept_get_async_error(ncclComm_t comm, ncclResult_t* async_error, ForwardFn forward) {
   ReentryScope scope;
-  if (scope.nested()) return forward_fn();
-  Forwarder forward(forward_fn);
+  if (scope.nested()) return forward();
+  // Not a fault point: it reports what an async_error fault stored on the comm, and runs the
+  // corruptions a non-blocking comm was waiting for.
   CommInfo* info = nullptr;
-  ncclResult_t rc = ncclSuccess;
-  bool fault_decided = false;
   try {
     info = comms().lookup(comm);
-    CallSite site = site_for(info, "async_error");
-    FaultPoint& point = async_error_point();
-    if (const ArmedFault* fault = point.check(site)) {
-      rc = apply_fault(FiredFault{fault, point.name(), site, info, 0}, forward, nullptr);
-      fault_decided = true;
-    }
   } catch (const std::exception& e) {
     report_internal_error("ncclCommGetAsyncError", e);
   }
-  if (!fault_decided) rc = forward();
-  if (!forward.done() || rc != ncclSuccess || async_error == nullptr || info == nullptr) return rc;
+  const ncclResult_t rc = forward();
+  if (rc != ncclSuccess || async_error == nullptr || info == nullptr) return rc;
   const int injected = info->async_error.load(std::memory_order_acquire);
   // A real error NCCL reports wins over ours; an injected one replaces success and "in progress".
   if (injected != 0 && (*async_error == ncclSuccess || *async_error == ncclInProgress)) {

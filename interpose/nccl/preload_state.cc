@@ -21,7 +21,6 @@ FaultPoint g_op_points[kOpKindCount] = {
     FaultPoint("nccl/p2p/send"),           FaultPoint("nccl/p2p/recv")};
 FaultPoint g_group_end_point("nccl/group/end");
 FaultPoint g_comm_init_point("nccl/comm/init");
-FaultPoint g_async_error_point("nccl/comm/async_error");
 
 Injector* g_injector = nullptr;
 bool g_trace_ops = false;
@@ -65,11 +64,10 @@ Mode initialise() {
         return;
       }
       Injector& inj = Injector::instance(Layer::kApi, "preload");
-      std::array<FaultPoint*, kOpKindCount + 3> points{};
+      std::array<FaultPoint*, kOpKindCount + 2> points{};
       for (int i = 0; i < kOpKindCount; ++i) points[static_cast<size_t>(i)] = &g_op_points[i];
       points[kOpKindCount] = &g_group_end_point;
       points[kOpKindCount + 1] = &g_comm_init_point;
-      points[kOpKindCount + 2] = &g_async_error_point;
       inj.install(points);
       g_injector = &inj;
       g_trace_ops = inj.params().trace_ops && inj.events().enabled();
@@ -106,9 +104,6 @@ FaultPoint& group_end_point() {
 }
 FaultPoint& comm_init_point() {
   return g_comm_init_point;
-}
-FaultPoint& async_error_point() {
-  return g_async_error_point;
 }
 
 ReentryScope::ReentryScope() : nested_(t_wrapper_depth > 0) {

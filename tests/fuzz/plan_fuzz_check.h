@@ -55,8 +55,8 @@ inline PlanInput check_plan_input(const uint8_t* data, size_t size) {
     for (int r : ranks) {
       if (r < 0) invariant_broken("rank", f.id);
     }
-    (void)f.nccl_code(0);
-    (void)f.signal_number(0);
+    // The action was resolved for the fault's own layer.
+    if (f.action.index() != static_cast<size_t>(f.layer)) invariant_broken("action layer", f.id);
   }
   return PlanInput::kAccepted;
 }

@@ -1,9 +1,7 @@
-// The preload's pure parts: which elements corrupt picks and what it writes, fault parameter names,
-// op sizes.
+// The preload's pure parts: which elements corrupt picks and what it writes, NCCL codes, op sizes.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <csignal>
 #include <cstring>
 
 #include "corrupt.h"
@@ -54,18 +52,13 @@ TEST(CorruptHost, NanAndZeroPerType) {
   EXPECT_EQ(f, 0.0f);
 }
 
-TEST(Codes, NamesAndNumbers) {
-  using nlohmann::json;
-  EXPECT_EQ(parse_nccl_code(json{{"code", "ncclRemoteError"}}, ncclSuccess), ncclRemoteError);
-  EXPECT_EQ(parse_nccl_code(json{{"code", "remote_error"}}, ncclSuccess), ncclRemoteError);
-  EXPECT_EQ(parse_nccl_code(json{{"code", "UnhandledCudaError"}}, ncclSuccess), ncclUnhandledCudaError);
-  EXPECT_EQ(parse_nccl_code(json{{"code", 5}}, ncclSuccess), ncclInvalidUsage);
-  EXPECT_EQ(parse_nccl_code(json{{"code", "bogus"}}, ncclInternalError), ncclInternalError);
-  EXPECT_EQ(parse_nccl_code(json::object(), ncclSystemError), ncclSystemError);
-  EXPECT_EQ(parse_signal(json{{"signal", "SIGKILL"}}, 0), SIGKILL);
-  EXPECT_EQ(parse_signal(json{{"signal", "term"}}, 0), SIGTERM);
-  EXPECT_EQ(parse_signal(json{{"signal", 11}}, 0), SIGSEGV);
-  EXPECT_EQ(parse_signal(json::object(), SIGABRT), SIGABRT);
+// The core's code table maps onto nccl.h's enum value for value (also a static_assert in nccl_codes.h).
+TEST(Codes, EveryCoreCodeIsNcclsOwnValue) {
+  for (const auto& e : kNcclErrors) {
+    EXPECT_EQ(static_cast<int>(to_nccl_result(e.code)), to_int(e.code)) << e.name;
+    EXPECT_NE(to_nccl_result(e.code), ncclSuccess) << e.name;
+    EXPECT_NE(to_nccl_result(e.code), ncclInProgress) << e.name;
+  }
 }
 
 TEST(OpSizes, AsNcclTestsReportThem) {

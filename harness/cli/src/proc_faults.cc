@@ -1,42 +1,41 @@
 #include "proc_faults.h"
 
 #include <signal.h>
-#include <string.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace ncclfi::cli {
 
-int parse_signal(const nlohmann::json& value) {
-  if (value.is_number_integer()) return value.get<int>();
-  if (!value.is_string()) return -1;
-  std::string name = value.get<std::string>();
-  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
-  for (int sig = 1; sig < NSIG; ++sig) {
-    const char* abbrev = sigabbrev_np(sig);
-    if (abbrev != nullptr && name == abbrev) return sig;
-  }
-  try {
-    return std::stoi(name);
-  } catch (const std::exception&) {
-    return -1;
-  }
-}
-
 namespace {
 
-// The signal a proc fault sends: `stop` SIGSTOP, `kill` its `signal` (SIGKILL when absent or unknown).
-int fault_signal(const Fault& fault) {
-  if (fault.kind == "stop") return SIGSTOP;
-  const int sig = fault.params.contains("signal") ? parse_signal(fault.params["signal"]) : SIGKILL;
-  return sig > 0 ? sig : SIGKILL;
+// What a proc action does when it is due: the signal sent, the action's name for the event and, for a
+// stop, when to send SIGCONT. One case per action: a new proc action that is not handled here does not
+// compile.
+struct Step {
+  int signal;
+  const char* name;
+  bool stops;
+  std::optional<double> resume_after_ms;
+};
+
+Step step_of(const ProcAction& action) {
+  return std::visit(Overloaded{
+                        [](const StopProcess& stop) {
+                          return Step{SIGSTOP, "stop", true, stop.resume_after_ms};
+                        },
+                        [](const KillProcess& kill) {
+                          return Step{kill.signal, "kill", false, std::nullopt};
+                        },
+                    },
+                    action);
 }
 
 }  // namespace
 
 ProcFaultSchedule::ProcFaultSchedule(const Scenario& scenario) {
   for (const Fault& f : scenario.plan.faults) {
-    if (f.layer != Layer::kProc || !f.trigger.armed) continue;
+    if (f.proc_action() == nullptr || !f.trigger.armed) continue;
     for (int rank : f.target.resolve_ranks(scenario.workload.ranks)) {
       actions_.push_back({std::nullopt, rank, f, false});
     }
@@ -67,22 +66,23 @@ void ProcFaultSchedule::fire_due(int64_t now_ns, RankSignaller& target) {
                            stopped_ranks_.end());
       continue;
     }
-    const bool kill = a.fault.kind == "kill";
-    if (!kill && a.fault.kind != "stop") continue;
-    const int sig = fault_signal(a.fault);
+    const ProcAction* action = a.fault.proc_action();
+    if (action == nullptr) continue;  // only proc faults are scheduled (constructor)
+    const Step step = step_of(*action);
     // A rank whose process is gone for the moment (seen, then replaced by a launcher's restart) cannot
     // be signalled: the action stays due and is retried on the next poll, and the injection is recorded
     // only once a process actually got the signal.
     EventTime sent;
-    if (target.signal_rank(a.rank, sig, &sent) == 0) {
+    if (target.signal_rank(a.rank, step.signal, &sent) == 0) {
       later.push_back(std::move(a));
       continue;
     }
-    target.record_injection(a.fault, a.rank, kill ? "kill" : "stop", sig, sent);
-    if (kill) continue;
+    target.record_injection(a.fault, a.rank, step.name, step.signal, sent);
+    if (!step.stops) continue;
     stopped_ranks_.push_back(a.rank);
-    const double ms = a.fault.param_double("ms", 0);
-    if (ms > 0) later.push_back({now_ns + static_cast<int64_t>(ms * 1e6), a.rank, a.fault, true});
+    if (step.resume_after_ms) {
+      later.push_back({now_ns + static_cast<int64_t>(*step.resume_after_ms * 1e6), a.rank, a.fault, true});
+    }
   }
   actions_ = std::move(later);
 }

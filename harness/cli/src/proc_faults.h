@@ -1,5 +1,6 @@
-// proc-layer faults, applied by the harness itself (DESIGN.md fault model): `stop` SIGSTOPs the rank
-// and SIGCONTs it after `ms` (never when absent or 0); `kill` sends `signal` (default SIGKILL).
+// proc-layer faults, applied by the harness itself: each carries its ProcAction, resolved by the core
+// when the plan was parsed (this file never reads parameter JSON). StopProcess SIGSTOPs the rank and
+// SIGCONTs it after `resume_after_ms` (never when unset); KillProcess sends its signal.
 // `after_ms` counts from the rank's launch: the moment the harness first sees that rank's process. For a
 // rank the harness spawns itself that is the spawn; under srun, mpirun or torchrun it is when the task
 // appears, which on a loaded host or a busy cluster can be seconds after the launcher started, and a
@@ -32,9 +33,6 @@ class RankSignaller {
   virtual void record_injection(const Fault& fault, int rank, const std::string& action, int sig,
                                 EventTime at) = 0;
 };
-
-// A signal given as a number or a name ("SIGKILL", "KILL", "9"); -1 when unknown.
-int parse_signal(const nlohmann::json& value);
 
 class ProcFaultSchedule {
  public:

@@ -1,5 +1,7 @@
-// The catalogue of fault kinds per layer and their parameters. One place: the plan parser validates
-// against it, `ncclfi list faults` prints it, and the front ends name kinds from it.
+// The registry of fault kinds. Each kind lives in its own file under injectors/src/kinds/ and declares
+// its layer, name, effect, the points it fires at and its parameters, and resolves a fault's
+// parameters into a typed action (fault_action.h). The plan parser validates against it, `ncclfi list
+// faults` and docs/faults.md print it (fault_catalogue_markdown), and the front ends only see actions.
 #pragma once
 
 #include <optional>
@@ -8,46 +10,68 @@
 #include <string_view>
 #include <vector>
 
+#include "ncclfi/fault_action.h"
 #include "ncclfi/plan.h"
 
 namespace ncclfi {
 
 enum class ParamType {
-  kNonNegInt,
-  kPositiveInt,
-  kNonNegNumber,
-  kPositiveNumber,
-  kString,
-  kIntOrString,
-  kBool
+  kNonNegInt,       // an integer >= 0
+  kPositiveInt,     // an integer >= 1
+  kNonNegNumber,    // a number >= 0
+  kPositiveNumber,  // a number > 0
+  kChoice,          // one of `choices`
+  kNcclError,       // an NCCL error code (nccl_results.h)
+  kSignal,          // a signal that ends the process (signals.h)
+  kExitCode,        // an integer 0-255
 };
 
 struct ParamSpec {
   std::string_view name;
   ParamType type;
-  bool required;
-  std::string_view help;
-  std::span<const std::string_view> choices = {};  // for kString: the allowed values (empty = any)
+  bool required = false;
+  // The value used when the parameter is absent, as JSON ("0", "\"bitflip\""); the kinds read it
+  // through ParamReader, so the documented default is the one applied. Empty: see `absent`.
+  std::string_view default_json = {};
+  std::string_view absent = {};  // what "absent" means when there is no default ("for ever")
+  std::string_view meaning = {};
+  std::span<const std::string_view> choices = {};  // kChoice
 };
+
+class ParamReader;
 
 struct FaultKindSpec {
   Layer layer;
   std::string_view kind;
-  std::string_view effect;  // one line: what happens
-  std::span<const ParamSpec> params;
+  std::string_view effect;                   // one line: what happens
   std::span<const std::string_view> points;  // the point names this kind can fire at
+  std::span<const ParamSpec> params;
+  // Builds the action from validated parameters (may reject a combination with reader.fail()).
+  FaultAction (*resolve)(const ParamReader& reader);
 };
 
-std::span<const FaultKindSpec> fault_kinds();
+std::span<const FaultKindSpec* const> fault_kinds();
 const FaultKindSpec* find_fault_kind(Layer layer, std::string_view kind);
 
 // The point names a fault attaches to: from its target's ops when given (api: allreduce ->
 // nccl/coll/allreduce, send -> nccl/p2p/send; net: isend -> net/isend), else its kind's default points.
 std::vector<std::string> points_for_fault(const Fault& fault);
-// The point an op name maps to on a layer (api "send" -> "nccl/p2p/send"), or nullopt for an unknown op.
+// The point an op name maps to on a layer (api "send" -> "nccl/p2p/send"), or nullopt for an op no
+// kind of that layer can reach.
 std::optional<std::string> point_for_op(Layer layer, std::string_view op);
+// The op names of a layer that some kind can reach ("allreduce", ..., "init"; "connect", ...).
+std::vector<std::string> ops_of(Layer layer);
 
-// Every compiled-in point name (nccl/coll/allreduce, net/isend, proc/stop, ...).
+// Every point some kind can fire at, in a fixed order (nccl/coll/allreduce, ..., net/isend, proc/stop).
 std::span<const std::string_view> all_point_names();
+
+// Parameter types, ranges and defaults as `ncclfi list faults` and docs/faults.md print them.
+std::string_view param_type_name(ParamType type);
+std::string param_range(const ParamSpec& spec);
+std::string param_default(const ParamSpec& spec);
+
+// The catalogue as markdown: the kinds, their parameters, the NCCL codes and the signals. `ncclfi list
+// faults` prints it and docs/faults.md contains it verbatim (a unit test compares them).
+std::string fault_catalogue_markdown();
 
 }  // namespace ncclfi

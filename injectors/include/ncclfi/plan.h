@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ncclfi/fault_action.h"
+
 namespace ncclfi {
 
 enum class Layer { kNet, kApi, kProc };
@@ -51,24 +53,18 @@ struct Fault {
   std::string id;
   Layer layer = Layer::kApi;
   std::string kind;  // delay, hang, drop, ... (see fault_kinds.h)
+  // The parameters as the plan wrote them: kept for to_json and reports only. What the fault does is
+  // `action`, resolved from them once by the kind at parse time; the front ends read only that.
   nlohmann::json params = nlohmann::json::object();
+  FaultAction action;
   Target target;
   Trigger trigger;
 
-  // Typed accessors over params (validated at parse time, so these only fall back to defaults).
-  double param_double(const char* key, double fallback) const;
-  int64_t param_int(const char* key, int64_t fallback) const;
-  std::string param_string(const char* key, const std::string& fallback) const;
-  // params.code as an ncclResult_t value (number or name such as "ncclRemoteError").
-  int nccl_code(int fallback) const;
-  // params.signal as a signal number (number or name such as "SIGKILL" / "KILL").
-  int signal_number(int fallback) const;
+  // The action of this fault's layer; nullptr when the fault belongs to another layer.
+  const ApiAction* api_action() const { return std::get_if<ApiAction>(&action); }
+  const NetAction* net_action() const { return std::get_if<NetAction>(&action); }
+  const ProcAction* proc_action() const { return std::get_if<ProcAction>(&action); }
 };
-
-// ncclResult_t names <-> values (ncclSuccess 0 ... ncclTimeout 8); nullopt for an unknown name.
-std::optional<int> nccl_result_from_name(std::string_view name);
-// Signal names (SIGKILL, KILL, SIGSEGV, ...) -> numbers; nullopt for an unknown name.
-std::optional<int> signal_from_name(std::string_view name);
 
 struct FaultPlan {
   uint64_t seed = 1;

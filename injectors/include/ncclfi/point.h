@@ -64,6 +64,8 @@ class ArmedFault {
   ArmedFault(Fault fault, uint64_t plan_seed, bool runtime_control);
   const Fault& fault() const { return fault_; }
   const std::string& control_point() const { return control_point_; }  // "ncclfi/fault/<id>"
+  // The seed of this fault's draws: the trigger's seed, else the plan's.
+  uint64_t seed() const { return seed_; }
 
   // The trigger decision for one matching call (the target already matched). Returns the 1-based index
   // of this firing, or 0 when it does not fire. `point_name` is checked against libfiu before firing.

@@ -2,8 +2,6 @@
 
 #include "ncclfi/point.h"
 
-#include <strings.h>
-
 #include <algorithm>
 #include <random>
 #include <set>
@@ -11,44 +9,11 @@
 
 namespace ncclfi::net {
 
-ncclResult_t fault_error_code(const Fault& fault, ncclResult_t fallback) {
-  const auto it = fault.params.find("code");
-  if (it == fault.params.end()) return fallback;
-  if (it->is_number_integer()) {
-    const int64_t code = it->get<int64_t>();
-    if (code > 0 && code < static_cast<int64_t>(ncclNumResults)) return static_cast<ncclResult_t>(code);
-    return fallback;
-  }
-  if (!it->is_string()) return fallback;
-  std::string name = it->get<std::string>();
-  if (name.rfind("nccl", 0) == 0) name.erase(0, 4);
-  struct Named {
-    const char* name;
-    const char* short_name;
-    ncclResult_t code;
-  };
-  static constexpr Named kNames[] = {
-      {"UnhandledCudaError", "cuda", ncclUnhandledCudaError},
-      {"SystemError", "system", ncclSystemError},
-      {"InternalError", "internal", ncclInternalError},
-      {"InvalidArgument", "argument", ncclInvalidArgument},
-      {"InvalidUsage", "usage", ncclInvalidUsage},
-      {"RemoteError", "remote", ncclRemoteError},
-      {"InProgress", "inprogress", ncclInProgress},
-  };
-  for (const Named& n : kNames) {
-    if (strcasecmp(name.c_str(), n.name) == 0 || strcasecmp(name.c_str(), n.short_name) == 0) return n.code;
-  }
-  return fallback;
-}
-
-int64_t fault_delay_ns(const Fault& fault, uint64_t plan_seed, uint64_t firing) {
-  const double ms = fault.param_double("ms", 0);
-  const double jitter_ms = fault.param_double("jitter_ms", 0);
-  double total_ms = ms;
-  if (jitter_ms > 0) {
-    const double u = seeded_uniform(plan_seed, fault.id + "/jitter", firing);
-    total_ms += u * jitter_ms;  // jitter is added on top: 0..jitter_ms (docs/faults.md)
+int64_t fault_delay_ns(const Delay& delay, const std::string& fault_id, uint64_t seed, uint64_t firing) {
+  double total_ms = delay.ms;
+  if (delay.jitter_ms > 0) {
+    const double u = seeded_uniform(seed, fault_id + "/jitter", firing);
+    total_ms += u * delay.jitter_ms;  // jitter is added on top: 0..jitter_ms (docs/faults.md)
   }
   return static_cast<int64_t>(std::max(0.0, total_ms) * 1e6);
 }

@@ -1,24 +1,49 @@
-// The effects of the net-layer fault kinds, as small pure pieces the shim composes (DESIGN.md, net):
-// the asked NCCL code of `error`/`connect_fail`, delay with seeded jitter, the per-connection token
-// bucket of `throttle`, and the exact bit flips of `corrupt`.
+// The effects of the net-layer fault actions, as small pure pieces the shim composes: the NCCL code
+// of FailWithCode/ConnectFail, Delay with seeded jitter, the per-connection token bucket of Throttle,
+// and the exact bit flips of CorruptBits.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
-#include "ncclfi/plan.h"
+#include "ncclfi/fault_action.h"
+#include "ncclfi/nccl_results.h"
 #include "ncclfi_net/net_types.h"
 
 namespace ncclfi::net {
 
-// params.code as an int (2) or a name ("ncclRemoteError", "RemoteError", "remote"); `fallback` if absent
-// or unknown.
-ncclResult_t fault_error_code(const Fault& fault, ncclResult_t fallback);
+// The core's NCCL error table (ncclfi/nccl_results.h) in nccl.h's type. No default case: a code added
+// to the table without a mapping here does not compile; the static_assert checks the values.
+constexpr ncclResult_t to_nccl_result(NcclError code) {
+  switch (code) {
+    case NcclError::kUnhandledCudaError:
+      return ncclUnhandledCudaError;
+    case NcclError::kSystemError:
+      return ncclSystemError;
+    case NcclError::kInternalError:
+      return ncclInternalError;
+    case NcclError::kInvalidArgument:
+      return ncclInvalidArgument;
+    case NcclError::kInvalidUsage:
+      return ncclInvalidUsage;
+    case NcclError::kRemoteError:
+      return ncclRemoteError;
+  }
+  return ncclInternalError;
+}
+constexpr bool core_codes_match_nccl_h() {
+  for (const auto& e : kNcclErrors) {
+    if (static_cast<int>(to_nccl_result(e.code)) != to_int(e.code)) return false;
+  }
+  return true;
+}
+static_assert(core_codes_match_nccl_h(), "ncclfi/nccl_results.h disagrees with ncclResult_t");
 
-// params.ms plus a seeded uniform draw in [0, jitter_ms], in ns.
-int64_t fault_delay_ns(const Fault& fault, uint64_t plan_seed, uint64_t firing);
+// delay.ms plus a draw in [0, delay.jitter_ms] seeded by (seed, fault id, firing), in ns.
+int64_t fault_delay_ns(const Delay& delay, const std::string& fault_id, uint64_t seed, uint64_t firing);
 
 // Flips exactly min(nbits, 8*bytes) distinct bits of data[0, bytes), chosen from `seed`. Returns the bit
 // positions flipped (ascending).

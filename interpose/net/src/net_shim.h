@@ -1,19 +1,20 @@
 // NetShim: the internal API every exported ncclNetPlugin_vN table calls. It owns the backend (our TCP
 // transport, or an inner plugin in wrap mode) and, when NCCLFI_PLAN arms net faults for this process,
-// wraps comms and requests to apply them: points net/listen, net/connect, net/accept, net/isend,
-// net/irecv, net/test. With no plan it forwards every call unchanged (no wrapping, no output).
+// wraps comms and requests to apply them: points net/connect, net/accept, net/isend, net/irecv,
+// net/test. With no plan it forwards every call unchanged (no wrapping, no output). Each fault comes
+// with its action resolved by the core (ncclfi/fault_action.h); the shim never reads plan JSON.
 //
-// What each kind does where it fires (the points come from the plan's kind catalogue):
+// What each kind does where it fires (the points come from the kind registry, ncclfi list faults):
 //   delay         isend/irecv: the completion is reported ms (+ 0..jitter_ms, seeded) after the transport
-//                 finished; listen/connect/accept: the call sleeps that long.
+//                 finished.
 //   throttle      isend/irecv: from this request on, the connection is a token bucket at `gbps` (no
 //                 burst); a request completes no earlier than its bytes fit through it, counted from its
 //                 post (an idle link is not credited).
 //   drop          isend/irecv/test: the request is carried but its completion is never reported.
 //   corrupt       irecv: exactly `bits` distinct bits (seeded) of the received bytes flip before the
 //                 completion is reported; isend: the flipped copy is what goes on the wire.
-//   error         isend/irecv/test (and listen/connect/accept): the call returns `code`.
-//   connect_fail  connect/accept/listen: the call returns `code` (default ncclSystemError).
+//   error         isend/irecv/test: the call returns `code` (default ncclSystemError).
+//   connect_fail  connect/accept: the call returns `code` (default ncclSystemError) and no comm.
 //   stall         isend/irecv: the connection reports no completion for `ms`, then resumes.
 // Targets: rank (Params), peer (irecv: the tag, i.e. the remote rank; isend: the rank the listener put
 // in the handle, known with our own transport only), direction, min_bytes (posted bytes; completed
@@ -68,7 +69,7 @@ class NetShim {
   explicit NetShim(const ShimOptions& options);
   bool faults_on() const { return injector_ != nullptr; }
   CallSite site(const char* op, int peer, Direction direction, uint64_t bytes) const;
-  // Applies a fault that fired at a connection point (listen/connect/accept). Returns the status the
+  // Applies a fault that fired at a connection point (connect/accept). Returns the status the
   // call must return (kNetOk: go on).
   NetStatus connection_fault(const char* point, const ArmedFault* fault, const CallSite& site);
   // Applies a fault that fired on a data request (at post or at completion).
@@ -79,7 +80,6 @@ class NetShim {
   std::string setup_error_;
   Injector* injector_ = nullptr;  // null: pass-through
   int rank_ = -1;
-  uint64_t seed_ = 1;
   std::atomic<uint64_t> next_request_id_{1};
   std::mutex mr_mu_;
   std::set<void*> device_mrs_;  // registrations of non-host memory: corrupt must not touch them

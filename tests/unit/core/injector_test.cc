@@ -99,7 +99,7 @@ TEST(Injector, InstallAttachesFaultsToTheirPointsAndFires) {
   const ArmedFault* fired = allreduce.check(rank0);
   ASSERT_NE(fired, nullptr);
   EXPECT_EQ(fired->fault().id, "api-err");
-  EXPECT_EQ(fired->fault().nccl_code(0), 6);
+  EXPECT_EQ(test::action_as<FailWithCode>(fired->fault()).code, NcclError::kRemoteError);
   EXPECT_NE(allreduce.check(rank0), nullptr);  // count 2
   EXPECT_EQ(allreduce.check(rank0), nullptr);
   EXPECT_EQ(fired->matching_calls(), 4u);

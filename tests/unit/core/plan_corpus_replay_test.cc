@@ -41,9 +41,9 @@ TEST(PlanCorpusReplay, ValidSeedsCoverEveryFaultKind) {
     if (entry.path().filename().string().rfind("valid-", 0) != 0) continue;
     for (const Fault& f : load_plan_file(entry.path().string()).faults) covered.insert({f.layer, f.kind});
   }
-  for (const FaultKindSpec& spec : fault_kinds()) {
-    EXPECT_TRUE(covered.count({spec.layer, std::string(spec.kind)}))
-        << to_string(spec.layer) << " " << spec.kind;
+  for (const FaultKindSpec* spec : fault_kinds()) {
+    EXPECT_TRUE(covered.count({spec->layer, std::string(spec->kind)}))
+        << to_string(spec->layer) << " " << spec->kind;
   }
 }
 

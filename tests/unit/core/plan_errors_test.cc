@@ -1,8 +1,10 @@
 // The rejection of every kind of bad field, checked on the exact message format
 // `file: /json/pointer: expected <what>, got <found>` and on PlanError's parts.
 #include <gtest/gtest.h>
+#include <csignal>
 
 #include "ncclfi/plan.h"
+#include "ncclfi/signals.h"
 #include "test_support.h"
 
 namespace ncclfi {
@@ -137,7 +139,13 @@ TEST(PlanErrors, OutOfRange) {
   expect_error(with_field(fault_json("c", "net", "corrupt"), "/params/bits", 0), "/faults/0/params/bits",
                "a positive integer", "0");
   expect_error(with_field(fault_json("x", "api", "crash"), "/params/exit_code", -1),
-               "/faults/0/params/exit_code", "a non-negative integer", "-1");
+               "/faults/0/params/exit_code", "an exit code 0-255", "-1");
+  // 256 would exit 0: accepted values must do exactly what they say.
+  expect_error(with_field(fault_json("x", "api", "crash"), "/params/exit_code", 256),
+               "/faults/0/params/exit_code", "an exit code 0-255", "256");
+  json both = fault_json("x", "api", "crash");
+  both["params"] = {{"exit_code", 3}, {"signal", "SIGKILL"}};
+  expect_error(plan_json({both}), "/faults/0/params/exit_code", "signal or exit_code, not both", "3");
   expect_error(with_field(fault_json("c", "api", "corrupt"), "/params/mode", "random"),
                "/faults/0/params/mode", "one of bitflip, nan, zero", "\"random\"");
 }
@@ -154,9 +162,9 @@ TEST(PlanErrors, MissingRequired) {
   no_kind.erase("kind");
   expect_error(plan_json({no_kind}), "/faults/0/kind", "a fault kind", "nothing");
   expect_error(plan_json({fault_json("d", "net", "delay")}), "/faults/0/params/ms",
-               "a value (how long each hit call or completion is held, in ms)", "nothing");
+               "a value (how long each hit completion is held, in ms)", "nothing");
   expect_error(plan_json({fault_json("t", "net", "throttle")}), "/faults/0/params/gbps",
-               "a value (token-bucket rate per connection, Gbit/s)", "nothing");
+               "a value (the rate per connection, Gbit/s)", "nothing");
   expect_error(plan_json({fault_json("s", "net", "stall")}), "/faults/0/params/ms",
                "a value (how long the connection makes no progress)", "nothing");
 }
@@ -176,8 +184,7 @@ TEST(PlanErrors, UnknownLayerAndUnknownKindForALayer) {
 
 TEST(PlanErrors, BadOpForALayer) {
   expect_error(with_field(fault_json("n", "net", "drop"), "/target/ops", json::array({"allreduce"})),
-               "/faults/0/target/ops/0", "a net op (listen, connect, accept, isend, irecv, test)",
-               "\"allreduce\"");
+               "/faults/0/target/ops/0", "a net op (isend, irecv, test, connect, accept)", "\"allreduce\"");
   expect_error(
       with_field(fault_json(), "/target/ops", json::array({"allreduce", "isend"})), "/faults/0/target/ops/1",
       "an api op (allreduce, allgather, reducescatter, reduce, broadcast, alltoall, gather, scatter, send, "
@@ -231,22 +238,61 @@ TEST(PlanErrors, BadProbability) {
 }
 
 TEST(PlanErrors, BadCodeAndSignalNames) {
-  const std::string code = "an NCCL error code (1-8 or a name such as \"ncclRemoteError\")";
+  const std::string code =
+      "an NCCL error code: 1-6 or its name (ncclUnhandledCudaError, ncclSystemError, ncclInternalError, "
+      "ncclInvalidArgument, ncclInvalidUsage, ncclRemoteError)";
   expect_error(with_field(fault_json(), "/params/code", "ncclBogus"), "/faults/0/params/code", code,
                "\"ncclBogus\"");
   expect_error(with_field(fault_json(), "/params/code", "ncclSuccess"), "/faults/0/params/code", code,
                "\"ncclSuccess\"");
+  // Not in NCCL 2.28, and not an error / not a code.
+  expect_error(with_field(fault_json(), "/params/code", "ncclTimeout"), "/faults/0/params/code", code,
+               "\"ncclTimeout\"");
+  expect_error(with_field(fault_json(), "/params/code", "ncclInProgress"), "/faults/0/params/code", code,
+               "\"ncclInProgress\"");
+  expect_error(with_field(fault_json(), "/params/code", 7), "/faults/0/params/code", code, "7");
+  expect_error(with_field(fault_json(), "/params/code", 8), "/faults/0/params/code", code, "8");
+  // Names exactly as nccl.h spells them: no short forms.
+  expect_error(with_field(fault_json(), "/params/code", "RemoteError"), "/faults/0/params/code", code,
+               "\"RemoteError\"");
   expect_error(with_field(fault_json(), "/params/code", 0), "/faults/0/params/code", code, "0");
-  expect_error(with_field(fault_json(), "/params/code", 9), "/faults/0/params/code", code, "9");
   expect_error(with_field(fault_json("n", "net", "connect_fail"), "/params/code", 2.5),
                "/faults/0/params/code", code, "2.5");
-  const std::string signal = "a signal (1-64 or a name such as \"SIGKILL\")";
+  const std::string signal =
+      "a signal whose default action ends the process (a name such as \"SIGKILL\" or a number; `ncclfi list "
+      "faults` lists them)";
   expect_error(with_field(fault_json("c", "api", "crash"), "/params/signal", "SIGFOO"),
                "/faults/0/params/signal", signal, "\"SIGFOO\"");
   expect_error(with_field(fault_json("k", "proc", "kill"), "/params/signal", 0), "/faults/0/params/signal",
                signal, "0");
   expect_error(with_field(fault_json("k", "proc", "kill"), "/params/signal", 65), "/faults/0/params/signal",
                signal, "65");
+  expect_error(with_field(fault_json("k", "proc", "kill"), "/params/signal", 2.0), "/faults/0/params/signal",
+               signal, "2.0");
+}
+
+// Signals whose default action does not end the process are refused with the reason, by name and by
+// number.
+TEST(PlanErrors, SignalsThatDoNotKillAreRefused) {
+  const std::string stops =
+      "a signal whose default action ends the process (SIGSTOP: its default action stops the process (use a "
+      "proc stop fault))";
+  expect_error(with_field(fault_json("c", "api", "crash"), "/params/signal", "SIGSTOP"),
+               "/faults/0/params/signal", stops, "\"SIGSTOP\"");
+  expect_error(with_field(fault_json("k", "proc", "kill"), "/params/signal", SIGSTOP),
+               "/faults/0/params/signal", stops, std::to_string(SIGSTOP));
+  for (const RefusedSignal& r : refused_signals()) {
+    for (const json& value : {json(r.name), json(r.number), json(std::string(r.name.substr(3)))}) {
+      try {
+        parse_plan(with_field(fault_json("k", "proc", "kill"), "/params/signal", value), "p.json");
+        ADD_FAILURE() << "accepted " << value.dump();
+      } catch (const PlanError& e) {
+        EXPECT_EQ(e.pointer(), "/faults/0/params/signal");
+        EXPECT_NE(e.expected().find(std::string(r.name) + ": " + std::string(r.why)), std::string::npos)
+            << e.what();
+      }
+    }
+  }
 }
 
 TEST(PlanErrors, ParseFaultUsesTheGivenPointer) {

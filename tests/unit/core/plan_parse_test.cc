@@ -63,8 +63,9 @@ TEST(PlanParse, EveryFieldIsRead) {
   EXPECT_EQ(got.id, "net-corrupt.1");
   EXPECT_EQ(got.layer, Layer::kNet);
   EXPECT_EQ(got.kind, "corrupt");
-  EXPECT_EQ(got.param_int("bits", 1), 2);
-  EXPECT_EQ(got.param_int("seed", 0), 11);
+  const auto& bits = test::action_as<CorruptBits>(got);
+  EXPECT_EQ(bits.bits, 2u);
+  EXPECT_EQ(bits.seed, 11u);
   EXPECT_EQ(got.target.rank_select, Target::RankSelect::kList);
   EXPECT_EQ(got.target.ranks, (std::vector<int>{0, 2}));
   EXPECT_EQ(got.target.ops, (std::vector<std::string>{"irecv"}));
@@ -112,7 +113,8 @@ TEST(PlanParse, DirectionsAndFractionalAfterMs) {
 TEST(PlanParse, EveryKindOfTheCatalogueParses) {
   std::vector<json> faults;
   int n = 0;
-  for (const FaultKindSpec& spec : fault_kinds()) {
+  for (const FaultKindSpec* kind : fault_kinds()) {
+    const FaultKindSpec& spec = *kind;
     json f = fault_json("k" + std::to_string(n++), to_string(spec.layer), std::string(spec.kind));
     json params = json::object();
     for (const ParamSpec& p : spec.params) {
@@ -125,7 +127,7 @@ TEST(PlanParse, EveryKindOfTheCatalogueParses) {
   FaultPlan plan = parse_plan(plan_json(faults), "p.json");
   ASSERT_EQ(plan.faults.size(), fault_kinds().size());
   for (size_t i = 0; i < plan.faults.size(); ++i) {
-    EXPECT_EQ(plan.faults[i].kind, fault_kinds()[i].kind);
+    EXPECT_EQ(plan.faults[i].kind, fault_kinds()[i]->kind);
     EXPECT_FALSE(points_for_fault(plan.faults[i]).empty()) << plan.faults[i].kind;
   }
 }
@@ -141,41 +143,53 @@ TEST(PlanParse, CodeAndSignalParamsByNumberAndName) {
   c2["params"] = {{"signal", "KILL"}};
   json k = fault_json("k", "proc", "kill");
   k["params"] = {{"signal", 15}};
-  FaultPlan plan = parse_plan(plan_json({e, e2, c, c2, k}), "p.json");
-  EXPECT_EQ(plan.faults[0].nccl_code(0), 6);
-  EXPECT_EQ(plan.faults[1].nccl_code(0), 3);
-  EXPECT_EQ(plan.faults[2].signal_number(0), SIGSEGV);
-  EXPECT_EQ(plan.faults[3].signal_number(0), SIGKILL);
-  EXPECT_EQ(plan.faults[4].signal_number(0), SIGTERM);
-  // Absent params fall back.
-  EXPECT_EQ(plan.faults[2].nccl_code(4), 4);
-  EXPECT_EQ(plan.faults[0].signal_number(SIGABRT), SIGABRT);
+  json x = fault_json("x", "api", "crash");
+  x["params"] = {{"exit_code", 42}};
+  FaultPlan plan = parse_plan(plan_json({e, e2, c, c2, k, x}), "p.json");
+  EXPECT_EQ(test::action_as<FailWithCode>(plan.faults[0]).code, NcclError::kRemoteError);
+  EXPECT_EQ(test::action_as<FailWithCode>(plan.faults[1]).code, NcclError::kInternalError);
+  EXPECT_EQ(test::action_as<DieBySignal>(plan.faults[2]).signal, SIGSEGV);
+  EXPECT_EQ(test::action_as<DieBySignal>(plan.faults[3]).signal, SIGKILL);
+  EXPECT_EQ(test::action_as<KillProcess>(plan.faults[4]).signal, SIGTERM);
+  EXPECT_EQ(test::action_as<ExitWithCode>(plan.faults[5]).code, 42);
 }
 
-TEST(PlanParse, TypedParamAccessorsFallBack) {
-  json d = fault_json("d", "api", "delay");
-  d["params"] = {{"ms", 2.5}};
-  json cor = fault_json("c", "api", "corrupt");
-  cor["params"] = {{"mode", "nan"}, {"count", 3}};
-  FaultPlan plan = parse_plan(plan_json({d, cor}), "p.json");
-  EXPECT_DOUBLE_EQ(plan.faults[0].param_double("ms", 0), 2.5);
-  EXPECT_DOUBLE_EQ(plan.faults[0].param_double("jitter_ms", 1.25), 1.25);
-  EXPECT_EQ(plan.faults[0].param_int("ms", -1), -1);  // 2.5 is not an integer
-  EXPECT_EQ(plan.faults[1].param_string("mode", "bitflip"), "nan");
-  EXPECT_EQ(plan.faults[1].param_int("count", 1), 3);
-  EXPECT_EQ(plan.faults[0].param_string("mode", "bitflip"), "bitflip");
+// Absent parameters take the default their ParamSpec declares (the one docs/faults.md prints).
+TEST(PlanParse, AbsentParamsTakeTheDeclaredDefaults) {
+  auto only = [](const char* layer, const char* kind, json params = json::object()) {
+    json f = fault_json("f", layer, kind);
+    f["params"] = std::move(params);
+    return parse_plan(plan_json({f}), "p.json").faults.at(0);
+  };
+  EXPECT_EQ(test::action_as<FailWithCode>(only("api", "error")).code, NcclError::kInternalError);
+  EXPECT_EQ(test::action_as<FailWithCode>(only("api", "init_fail")).code, NcclError::kSystemError);
+  EXPECT_EQ(test::action_as<AsyncError>(only("api", "async_error")).code, NcclError::kRemoteError);
+  EXPECT_EQ(test::action_as<FailWithCode>(only("net", "error")).code, NcclError::kSystemError);
+  EXPECT_EQ(test::action_as<ConnectFail>(only("net", "connect_fail")).code, NcclError::kSystemError);
+  EXPECT_EQ(test::action_as<DieBySignal>(only("api", "crash")).signal, SIGABRT);
+  EXPECT_EQ(test::action_as<KillProcess>(only("proc", "kill")).signal, SIGKILL);
+  EXPECT_FALSE(test::action_as<Hang>(only("api", "hang")).ms.has_value());
+  EXPECT_FALSE(test::action_as<Hang>(only("api", "hang", {{"ms", 0}})).ms.has_value());
+  EXPECT_EQ(test::action_as<Hang>(only("api", "init_hang", {{"ms", 7}})).ms, 7.0);
+  EXPECT_FALSE(test::action_as<StopProcess>(only("proc", "stop")).resume_after_ms.has_value());
+  const auto delay = test::action_as<Delay>(only("api", "delay", {{"ms", 2.5}}));
+  EXPECT_DOUBLE_EQ(delay.ms, 2.5);
+  EXPECT_DOUBLE_EQ(delay.jitter_ms, 0);
+  const auto corrupt = test::action_as<CorruptElements>(only("api", "corrupt"));
+  EXPECT_EQ(corrupt.mode, CorruptMode::kBitflip);
+  EXPECT_EQ(corrupt.count, 1u);
+  EXPECT_FALSE(corrupt.seed.has_value());
+  const auto nan = test::action_as<CorruptElements>(only("api", "corrupt", {{"mode", "nan"}, {"count", 3}}));
+  EXPECT_EQ(nan.mode, CorruptMode::kNan);
+  EXPECT_EQ(nan.count, 3u);
+  EXPECT_EQ(test::action_as<CorruptBits>(only("net", "corrupt")).bits, 1u);
+  EXPECT_DOUBLE_EQ(test::action_as<Throttle>(only("net", "throttle", {{"gbps", 2}})).gbps, 2);
+  EXPECT_DOUBLE_EQ(test::action_as<Stall>(only("net", "stall", {{"ms", 9}})).ms, 9);
+  EXPECT_TRUE(std::holds_alternative<Drop>(std::get<NetAction>(only("net", "drop").action)));
+  EXPECT_TRUE(std::holds_alternative<Skip>(std::get<ApiAction>(only("api", "skip").action)));
 }
 
-TEST(PlanParse, NamesOfResultsAndSignals) {
-  EXPECT_EQ(nccl_result_from_name("ncclSuccess"), 0);
-  EXPECT_EQ(nccl_result_from_name("ncclSystemError"), 2);
-  EXPECT_EQ(nccl_result_from_name("ncclTimeout"), 8);
-  EXPECT_FALSE(nccl_result_from_name("ncclBogus").has_value());
-  EXPECT_EQ(signal_from_name("SIGKILL"), SIGKILL);
-  EXPECT_EQ(signal_from_name("TERM"), SIGTERM);
-  EXPECT_EQ(signal_from_name("SIGSTOP"), SIGSTOP);
-  EXPECT_FALSE(signal_from_name("SIGBOGUS").has_value());
-  EXPECT_FALSE(signal_from_name("").has_value());
+TEST(PlanParse, LayerNames) {
   EXPECT_STREQ(to_string(Layer::kNet), "net");
   EXPECT_STREQ(to_string(Layer::kApi), "api");
   EXPECT_STREQ(to_string(Layer::kProc), "proc");
@@ -213,7 +227,7 @@ TEST(PlanParse, RoundTripThroughToJson) {
   EXPECT_EQ(again.faults[1].target.random_count, 2);
   EXPECT_EQ(again.faults[1].target.random_seed, 9u);
   EXPECT_EQ(again.faults[1].target.comm, 2);
-  EXPECT_EQ(again.faults[2].param_double("ms", 0), 100);
+  EXPECT_EQ(test::action_as<StopProcess>(again.faults[2]).resume_after_ms, 100.0);
   // A single fault serialises to the same object the plan holds.
   EXPECT_EQ(to_json(plan.faults[2]), once["faults"][2]);
 }

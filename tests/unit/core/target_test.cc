@@ -191,7 +191,8 @@ TEST(PointsForFault, OpNames) {
 
 TEST(PointsForFault, EveryKindsPointIsACompiledInPoint) {
   auto names = all_point_names();
-  for (const FaultKindSpec& spec : fault_kinds()) {
+  for (const FaultKindSpec* kind : fault_kinds()) {
+    const FaultKindSpec& spec = *kind;
     EXPECT_FALSE(spec.points.empty()) << spec.kind;
     for (auto point : spec.points) {
       EXPECT_NE(std::find(names.begin(), names.end(), point), names.end()) << spec.kind << " " << point;

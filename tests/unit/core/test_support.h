@@ -10,11 +10,34 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "ncclfi/plan.h"
+
 namespace ncclfi::test {
+
+template <class A, class V>
+struct VariantHolds : std::false_type {};
+template <class A, class... Ts>
+struct VariantHolds<A, std::variant<Ts...>> : std::bool_constant<(std::is_same_v<A, Ts> || ...)> {};
+
+// The fault's action as alternative A of its layer's variant; std::bad_variant_access when it is not.
+template <class A>
+A action_as(const Fault& fault) {
+  return std::visit(
+      [](const auto& layer_action) -> A {
+        if constexpr (VariantHolds<A, std::decay_t<decltype(layer_action)>>::value) {
+          return std::get<A>(layer_action);
+        } else {
+          throw std::bad_variant_access();
+        }
+      },
+      fault.action);
+}
 
 // A fresh directory under $TMPDIR, removed with its contents at scope exit.
 class TempDir {

@@ -1,8 +1,6 @@
-// Sweep parsing and document patching; the proc-fault signal names.
+// Sweep parsing and document patching.
 #include <gtest/gtest.h>
-#include <signal.h>
 
-#include "proc_faults.h"
 #include "sweep_runner.h"
 
 namespace ncclfi::cli {
@@ -34,13 +32,6 @@ TEST(Sweep, CombinationsFirstAxisSlowest) {
   ASSERT_EQ(c.size(), 6u);
   EXPECT_EQ(c[0], (std::vector<std::string>{"1", "x"}));
   EXPECT_EQ(c[5], (std::vector<std::string>{"2", "z"}));
-}
-
-TEST(ProcFaults, SignalNames) {
-  EXPECT_EQ(parse_signal(json("SIGKILL")), SIGKILL);
-  EXPECT_EQ(parse_signal(json("TERM")), SIGTERM);
-  EXPECT_EQ(parse_signal(json(10)), 10);
-  EXPECT_EQ(parse_signal(json("NOPE")), -1);
 }
 
 }  // namespace

@@ -1,0 +1,102 @@
+// What a fault does, as a type: every fault kind resolves its parameters into one of these once, when
+// the plan is parsed, and the front ends carry the action out. Each layer has its own variant, so a
+// kind can only produce an action its front end knows, and each front end visits its variant with an
+// exhaustive visitor (no generic case): a new action that a front end does not handle does not compile.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <variant>
+
+#include "ncclfi/nccl_results.h"
+
+namespace ncclfi {
+
+// std::visit with one lambda per alternative.
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+enum class CorruptMode { kBitflip, kNan, kZero };
+const char* to_string(CorruptMode mode);
+
+// Shared by several layers.
+struct Delay {  // hold the call (api) or its completion (net) for ms + a seeded draw in [0, jitter_ms]
+  double ms = 0;
+  double jitter_ms = 0;
+  friend bool operator==(const Delay&, const Delay&) = default;
+};
+struct FailWithCode {  // the call returns this code without doing its work
+  NcclError code = NcclError::kInternalError;
+  friend bool operator==(const FailWithCode&, const FailWithCode&) = default;
+};
+
+// api layer (the preload).
+struct Hang {  // the calling thread blocks for ms, then the call goes on; nullopt: for ever
+  std::optional<double> ms;
+  friend bool operator==(const Hang&, const Hang&) = default;
+};
+struct Skip {  // the call returns ncclSuccess without reaching NCCL
+  friend bool operator==(const Skip&, const Skip&) = default;
+};
+struct AsyncError {  // the call goes on; ncclCommGetAsyncError reports the code from then on
+  NcclError code = NcclError::kRemoteError;
+  friend bool operator==(const AsyncError&, const AsyncError&) = default;
+};
+struct CorruptElements {  // `count` elements of the receive buffer altered after the op
+  CorruptMode mode = CorruptMode::kBitflip;
+  uint64_t count = 1;
+  std::optional<uint64_t> seed;  // nullopt: the fault's trigger seed, else the plan's
+  friend bool operator==(const CorruptElements&, const CorruptElements&) = default;
+};
+struct DieBySignal {  // the process dies by this signal (one of signals.h's accepted ones)
+  int signal = 6;
+  friend bool operator==(const DieBySignal&, const DieBySignal&) = default;
+};
+struct ExitWithCode {  // the process exits with this code (0-255)
+  int code = 1;
+  friend bool operator==(const ExitWithCode&, const ExitWithCode&) = default;
+};
+
+// net layer (the shim).
+struct Drop {  // the request's completion is never reported
+  friend bool operator==(const Drop&, const Drop&) = default;
+};
+struct CorruptBits {  // exactly `bits` distinct bits of the payload flip
+  uint64_t bits = 1;
+  std::optional<uint64_t> seed;
+  friend bool operator==(const CorruptBits&, const CorruptBits&) = default;
+};
+struct Throttle {  // the connection becomes a token bucket of this rate
+  double gbps = 1;
+  friend bool operator==(const Throttle&, const Throttle&) = default;
+};
+struct Stall {  // the connection reports no completion for ms
+  double ms = 0;
+  friend bool operator==(const Stall&, const Stall&) = default;
+};
+struct ConnectFail {  // connect/accept return this code and no comm
+  NcclError code = NcclError::kSystemError;
+  friend bool operator==(const ConnectFail&, const ConnectFail&) = default;
+};
+
+// proc layer (the harness).
+struct StopProcess {  // SIGSTOP, then SIGCONT after ms; nullopt: stopped until the attempt ends
+  std::optional<double> resume_after_ms;
+  friend bool operator==(const StopProcess&, const StopProcess&) = default;
+};
+struct KillProcess {  // the harness sends this signal (one of signals.h's accepted ones)
+  int signal = 9;
+  friend bool operator==(const KillProcess&, const KillProcess&) = default;
+};
+
+using ApiAction =
+    std::variant<Delay, Hang, Skip, FailWithCode, AsyncError, CorruptElements, DieBySignal, ExitWithCode>;
+using NetAction = std::variant<Delay, Throttle, Drop, CorruptBits, FailWithCode, Stall, ConnectFail>;
+using ProcAction = std::variant<StopProcess, KillProcess>;
+using FaultAction = std::variant<NetAction, ApiAction, ProcAction>;
+
+}  // namespace ncclfi

@@ -1,0 +1,44 @@
+// The list of fault kinds: one line per kind, in the order `ncclfi list faults` prints them. An
+// explicit list, not self-registration, because ncclfi_core is a static library: the linker would drop
+// a kind file that nothing references.
+#include "kind_support.h"
+
+// X(variable defined in kinds/<layer>_<kind>.cc)
+#define NCCLFI_FAULT_KINDS \
+  X(kNetDelay)             \
+  X(kNetThrottle)          \
+  X(kNetDrop)              \
+  X(kNetCorrupt)           \
+  X(kNetError)             \
+  X(kNetConnectFail)       \
+  X(kNetStall)             \
+  X(kApiDelay)             \
+  X(kApiHang)              \
+  X(kApiSkip)              \
+  X(kApiError)             \
+  X(kApiAsyncError)        \
+  X(kApiCorrupt)           \
+  X(kApiCrash)             \
+  X(kApiInitFail)          \
+  X(kApiInitHang)          \
+  X(kProcStop)             \
+  X(kProcKill)
+
+namespace ncclfi {
+namespace kinds {
+#define X(kind) extern const FaultKindSpec kind;
+NCCLFI_FAULT_KINDS
+#undef X
+}  // namespace kinds
+
+namespace {
+#define X(kind) &kinds::kind,
+constexpr const FaultKindSpec* kKinds[] = {NCCLFI_FAULT_KINDS};
+#undef X
+}  // namespace
+
+std::span<const FaultKindSpec* const> fault_kinds() {
+  return kKinds;
+}
+
+}  // namespace ncclfi
