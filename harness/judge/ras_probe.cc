@@ -1,4 +1,4 @@
-// The NCCL RAS probe: the plain-text client protocol of nccl-facts.md section 6 over a TCP socket,
+// The NCCL RAS probe: NCCL's plain-text RAS client protocol (CLIENT PROTOCOL, TIMEOUT, [VERBOSE] STATUS) over a TCP socket,
 // and a parser for the text status report (section names and line shapes as NCCL's
 // src/ras/client_support.cc prints them).
 #include <arpa/inet.h>

@@ -1,4 +1,4 @@
-// Each net fault's effect, measured across processes over real sockets (issue 3, Proof).
+// Each net fault's effect, measured across processes over real sockets.
 #include <poll.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// ncclfi: fault-injection and resilience tests for NCCL jobs (DESIGN.md). Exit status: 0 every
+// ncclfi: fault-injection and resilience tests for NCCL jobs. Exit status: 0 every
 // verdict passed, 1 some failed (or unknown), 2 bad input, 3 harness error or interrupted.
 #include <iostream>
 

@@ -1,4 +1,4 @@
-// The contract every ncclfi workload keeps so the harness can judge them alike (DESIGN.md, Workloads).
+// The contract every ncclfi workload keeps so the harness can judge them alike (docs/outcomes.md says how the judge reads it).
 #pragma once
 
 #include <chrono>

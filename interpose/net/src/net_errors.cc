@@ -20,7 +20,7 @@ ncclResult_t to_nccl_result(NetStatus status) {
       return ncclRemoteError;
     case EINVAL:
       return ncclInvalidArgument;
-    case EMSGSIZE:  // a send larger than the posted receive (nccl-facts.md 1.5: truncation is an error)
+    case EMSGSIZE:  // a send larger than the posted receive (NCCL treats a truncated receive as an error)
       return ncclInvalidUsage;
     case ENOTSUP:
       return ncclInternalError;

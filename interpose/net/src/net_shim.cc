@@ -133,7 +133,7 @@ NetStatus NetShim::init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* confi
 }
 
 NetStatus NetShim::finalize(void* ctx) {
-  if (!backend_) return kNetOk;  // tolerant of the init-failure path (nccl-facts.md 1.2 item 18)
+  if (!backend_) return kNetOk;  // tolerant of the init-failure path (NCCL may call finalize after a failed init)
   return backend_->finalize(ctx);
 }
 

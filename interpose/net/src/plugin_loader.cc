@@ -89,7 +89,7 @@ ncclResult_t LoadedNetPlugin::init(void** ctx, uint64_t comm_id, ncclNetCommConf
     return v11_->init(ctx, comm_id, config ? config : &fallback, logger, prof);
   }
   {
-    // NCCL itself calls init of a v10-or-older plugin once per process (nccl-facts.md 1.1).
+    // NCCL itself calls init of a v10-or-older plugin once per process.
     std::lock_guard<std::mutex> lock(init_mu_);
     if (!legacy_init_done_) {
       legacy_init_done_ = true;

@@ -20,7 +20,7 @@ namespace ncclfi::net {
 namespace {
 
 // What travels to the peer in NCCL's handle buffer, plus the connector's in-progress state (NCCL calls
-// connect() again with the same buffer until it returns a comm; nccl-facts.md 1.2 item 6).
+// connect() again with the same buffer until it returns a comm).
 struct ConnectState;
 struct TcpHandle {
   uint32_t magic;

@@ -1,4 +1,4 @@
-// ncclfi's own TCP transport (nccl-facts.md section 4 is what it must match): per connection one control
+// ncclfi's own TCP transport (modelled on NCCL's Socket transport): per connection one control
 // socket carrying a size header (small payloads inline) and `nsocks` data sockets over which large
 // payloads are striped; persistent helper threads move the bytes, so progress does not depend on test().
 // Host memory only. Sends and receives match in posting order; a send larger than the posted receive

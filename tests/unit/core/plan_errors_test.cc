@@ -41,7 +41,7 @@ void expect_error(const json& doc, const std::string& pointer, const std::string
   EXPECT_EQ(std::string(e.what()), "p.json: " + pointer + ": expected " + expected + ", got " + found);
 }
 
-TEST(PlanErrors, TheIssueExampleWordForWord) {
+TEST(PlanErrors, DocumentedExampleWordForWord) {
   PlanError e = rejection(with_field(fault_json(), "/trigger/after_calls", "ten"));
   EXPECT_STREQ(e.what(), "p.json: /faults/0/trigger/after_calls: expected a positive integer, got \"ten\"");
 }

@@ -1,5 +1,5 @@
 // Our own declarations of NCCL's net-plugin interface, versions 8 to 11, written from
-// ../shared/docs/nccl-facts.md sections 1-4 (nccl.h is the only NCCL header installed; it gives
+// NCCL's plugin headers (nccl.h is the only NCCL header installed; it gives
 // ncclResult_t). Layouts must match NCCL's src/include/plugin/net/net_v{8,9,10,11}.h field for field.
 #pragma once
 
