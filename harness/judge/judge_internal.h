@@ -37,6 +37,7 @@ std::string ranks_text(const Ranks& ranks) {
 // Ranks (>= 0) with a detection by a mechanism other than harness_deadline.
 std::set<int> ranks_that_detected(const History& history);
 
+// An inject event whose fault had an effect (not `"effect": "none: ..."`).
 bool is_inject(const HistoryEvent& e);
 
 // When the harness hit its deadline: the moment its teardown began (the harness "deadline" event of

@@ -34,7 +34,11 @@ int torchrun_restarts(const History& history) {
 }
 
 bool is_inject(const HistoryEvent& e) {
-  return e.event == ev::kInject;
+  if (e.event != ev::kInject) return false;
+  // A front end that fired but could do nothing (the op failed first, no buffer on this rank, device
+  // memory the shim cannot touch) says so with effect "none: why": that is not an injection.
+  const auto effect = e.fields.find("effect");
+  return effect == e.fields.end() || !effect->is_string() || effect->get<std::string>().rfind("none", 0) != 0;
 }
 
 std::optional<int64_t> teardown_start_ns(const History& history) {

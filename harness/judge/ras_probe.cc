@@ -1,5 +1,5 @@
-// The NCCL RAS probe: NCCL's plain-text RAS client protocol (CLIENT PROTOCOL, TIMEOUT, [VERBOSE] STATUS) over a TCP socket,
-// and a parser for the text status report (section names and line shapes as NCCL's
+// The NCCL RAS probe: NCCL's plain-text RAS client protocol (CLIENT PROTOCOL, TIMEOUT, [VERBOSE] STATUS) over
+// a TCP socket, and a parser for the text status report (section names and line shapes as NCCL's
 // src/ras/client_support.cc prints them).
 #include <arpa/inet.h>
 #include <fcntl.h>

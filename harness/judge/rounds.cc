@@ -23,11 +23,17 @@ RoundsDecision decide_rounds(const std::vector<Judgement>& rounds) {
   }
   for (size_t i = 0; i < rounds.size(); ++i) {
     if (votes[rounds[i].outcome] * 2 > rounds.size()) {
+      // Of the rounds that agree, the one with the worst verdict is reported: agreeing on the outcome
+      // must not hide another check that failed in one of them (no injection, wrong data, ...).
       d.chosen = i;
+      for (size_t k = i + 1; k < rounds.size(); ++k) {
+        if (rounds[k].outcome == rounds[i].outcome && rounds[k].verdict > rounds[d.chosen].verdict)
+          d.chosen = k;
+      }
       d.check = CheckResult{"rounds", Answer::kPass,
                             std::to_string(votes[rounds[i].outcome]) + " of " +
                                 std::to_string(rounds.size()) + " rounds agree (" + list + "); round " +
-                                std::to_string(i + 1) + "'s figures are reported"};
+                                std::to_string(d.chosen + 1) + "'s figures are reported"};
       return d;
     }
   }

@@ -23,7 +23,7 @@ bool timing_decided(const Judgement& judgement);
 
 struct RoundsDecision {
   bool need_another = false;  // run another round before deciding
-  size_t chosen = 0;          // the round whose history and judgement the run reports
+  size_t chosen = 0;          // the round the run reports: of those a majority agrees with, the worst verdict
   // Set when more than one round ran: a `rounds` check for the chosen judgement (pass when a majority
   // agreed, unknown when none did).
   std::optional<CheckResult> check;

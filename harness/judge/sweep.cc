@@ -81,7 +81,7 @@ std::string render_sweep_matrix(const SweepAxes& axes, const std::vector<SweepPo
       std::string mechanisms;
       for (const auto& m : it->second->mechanisms) mechanisms += (mechanisms.empty() ? "" : ",") + m;
       rows.push_back({v, std::string(to_string(it->second->outcome)), format_seconds(it->second->detection_s),
-                      mechanisms.empty() ? "-" : mechanisms, std::string(to_string(it->second->verdict))});
+                      mechanisms.empty() ? "-" : mechanisms, std::string(to_string(it->second->status))});
     }
     return render_rows(rows);
   }
@@ -117,7 +117,7 @@ nlohmann::json sweep_json(const SweepAxes& axes, const std::vector<SweepPoint>& 
          {"outcome", std::string(to_string(p.outcome))},
          {"detection_s", p.detection_s ? nlohmann::json(*p.detection_s) : nlohmann::json()},
          {"mechanisms", p.mechanisms},
-         {"verdict", std::string(to_string(p.verdict))}});
+         {"verdict", std::string(to_string(p.status))}});
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "judge.h"
+#include "reports.h"
 
 namespace ncclfi::harness {
 
@@ -19,7 +20,7 @@ struct SweepPoint {
   Outcome outcome = Outcome::kClean;
   std::optional<double> detection_s;
   std::vector<std::string> mechanisms;
-  Answer verdict = Answer::kUnknown;
+  RunStatus status = RunStatus::kUnknown;  // run_status() of the point's run: errors and skips included
 };
 
 struct SweepAxes {

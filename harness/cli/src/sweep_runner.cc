@@ -147,7 +147,7 @@ int run_sweep(const SweepOptions& options) {
     auto record = run_scenario(s, run_options);
     if (tty) std::cerr << "\r\033[K";
     harness::SweepPoint p{combo, record.judgement.outcome, record.judgement.detection_s,
-                          record.judgement.mechanisms, record.judgement.verdict};
+                          record.judgement.mechanisms, harness::run_status(record)};
     (hang ? hang_points : points).push_back(p);
     try {
       trials.push_back(harness::make_timeout_trial(std::stod(combo[0]), hang, record.judgement));

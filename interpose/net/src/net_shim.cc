@@ -133,7 +133,8 @@ NetStatus NetShim::init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* confi
 }
 
 NetStatus NetShim::finalize(void* ctx) {
-  if (!backend_) return kNetOk;  // tolerant of the init-failure path (NCCL may call finalize after a failed init)
+  if (!backend_)
+    return kNetOk;  // tolerant of the init-failure path (NCCL may call finalize after a failed init)
   return backend_->finalize(ctx);
 }
 
@@ -277,7 +278,7 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                  [&](const CorruptBits& corrupt) {
                    if (req->device_memory) {
                      NCCLFI_NET_WARN("fault %s: corrupt skipped, the buffer is device memory", f.id.c_str());
-                     extra["skipped"] = "device memory";
+                     extra["effect"] = "none: corrupt skipped, the buffer is device memory";
                      return;
                    }
                    req->corrupt = fault;

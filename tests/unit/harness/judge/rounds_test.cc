@@ -88,5 +88,14 @@ TEST(Rounds, AFailingCheckOutsideTimingStillFailsAfterAgreement) {
   EXPECT_EQ(reported.verdict, Answer::kFail);
 }
 
+TEST(Rounds, OfTheAgreeingRoundsTheWorstVerdictIsReported) {
+  Judgement no_injection = timed(Outcome::kDegraded, Answer::kPass);
+  no_injection.checks.push_back(CheckResult{"injection", Answer::kFail, "no fault was injected"});
+  settle_verdict(no_injection);
+  const auto d = decide_rounds({timed(Outcome::kDegraded, Answer::kPass), no_injection});
+  EXPECT_EQ(d.chosen, 1u);
+  EXPECT_NE(d.check->reason.find("round 2's figures"), std::string::npos) << d.check->reason;
+}
+
 }  // namespace
 }  // namespace ncclfi::harness

@@ -11,7 +11,7 @@ SweepPoint point(std::vector<std::string> values, Outcome o, std::optional<doubl
   p.outcome = o;
   p.detection_s = det;
   if (det) p.mechanisms = {"workload_watchdog"};
-  p.verdict = Answer::kPass;
+  p.status = RunStatus::kPass;
   return p;
 }
 
