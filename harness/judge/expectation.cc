@@ -199,7 +199,13 @@ std::string expected_summary(const Expectation& e) {
       std::snprintf(buf, sizeof buf, "%g", *v);
       return std::string(buf);
     };
-    s += " " + num(e.detection_s->min) + "-" + num(e.detection_s->max) + "s";
+    const auto& r = *e.detection_s;  // "4-7s", "<=2s", ">=1s": never a bare "-2s" that reads negative
+    if (r.min && r.max)
+      s += " " + num(r.min) + "-" + num(r.max) + "s";
+    else if (r.max)
+      s += " <=" + num(r.max) + "s";
+    else if (r.min)
+      s += " >=" + num(r.min) + "s";
   }
   if (e.result_verified) s += " verified";
   return s.empty() ? e.doc.dump() : s;

@@ -43,6 +43,21 @@ TEST(NoFaultFired, ADegradedLookingRunWithoutInjectionFails) {
   EXPECT_NE(injection->reason.find("congestion"), std::string::npos) << injection->reason;
 }
 
+TEST(NoFaultFired, AnInjectionThatHadNoEffectIsNotAnInjection) {
+  // The front ends record a firing that could do nothing ("effect": "none: ...", e.g. the op failed
+  // before a corruption, or the buffer was device memory): the run must not count as injected.
+  History h = slow_finished_run(false);
+  add_event(h, 0.05, 1, "net", "inject",
+            {{"fault_id", "f1"},
+             {"kind", "corrupt"},
+             {"effect", "none: corrupt skipped, the buffer is device memory"}});
+  Judgement j = judge(h, json{{"outcome", "degraded"}});
+  EXPECT_EQ(j.verdict, Answer::kFail);
+  ASSERT_NE(find_check(j, "injection"), nullptr);
+  EXPECT_EQ(find_check(j, "injection")->answer, Answer::kFail);
+  EXPECT_FALSE(j.first_injection_ns.has_value());
+}
+
 TEST(NoFaultFired, UnknownWhenTheScenarioAllowsIt) {
   History h = slow_finished_run(false);
   Judgement j = judge(h, json{{"outcome", "degraded"}, {"fault_may_not_fire", true}});
@@ -159,6 +174,11 @@ TEST(Expectation, ParsedOnceWithPointersForProblems) {
                                                     {"detection_s", {{"min", 2.5}, {"max", 5}}},
                                                     {"result", "verified"}})),
             "detected(workload_watchdog) 2.5-5s verified");
+  // A one-sided range never prints as a negative number.
+  EXPECT_EQ(expected_summary(parse_expectation(json{{"outcome", "detected"}, {"detection_s", {{"max", 2}}}})),
+            "detected <=2s");
+  EXPECT_EQ(expected_summary(parse_expectation(json{{"outcome", "detected"}, {"detection_s", {{"min", 1}}}})),
+            "detected >=1s");
 }
 
 }  // namespace
