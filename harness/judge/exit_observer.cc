@@ -84,6 +84,8 @@ void observe_exits(History& history) {
   for (const RankExit& x : exits) {
     HistoryEvent e;
     e.ts_ns = x.ts_ns;
+    e.mono_ns = x.mono_ns;
+    e.host = x.host;
     e.rank = x.rank;
     e.attempt = x.attempt;
     e.pid = x.pid;
@@ -114,7 +116,8 @@ void observe_exits(History& history) {
       if (self_inflicted(history, x) || !peer_went_first) continue;
       mechanism = "peer_exit";
     }
-    history.detections.push_back(Detection{mechanism, x.rank, x.attempt, x.ts_ns, "exit: " + describe(x)});
+    history.detections.push_back(
+        Detection{mechanism, x.rank, x.attempt, x.ts_ns, "exit: " + describe(x), x.mono_ns, x.host});
   }
   // A deadline with every rank already gone (e.g. a launcher that hung after its ranks): still one
   // harness_deadline detection, at the end of the run.

@@ -34,6 +34,8 @@ struct RankExit {
   std::optional<int> signal;       // set when a signal ended it
   bool killed_by_harness = false;  // teardown (deadline, interrupt, peer policy)
   int64_t ts_ns = 0;
+  int64_t mono_ns = 0;  // when the harness saw it end, on its own monotonic clock (0: unknown)
+  std::string host{};   // the harness's host, whose clock mono_ns is
 };
 
 // A detection: some mechanism noticed the fault (api_error, async_error, workload_watchdog,

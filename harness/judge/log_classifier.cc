@@ -152,6 +152,8 @@ std::optional<LineMatch> observe_log_line(History& history, const LogClassifier&
   const LogPattern& p = *match->pattern;
   HistoryEvent e;
   e.ts_ns = line.ts_ns;
+  e.mono_ns = line.mono_ns;
+  e.host = line.host;
   e.rank = line.rank;
   e.attempt = line.attempt;
   e.source = "log";
@@ -160,8 +162,8 @@ std::optional<LineMatch> observe_log_line(History& history, const LogClassifier&
     case LineKind::kDetection:
       e.event = "detection";
       e.fields["mechanism"] = p.mechanism;
-      history.detections.push_back(
-          Detection{p.mechanism, line.rank, line.attempt, line.ts_ns, clip(line.text)});
+      history.detections.push_back(Detection{p.mechanism, line.rank, line.attempt, line.ts_ns,
+                                             clip(line.text), line.mono_ns, line.host});
       break;
     case LineKind::kEvidence:
       e.event = "log_evidence";

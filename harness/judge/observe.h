@@ -106,6 +106,8 @@ struct OutputLine {
   int attempt = 0;
   std::string stream = "stdout";  // "stdout" or "stderr"
   std::string text;               // without the trailing newline
+  int64_t mono_ns = 0;            // when the harness read it, on its monotonic clock (0: unknown)
+  std::string host{};             // the harness's host, whose clock mono_ns is
 };
 
 // Classifies one line. A detection adds a Detection and a HistoryEvent{source "log", event

@@ -14,12 +14,13 @@ int64_t read_clock(clockid_t id) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
+}  // namespace
+
 std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
   return buf;
 }
-}  // namespace
 
 int64_t Clock::wall_ns() {
   return read_clock(CLOCK_REALTIME);

@@ -170,13 +170,15 @@ class AttemptLoop final : public RankSignaller {
   }
 
   void follow_output(bool final = false) {
-    const int64_t now = clock_.now().wall_ns;  // a line's time on the timeline
+    // A line's time: the wall clock on the timeline, the monotonic one for detection times.
+    const auto now = clock_.now();
     for (auto& p : procs_) {
       const auto lines = final ? p.output.read_rest() : p.output.read_lines();
       for (const auto& text : lines) {
         int rank = p.process->spec().rank;
         if (rank < 0) rank = in_.launcher->rank_of_line(text);
-        harness::observe_log_line(history_, *in_.classifier, {now, rank, in_.ctx.attempt, "stdout", text});
+        harness::observe_log_line(history_, *in_.classifier,
+                                  {now.wall_ns, rank, in_.ctx.attempt, "stdout", text, now.mono_ns, host_});
       }
     }
     const auto lines = final ? event_tail_.read_rest() : event_tail_.read_lines();
@@ -201,7 +203,10 @@ class AttemptLoop final : public RankSignaller {
       exit.exit_code = p.process->exit_code();
       exit.signal = p.process->exit_signal();
       exit.killed_by_harness = killed_by_harness || torn_down_.count(p.process->pid()) > 0;
-      exit.ts_ns = clock_.now().wall_ns;
+      const auto ended = clock_.now();
+      exit.ts_ns = ended.wall_ns;
+      exit.mono_ns = ended.mono_ns;
+      exit.host = host_;
       if (exit.signal || (exit.exit_code && *exit.exit_code != 0)) result_.failed = true;
       history_.exits.push_back(exit);
     }
@@ -293,6 +298,7 @@ class AttemptLoop final : public RankSignaller {
   ProcFaultSchedule schedule_;
   AttemptResult result_;
   int64_t start_mono_ns_ = 0;
+  const std::string host_ = host_name();  // the host whose monotonic clock the harness's times are on
   int injections_ = 0;
   int64_t next_progress_ns_ = 0;
   bool ras_started_ = false;

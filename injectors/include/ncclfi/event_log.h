@@ -43,6 +43,9 @@ struct EventTime {
   static EventTime now() { return {Clock::wall_ns(), Clock::mono_ns()}; }
 };
 
+// This host's name as every event line records it ("host"); "unknown" when it cannot be read.
+std::string host_name();
+
 class EventLog {
  public:
   EventLog() = default;  // disabled: write() does nothing

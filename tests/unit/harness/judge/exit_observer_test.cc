@@ -35,6 +35,17 @@ TEST(ObserveExits, ExitCodesBecomeDetectionsAndEvents) {
   EXPECT_EQ(h.events[0].fields["code"], 3);
 }
 
+TEST(ObserveExits, AnExitDetectionKeepsTheHarnessMonotonicTime) {
+  History h = make_history(1);
+  add_exit(h, 2.0, 0, 3);
+  h.exits.back().mono_ns = 987'654'321;
+  h.exits.back().host = "node-a";
+  observe_exits(h);
+  ASSERT_EQ(h.detections.size(), 1u);
+  EXPECT_EQ(h.detections[0].mono_ns, 987'654'321);
+  EXPECT_EQ(h.detections[0].host, "node-a");
+}
+
 TEST(ObserveExits, PeerExitWhenAnotherRankDiedFirst) {
   History h = make_history(3);
   add_exit(h, 1.0, 1, {}, 9);  // rank 1 died (not the harness, no fault of its own recorded)

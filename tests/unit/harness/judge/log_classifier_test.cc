@@ -183,6 +183,20 @@ TEST(ObserveLogLine, DetectionEvidenceAndRestartUpdateHistory) {
   EXPECT_EQ(h.events.size(), 3u);
 }
 
+TEST(ObserveLogLine, ADetectionKeepsTheHarnessMonotonicTime) {
+  // The judge measures detection times on the monotonic clock when the injection and the detection
+  // carry it from one host: a log-line detection must carry the time the harness read it.
+  History h;
+  OutputLine l{
+      testing::at(3), 0,       0, "stderr", "[Rank 0] Watchdog caught collective operation timeout: x",
+      123'456'789,    "node-a"};
+  ASSERT_TRUE(observe_log_line(h, LogClassifier::builtin(), l));
+  ASSERT_EQ(h.detections.size(), 1u);
+  EXPECT_EQ(h.detections[0].mono_ns, 123'456'789);
+  EXPECT_EQ(h.detections[0].host, "node-a");
+  EXPECT_EQ(h.events.back().mono_ns, 123'456'789);
+}
+
 TEST(ObserveLogFile, UsesStampsWhenPresent) {
   auto path = testing::scratch_root() / "stamped.log";
   std::ofstream(path) << "hello\n@" << testing::at(7) << " host: Test timeout (5s) common.cu:1\n"
