@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "ncclfi/fault_kinds.h"
 #include "ncclfi/injector.h"
+#include "rank_launcher.h"
 #include "reports.h"
 #include "scenario.h"
 #include "suite_runner.h"
@@ -83,7 +84,11 @@ void add_list_command(CLI::App& app, int& status) {
       for (const auto& p : all_point_names()) std::cout << p << "\n";
     } else {
       try {
-        list_scenarios(roots->empty() ? std::vector<std::string>{"scenarios"} : *roots);
+        // Without a path: the catalogue this ncclfi came with (build tree or install prefix), not the
+        // working directory's.
+        list_scenarios(roots->empty()
+                           ? std::vector<std::string>{Installation::discover().data_dir + "/scenarios"}
+                           : *roots);
       } catch (const ScenarioError& e) {
         std::cerr << e.what() << "\n";
         status = kBadInput;

@@ -76,9 +76,7 @@ struct Scenario {
   std::optional<bool> baseline;  // unset: when the expectation needs it
   int baseline_runs = 2;         // fault-free runs to measure the noise against (baseline_runs)
   nlohmann::json log_patterns = nlohmann::json::array();
-  nlohmann::json expect = nlohmann::json::object();  // as written
-  harness::Expectation expectation;                  // parsed once, what the judge reads
-  std::string expected_outcome;
+  harness::Expectation expectation;  // parsed once, what the judge reads
   int required_gpus = 0;
   std::vector<std::string> required_env;
   std::vector<std::string> required_commands;

@@ -106,9 +106,7 @@ void fill(Scenario& s, const json& doc) {
   if (doc.contains("baseline")) s.baseline = doc["baseline"].get<bool>();
   s.baseline_runs = value_or(doc, "baseline_runs", 2);
   s.log_patterns = value_or(doc, "log_patterns", json::array());
-  s.expect = doc["expect"];
-  s.expectation = harness::parse_expectation(s.expect, "/expect");
-  s.expected_outcome = s.expect["outcome"].get<std::string>();
+  s.expectation = harness::parse_expectation(doc["expect"], "/expect");
   const json requires_ = value_or(doc, "requires", json::object());
   s.required_gpus = value_or(requires_, "gpus", 0);
   s.required_env = value_or(requires_, "env", std::vector<std::string>{});
@@ -153,22 +151,7 @@ bool Scenario::needs_baseline() const {
 }
 
 std::string Scenario::expected_text() const {
-  std::ostringstream out;
-  out << expected_outcome;
-  if (expect.contains("detected_by")) {
-    out << " by ";
-    bool first = true;
-    for (const auto& m : expect["detected_by"]) {
-      out << (first ? "" : "|") << m.get<std::string>();
-      first = false;
-    }
-  }
-  if (expect.contains("detection_s")) {
-    const auto& d = expect["detection_s"];
-    out << " in " << (d.contains("min") ? d["min"].dump() : "0") << "-"
-        << (d.contains("max") ? d["max"].dump() : "inf") << " s";
-  }
-  return out.str();
+  return harness::expected_summary(expectation);
 }
 
 const std::vector<std::string>& detection_mechanisms() {
