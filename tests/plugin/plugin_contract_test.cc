@@ -1,4 +1,5 @@
-// The ncclNet data-path contracts NCCL relies on (requests, test(), sizes, truncation), checked across processes over real sockets.
+// The ncclNet data-path contracts NCCL relies on (requests, test(), sizes, truncation), checked across
+// processes over real sockets.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <ifaddrs.h>

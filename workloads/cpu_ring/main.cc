@@ -1,7 +1,7 @@
 // ncclfi-cpu-ring: ring all-reduce on host memory over an NCCL net plugin, loaded exactly as NCCL loads
-// it, across N processes. The CPU stand-in for a GPU job (the workload contract, workload_contract.h): torchrun-style
-// rendezvous, deterministic data with full verification, a watchdog that aborts on timeout (exit 3),
-// the workload exit codes and events.
+// it, across N processes. The CPU stand-in for a GPU job (the workload contract, workload_contract.h):
+// torchrun-style rendezvous, deterministic data with full verification, a watchdog that aborts on timeout
+// (exit 3), the workload exit codes and events.
 #include <unistd.h>
 
 #include <strings.h>

@@ -1,4 +1,5 @@
-// The contract every ncclfi workload keeps so the harness can judge them alike (docs/outcomes.md says how the judge reads it).
+// The contract every ncclfi workload keeps so the harness can judge them alike (docs/outcomes.md says how the
+// judge reads it).
 #pragma once
 
 #include <chrono>

@@ -52,7 +52,8 @@ ncclResult_t guarded(const char* what, Call&& call) noexcept {
   }
 }
 
-// v10 and older get init once per process (as NCCL's own plugin loader does): that call's context serves every comm.
+// v10 and older get init once per process (as NCCL's own plugin loader does): that call's context serves
+// every comm.
 void* g_legacy_ctx = nullptr;
 
 // ---- v11 (the internal API's own shape) ----

@@ -1,5 +1,5 @@
-// ncclfi-workload: an NCCL job with the safety nets of a production framework (the workload contract, workload_contract.h).
-// One process per GPU; rendezvous from torchrun-style variables, Open MPI or Slurm.
+// ncclfi-workload: an NCCL job with the safety nets of a production framework (the workload contract,
+// workload_contract.h). One process per GPU; rendezvous from torchrun-style variables, Open MPI or Slurm.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
