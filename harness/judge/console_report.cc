@@ -46,6 +46,7 @@ std::string format_run_line(const RunRecord& r, size_t index, size_t total) {
                      std::string(to_string(run_status(r)));
   if (r.skipped) return line + " (" + r.skip_reason + ")";
   line += " (" + observed_summary(r.judgement) + ")";
+  if (r.gpu.shared) line += " [" + r.gpu.placement + "; MPS: " + r.gpu.mps + "]";
   if (!r.harness_error.empty()) line += " harness error: " + r.harness_error;
   return line + "  " + r.run_dir;
 }

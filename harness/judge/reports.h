@@ -26,6 +26,13 @@ namespace ncclfi::harness {
 // naming the path and errno text on failure; never leaves the temp file behind.
 void write_file_atomic(const std::string& path, const std::string& content);
 
+// Where a job's GPU ranks ran. Empty placement: the job needs no GPU.
+struct GpuMode {
+  std::string placement;  // "2 ranks on 1 GPU (shared: a host per rank, network path)"
+  bool shared = false;    // several ranks per GPU, over the network path
+  std::string mps;        // shared: "own daemon per attempt", or why there was none
+};
+
 // Everything known about one scenario run: what the reports are made of.
 struct RunRecord {
   std::string scenario;  // name
@@ -38,6 +45,7 @@ struct RunRecord {
   bool skipped = false;  // not run (e.g. GPU scenario without GPUs); skip_reason says why
   std::string skip_reason;
   std::string harness_error;  // set when the harness itself failed on this run
+  GpuMode gpu;                // where the GPU ranks ran (a verdict holds only for that placement)
 };
 
 // ---- the status of a run: the one function every report and the exit code use ----
@@ -55,9 +63,9 @@ StatusCounts count_statuses(const std::vector<RunRecord>& records);
 std::string counts_text(const StatusCounts& counts);
 
 // verdict.json: {scenario, summary, tags, run_dir, expect, status, verdict, outcome, mechanisms,
-// detection_s, restarts, checks[], reasons[], skipped, skip_reason, harness_error, judgement{...},
-// history{...}}. A skipped run has no verdict, outcome, judgement or history. The history is
-// included so `ncclfi report` can re-render without re-running.
+// detection_s, restarts, checks[], reasons[], skipped, skip_reason, harness_error, gpu{placement, shared,
+// mps} (GPU jobs), judgement{...}, history{...}}. A skipped run has no verdict, outcome, judgement or
+// history. The history is included so `ncclfi report` can re-render without re-running.
 nlohmann::json verdict_json(const RunRecord& record);
 RunRecord run_record_from_json(const nlohmann::json& doc);  // throws nlohmann::json::exception
 void write_verdict(const RunRecord& record);                // <run_dir>/verdict.json

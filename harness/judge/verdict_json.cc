@@ -29,6 +29,9 @@ nlohmann::json verdict_json(const RunRecord& r) {
   doc["restarts"] = r.judgement.restarts;
   doc["reasons"] = r.judgement.reasons;
   doc["harness_error"] = r.harness_error;
+  if (!r.gpu.placement.empty()) {
+    doc["gpu"] = {{"placement", r.gpu.placement}, {"shared", r.gpu.shared}, {"mps", r.gpu.mps}};
+  }
   doc["judgement"] = to_json(r.judgement);
   doc["history"] = to_json(r.history);
   return doc;
@@ -44,6 +47,11 @@ RunRecord run_record_from_json(const nlohmann::json& doc) {
   r.skipped = doc.value("skipped", false);
   r.skip_reason = doc.value("skip_reason", std::string());
   r.harness_error = doc.value("harness_error", std::string());
+  if (const auto gpu = doc.find("gpu"); gpu != doc.end() && gpu->is_object()) {
+    r.gpu.placement = gpu->value("placement", std::string());
+    r.gpu.shared = gpu->value("shared", false);
+    r.gpu.mps = gpu->value("mps", std::string());
+  }
   r.judgement = judgement_from_json(doc.value("judgement", nlohmann::json::object()));
   r.history = history_from_json(doc.value("history", nlohmann::json::object()));
   return r;

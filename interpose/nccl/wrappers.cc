@@ -7,6 +7,7 @@
 
 #include "api_table.h"
 #include "intercept.h"
+#include "ncclfi/shared_gpu.h"
 #include "op_call.h"
 #include "preload_state.h"
 #include "real_symbol.h"
@@ -145,3 +146,12 @@ NCCLFI_TEARDOWN_BASE(NCCLFI_DEFINE_TEARDOWN)
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 7)
 NCCLFI_DEFINE_PASSTHROUGH(ncclCommRevoke, (ncclComm_t comm, int revokeFlags), (comm, revokeFlags))
 #endif
+
+// ---- shared-GPU mode
+
+// Before the program's main (and so before CUDA or an interpreter reads the environment): a rank that
+// a launcher such as torchrun started in ncclfi's shared-GPU mode becomes a host of its own on its GPU
+// (ncclfi/shared_gpu.h). Does nothing unless the harness set NCCLFI_SHARED_GPUS.
+__attribute__((constructor)) static void ncclfi_apply_shared_gpu_env() {
+  ncclfi::apply_shared_gpu_env_from_environment();
+}

@@ -11,9 +11,9 @@ nets protect. Run it under torchrun, one process per GPU:
   environment (the scenario sets them; the start event records them).
 - Rank 0 saves a checkpoint every K steps (atomically); after a torchrun restart every rank resumes from it.
 - A NaN or inf loss stops the job with exit code 7 and a nan_detected event.
-- Events (JSON lines with ts_ns, mono_ns, rank, pid, host, source="workload", event) go to $NCCLFI_EVENTS,
-  one os.write per line on an O_APPEND descriptor, so lines from several processes never interleave.
-  An `op` event closes every step (op "train_step", seq = step), so the last one says where a rank stopped.
+- Events go to $NCCLFI_EVENTS through ncclfi_events.py (beside this file), the helper any training script
+  can use: it is an ordinary user job. An `op` event closes every step (op "train_step", seq = step), so
+  the last one says where a rank stopped.
 
 Needs only PyTorch (2.x). Exit codes: 0 ok, 6 bootstrap failure, 7 NaN/inf loss, 64 usage.
 """
@@ -23,41 +23,15 @@ import datetime
 import math
 import json
 import os
-import socket
 import sys
 import time
+
+import ncclfi_events
 
 EXIT_OK = 0
 EXIT_BOOTSTRAP = 6
 EXIT_NAN_LOSS = 7
 EXIT_USAGE = 64
-
-
-class EventLog:
-    """Appends JSON lines to $NCCLFI_EVENTS with the fields of ncclfi's event_log.h."""
-
-    def __init__(self, path, rank):
-        self.rank = rank
-        self.host = socket.gethostname()
-        self.fd = -1
-        if path:
-            self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-
-    def write(self, event, **fields):
-        if self.fd < 0:
-            return
-        record = {
-            "ts_ns": time.time_ns(),
-            "mono_ns": time.monotonic_ns(),
-            "rank": self.rank,
-            "pid": os.getpid(),
-            "host": self.host,
-            "source": "workload",
-            "event": event,
-        }
-        record.update(fields)
-        line = (json.dumps(record, separators=(",", ":")) + "\n").encode()
-        os.write(self.fd, line)  # one write per line: O_APPEND keeps lines whole across processes
 
 
 class UsageExitParser(argparse.ArgumentParser):
@@ -139,11 +113,9 @@ def main(argv):
     local_rank = env_int("LOCAL_RANK", 0)
     attempt = env_int("NCCLFI_ATTEMPT", 0)  # the harness's relaunch number
     restart_count = env_int("TORCHELASTIC_RESTART_COUNT", 0)  # torchrun's own restarts
-    log = EventLog(os.environ.get("NCCLFI_EVENTS", ""), rank)
+    log = ncclfi_events.EventLog(rank=rank)
     # restart_count: torchrun's own restarts of the worker group (the harness counts them from it).
-    log.write("start", world_size=world_size, local_rank=local_rank, attempt=attempt, restart_count=restart_count,
-              args=" ".join(argv),
-              torch_nccl_env={k: v for k, v in sorted(os.environ.items()) if k.startswith("TORCH_NCCL_")})
+    log.start(world_size=world_size, local_rank=local_rank, args=" ".join(argv))
 
     try:
         import torch
@@ -151,11 +123,11 @@ def main(argv):
         from torch.nn.parallel import DistributedDataParallel
     except ImportError as error:
         print("ddp_train.py: PyTorch is not importable: %s" % error, file=sys.stderr)
-        log.write("exit", code=EXIT_BOOTSTRAP, reason="no torch")
+        log.exit(EXIT_BOOTSTRAP, "no torch")
         return EXIT_BOOTSTRAP
     if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
         print("ddp_train.py: no CUDA device; this job needs one GPU per rank", file=sys.stderr)
-        log.write("exit", code=EXIT_BOOTSTRAP, reason="no CUDA device")
+        log.exit(EXIT_BOOTSTRAP, "no CUDA device")
         return EXIT_BOOTSTRAP
 
     device = torch.device("cuda", local_rank % torch.cuda.device_count())
@@ -165,7 +137,7 @@ def main(argv):
                                 rank=rank, world_size=world_size, device_id=device)
     except Exception as error:  # noqa: BLE001 - any bootstrap failure ends the same way
         print("ddp_train.py: init_process_group failed: %s" % error, file=sys.stderr)
-        log.write("exit", code=EXIT_BOOTSTRAP, reason=str(error))
+        log.exit(EXIT_BOOTSTRAP, str(error))
         return EXIT_BOOTSTRAP
 
     model = build_model(torch, args).to(device)
@@ -180,7 +152,7 @@ def main(argv):
         optimizer.load_state_dict(state["optimizer"])
         start_step = int(state["step"])
         losses = list(state["losses"])
-        log.write("resume", iter=start_step, path=ckpt_path, attempt=attempt, restart_count=restart_count)
+        log.event("resume", iter=start_step, path=ckpt_path, attempt=attempt, restart_count=restart_count)
         if rank == 0:
             print("ddp_train.py: resuming at step %d of %d (torchrun restart %d)" % (start_step, args.steps, restart_count),
                   flush=True)
@@ -201,19 +173,18 @@ def main(argv):
         if not math.isfinite(value):
             print("ddp_train.py: rank %d: loss is %r at step %d: stopping" % (rank, value, step),
                   file=sys.stderr, flush=True)
-            log.write("nan_detected", step=step, value=repr(value))
-            log.write("exit", code=EXIT_NAN_LOSS, reason="loss %r at step %d" % (value, step))
+            log.event("nan_detected", step=step, value=repr(value))
+            log.exit(EXIT_NAN_LOSS, "loss %r at step %d" % (value, step))
             os._exit(EXIT_NAN_LOSS)  # peers then stop at their next collective, as in a real job
         losses.append(value)
-        log.write("op", seq=step, op="train_step", bytes=0, dur_us=(time.monotonic_ns() - t0) / 1000.0,
-                  loss=value)
+        log.step_done(step, (time.monotonic_ns() - t0) / 1e9, loss=value)
         if rank == 0 and (step % 10 == 0 or step + 1 == args.steps):
             print("step %5d  loss %.6f" % (step, value), flush=True)
         if ckpt_path and (step + 1) % args.checkpoint_every == 0 and step + 1 < args.steps:
             if rank == 0:
                 os.makedirs(args.checkpoint_dir, exist_ok=True)
                 save_checkpoint(torch, ckpt_path, step + 1, model, optimizer, losses)
-                log.write("checkpoint", iter=step + 1, path=ckpt_path)
+                log.event("checkpoint", iter=step + 1, path=ckpt_path)
             dist.barrier()  # nobody runs ahead of a checkpoint that may still be written
         if args.step_sleep_ms > 0:
             time.sleep(args.step_sleep_ms / 1000.0)
@@ -228,7 +199,7 @@ def main(argv):
     final = losses[-1] if losses else float("nan")
     learned = len(losses) > 1 and math.isfinite(final) and final < losses[0]
     verified = in_sync and math.isfinite(final)
-    log.write("done", iters=args.steps, resumed_from=start_step, seconds=time.monotonic() - started,
+    log.event("done", iters=args.steps, resumed_from=start_step, seconds=time.monotonic() - started,
               verified=verified, final_loss=final, params_in_sync=in_sync, loss_decreased=learned)
     if rank == 0:
         print("ddp_train.py: done: %d steps (resumed from %d), final loss %.6f, parameters %s" %
@@ -236,7 +207,7 @@ def main(argv):
     if ckpt_path and rank == 0:
         save_checkpoint(torch, ckpt_path, args.steps, model, optimizer, losses)
     dist.destroy_process_group()
-    log.write("exit", code=EXIT_OK)
+    log.exit(EXIT_OK)
     return EXIT_OK
 
 

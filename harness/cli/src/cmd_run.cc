@@ -2,7 +2,9 @@
 #include <iostream>
 
 #include "commands.h"
+#include "gpu_placement.h"
 #include "scenario.h"
+#include "scenario_params.h"
 #include "suite_runner.h"
 #include "sweep_runner.h"
 
@@ -10,6 +12,7 @@ namespace ncclfi::cli {
 
 void add_run_command(CLI::App& app, int& status) {
   auto opts = std::make_shared<SuiteOptions>();
+  auto params = std::make_shared<std::vector<std::string>>();
   auto* cmd = app.add_subcommand("run", "Run scenarios (files or directories) and judge each one.");
   cmd->add_option("paths", opts->paths, "scenario files or directories (searched recursively for *.json)")
       ->required();
@@ -19,6 +22,10 @@ void add_run_command(CLI::App& app, int& status) {
   cmd->add_option("--html", opts->html_path, "also write a copy of the suite's report.html here");
   cmd->add_option("--filter", opts->filter_tags, "run only scenarios with this tag (or name); repeatable");
   cmd->add_flag("--quiet,-q", opts->quiet, "no progress lines");
+  cmd->add_option("--param", *params,
+                  "NAME=VALUE for the scenarios' {param:NAME} placeholders (templates: your script, its "
+                  "arguments, ranks); repeatable");
+  add_gpu_options(*cmd, opts->gpu_sharing, opts->mps);
   cmd->footer(
       "Every scenario is validated before the first one launches. Each run leaves runs/<scenario>/<time>/\n"
       "(scenario.json, plan.json, events.jsonl, attempt-N/rank-R.log, verdict.json; `latest` links to it);\n"
@@ -27,14 +34,35 @@ void add_run_command(CLI::App& app, int& status) {
       "  ncclfi run scenarios/cpu/\n"
       "  ncclfi run scenarios/cpu/net-drop-recv-hang.json --out /tmp/runs --junit junit.xml\n"
       "  ncclfi run scenarios/ --filter cpu --filter net");
-  cmd->callback([opts, &status] {
+  cmd->callback([opts, params, &status] {
     try {
+      for (const auto& p : *params) opts->params.insert(parse_param_assignment(p));
       status = run_suite(*opts).exit_status;
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "ncclfi run: --param: " << e.what() << "\n";
+      status = kBadInput;
     } catch (const ScenarioError& e) {
       std::cerr << e.what() << "\n";
       status = kBadInput;
     }
   });
+}
+
+void add_gpu_options(CLI::App& cmd, GpuSharing& sharing, bool& mps) {
+  static const std::map<std::string, GpuSharing> kSharing = {
+      {"auto", GpuSharing::kAuto}, {"always", GpuSharing::kAlways}, {"never", GpuSharing::kNever}};
+  cmd.add_option("--gpu-sharing", sharing,
+                 "several ranks per GPU, each rank a host of its own (NCCL_HOSTID) over the network path: "
+                 "auto (when a scenario needs more GPUs than are visible), always (every rank on one GPU), "
+                 "never (skip such scenarios)")
+      ->transform(CLI::CheckedTransformer(kSharing, CLI::ignore_case))
+      ->default_str("auto");
+  static const std::map<std::string, bool> kMps = {{"auto", true}, {"never", false}};
+  cmd.add_option("--mps", mps,
+                 "shared-GPU mode: auto (ncclfi starts its own MPS daemon per attempt when "
+                 "nvidia-cuda-mps-control is on PATH) or never (the ranks time-slice the GPU)")
+      ->transform(CLI::CheckedTransformer(kMps, CLI::ignore_case))
+      ->default_str("auto");
 }
 
 void add_sweep_command(CLI::App& app, int& status) {

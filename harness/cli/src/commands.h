@@ -12,5 +12,10 @@ void add_list_command(CLI::App& app, int& status);
 void add_report_command(CLI::App& app, int& status);
 void add_control_commands(CLI::App& app, int& status);
 void add_sweep_command(CLI::App& app, int& status);
+void add_timeouts_command(CLI::App& app, int& status);
+
+enum class GpuSharing;
+// --gpu-sharing and --mps, shared by run, sweep and timeouts.
+void add_gpu_options(CLI::App& cmd, GpuSharing& sharing, bool& mps);
 
 }  // namespace ncclfi::cli

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   add_report_command(app, status);
   add_control_commands(app, status);
   add_sweep_command(app, status);
+  add_timeouts_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <regex>
 
+#include "ncclfi/shared_gpu.h"
+
 extern char** environ;
 
 namespace ncclfi::cli {
@@ -33,6 +35,7 @@ std::string rank_log_name(const LaunchContext& ctx, int rank) {
 std::map<std::string, std::string> base_env(const LaunchContext& ctx) {
   auto env = ctx.parent_env;
   env["NCCLFI_HARNESS_ID"] = ctx.harness_id;
+  for (const auto& [k, v] : ctx.mps_env) env[k] = v;
   return env;
 }
 
@@ -214,6 +217,30 @@ std::map<std::string, std::string> current_environment() {
   return env;
 }
 
+namespace {
+
+void add_shared_gpu_env(std::map<std::string, std::string>& env, const LaunchContext& ctx, int rank) {
+  // The GPUs to share: the scenario's CUDA_VISIBLE_DEVICES, else ncclfi's own, else 0..gpus-1.
+  std::string visible;
+  if (const auto it = ctx.scenario->env.find("CUDA_VISIBLE_DEVICES"); it != ctx.scenario->env.end()) {
+    visible = it->second;
+  } else if (const auto own = ctx.parent_env.find("CUDA_VISIBLE_DEVICES"); own != ctx.parent_env.end()) {
+    visible = own->second;
+  }
+  if (rank >= 0) {
+    for (const auto& [k, v] : shared_gpu_rank_env(rank, ctx.gpu.gpus, visible)) env[k] = v;
+    return;
+  }
+  env[kSharedGpusVar] = std::to_string(ctx.gpu.gpus);
+  env[kSharedGpuListVar] = visible;
+  if (!ctx.scenario->layer_api) {  // inert without a plan: here only to apply the variables
+    env["LD_PRELOAD"] = prepend_path_list(ctx.install.lib_dir + "/libncclfi-preload.so", ctx.scenario->env,
+                                          "LD_PRELOAD", ':');
+  }
+}
+
+}  // namespace
+
 std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int rank) {
   const Scenario& s = *ctx.scenario;
   std::map<std::string, std::string> env = s.env;
@@ -231,6 +258,7 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
     env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
     if (!s.env.count("NCCL_NET")) env["NCCL_NET"] = "ncclfi";
   }
+  if (ctx.gpu.shared) add_shared_gpu_env(env, ctx, rank);
   return env;
 }
 
@@ -282,8 +310,6 @@ std::vector<std::string> workload_argv(const LaunchContext& ctx, int rank) {
     argv.push_back(ctx.install.bin_dir + "/ncclfi-cpu-ring");
   } else if (w.builtin == "nccl-workload") {
     argv.push_back(ctx.install.bin_dir + "/ncclfi-workload");
-  } else if (w.builtin == "ddp") {
-    argv = {w.python, ctx.install.data_dir + "/workloads/torch/ddp_train.py"};
   } else {
     argv = w.command;
   }

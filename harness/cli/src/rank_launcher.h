@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_placement.h"
 #include "rank_process.h"
 #include "scenario.h"
 
@@ -37,6 +38,8 @@ struct LaunchContext {
   int master_port = 29500;
   std::string harness_id;                         // NCCLFI_HARNESS_ID for every process of the job
   std::map<std::string, std::string> parent_env;  // ncclfi's own environment
+  GpuPlacement gpu;                               // shared: each rank a host of its own on a shared GPU
+  std::map<std::string, std::string> mps_env;     // the job's MPS daemon (shared mode), for every process
 };
 
 class RankLauncher {
@@ -51,7 +54,10 @@ class RankLauncher {
 std::unique_ptr<RankLauncher> make_launcher(LauncherKind kind);
 
 // The injection variables a rank gets (no RANK/WORLD_SIZE rendezvous variables): NCCLFI_*, the
-// scenario's env, LD_PRELOAD and NCCL_NET_PLUGIN per the scenario's layers.
+// scenario's env, LD_PRELOAD and NCCL_NET_PLUGIN per the scenario's layers. In shared-GPU mode also the
+// variables that make the rank a host of its own (ncclfi/shared_gpu.h): set here for a known rank;
+// for rank -1 (a launcher starts the ranks) NCCLFI_SHARED_GPUS and the preload, which applies them in
+// each rank before its main.
 std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int rank);
 // The workload's argv with {rank}, {world_size}, {attempt}, {run_dir}, {bin_dir}, {lib_dir},
 // {data_dir}, {master_port} and {env:NAME} replaced (rank -1 leaves {rank} as 0).

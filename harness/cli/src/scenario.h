@@ -36,11 +36,10 @@ enum class LauncherKind { kLocal, kMpirun, kSrun, kTorchrun, kCommand };
 const char* to_string(LauncherKind kind);
 
 struct WorkloadSpec {
-  std::string builtin;               // "cpu-ring", "nccl-workload", "ddp" or "" (command)
+  std::string builtin;               // "cpu-ring", "nccl-workload" or "" (command)
   std::vector<std::string> command;  // argv with {rank}/{world_size} placeholders (no builtin)
   int ranks = 1;
   std::vector<std::string> args;
-  std::string python = "python3";  // ddp
 };
 
 struct LauncherSpec {
@@ -78,6 +77,7 @@ struct Scenario {
   nlohmann::json log_patterns = nlohmann::json::array();
   harness::Expectation expectation;  // parsed once, what the judge reads
   int required_gpus = 0;
+  bool needs_intra_node_paths = false;  // P2P/NVLink between ranks: never run in shared-GPU mode
   std::vector<std::string> required_env;
   std::vector<std::string> required_commands;
 
@@ -87,10 +87,12 @@ struct Scenario {
   std::string expected_text() const;
 };
 
-// Reads, schema-checks, parses and cross-checks a scenario file. Throws ScenarioError.
-Scenario load_scenario(const std::string& path);
+// Reads, schema-checks, parses and cross-checks a scenario file, its {param:NAME} placeholders replaced
+// (scenario_params.h; `params` overrides their defaults). Throws ScenarioError.
+Scenario load_scenario(const std::string& path, const std::map<std::string, std::string>& params = {});
 // Same for a document already in memory (sweeps patch documents before loading them).
-Scenario scenario_from_json(const nlohmann::json& doc, const std::string& file);
+Scenario scenario_from_json(const nlohmann::json& doc, const std::string& file,
+                            const std::map<std::string, std::string>& params = {});
 
 // The mechanisms a detection can name (docs/scenarios.md).
 const std::vector<std::string>& detection_mechanisms();
@@ -99,8 +101,9 @@ const std::vector<std::string>& detection_mechanisms();
 // Throws ScenarioError for a path that does not exist.
 std::vector<std::string> expand_scenario_paths(const std::vector<std::string>& paths);
 
-// Why a scenario cannot run on this host ("needs 2 GPUs, 0 visible"), or "" when it can.
-std::string unmet_requirement(const Scenario& scenario, int visible_gpus);
+// Why a scenario cannot run on this host ("needs `torchrun` on PATH"), or "" when it can: commands,
+// variables and launchers. GPUs are gpu_placement.h's to decide.
+std::string unmet_requirement(const Scenario& scenario);
 int count_visible_gpus();
 
 }  // namespace ncclfi::cli

@@ -8,6 +8,7 @@
 
 #include "observe.h"
 #include "scenario.h"
+#include "scenario_params.h"
 #include "scenario_rules.h"
 #include "schema_check.h"
 
@@ -72,7 +73,6 @@ void fill(Scenario& s, const json& doc) {
   s.workload.command = value_or(w, "command", std::vector<std::string>{});
   s.workload.ranks = w["ranks"].get<int>();
   s.workload.args = value_or(w, "args", std::vector<std::string>{});
-  s.workload.python = value_or(w, "python", std::string("python3"));
   const json launcher = value_or(doc, "launcher", json::object());
   const std::string kind =
       value_or(launcher, "kind", std::string(s.workload.builtin.empty() ? "command" : "local"));
@@ -109,6 +109,7 @@ void fill(Scenario& s, const json& doc) {
   s.expectation = harness::parse_expectation(doc["expect"], "/expect");
   const json requires_ = value_or(doc, "requires", json::object());
   s.required_gpus = value_or(requires_, "gpus", 0);
+  s.needs_intra_node_paths = value_or(requires_, "intra_node_paths", false);
   s.required_env = value_or(requires_, "env", std::vector<std::string>{});
   s.required_commands = value_or(requires_, "commands", std::vector<std::string>{});
 }
@@ -158,7 +159,8 @@ const std::vector<std::string>& detection_mechanisms() {
   return harness::known_mechanisms();
 }
 
-Scenario scenario_from_json(const json& doc, const std::string& file) {
+Scenario scenario_from_json(const json& written, const std::string& file, const ParamOverrides& params) {
+  const json doc = apply_scenario_params(written, params, file);
   std::vector<ScenarioError::Problem> problems;
   const SchemaResult schema = check_against_schema(doc, scenario_schema());
   for (const auto& v : schema.violations) problems.push_back({v.pointer, v.expected, v.found});
@@ -178,7 +180,7 @@ Scenario scenario_from_json(const json& doc, const std::string& file) {
   return s;
 }
 
-Scenario load_scenario(const std::string& path) {
+Scenario load_scenario(const std::string& path, const ParamOverrides& params) {
   std::ifstream in(path);
   if (!in) throw ScenarioError(path, {{"", "a readable scenario file", "a file that cannot be opened"}});
   json doc;
@@ -187,7 +189,7 @@ Scenario load_scenario(const std::string& path) {
   } catch (const json::parse_error& e) {
     throw ScenarioError(path, {{"", "valid JSON", "a syntax error at byte " + std::to_string(e.byte)}});
   }
-  return scenario_from_json(doc, path);
+  return scenario_from_json(doc, path, params);
 }
 
 }  // namespace ncclfi::cli

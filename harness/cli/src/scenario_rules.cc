@@ -48,18 +48,14 @@ void check_workload(const Scenario& s, std::vector<ScenarioError::Problem>& prob
     problems.push_back({"/launcher/kind", "a workload with \"command\" for the command launcher",
                         "\"command\" with a builtin workload"});
   }
-  if (s.launcher.kind == LauncherKind::kTorchrun && s.workload.builtin != "ddp" && !command) {
-    problems.push_back({"/launcher/kind", "torchrun only with the \"ddp\" builtin or a command",
+  if (s.launcher.kind == LauncherKind::kTorchrun && !command) {
+    problems.push_back({"/launcher/kind", "torchrun with a workload \"command\" (the script torchrun starts)",
                         "\"torchrun\" with builtin \"" + s.workload.builtin + "\""});
   }
   if (s.doc.contains("launcher") && s.doc["launcher"].contains("max_restarts") &&
       s.launcher.kind != LauncherKind::kTorchrun) {
     problems.push_back({"/launcher/max_restarts", "max_restarts only with the torchrun launcher",
                         std::string("launcher \"") + to_string(s.launcher.kind) + "\""});
-  }
-  if (!s.workload.python.empty() && w.contains("python") && s.workload.builtin != "ddp") {
-    problems.push_back(
-        {"/workload/python", "python only for the \"ddp\" builtin", describe_json(w["python"])});
   }
 }
 

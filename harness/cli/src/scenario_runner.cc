@@ -1,11 +1,13 @@
 #include "scenario_runner.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <filesystem>
 
 #include "interrupt.h"
 #include "judge.h"
+#include "mps_daemon.h"
 #include "ncclfi/event_log.h"
 #include "observe.h"
 #include "orphan_guard.h"
@@ -39,6 +41,42 @@ void sleep_interruptible(double seconds) {
   }
 }
 
+// Shared-GPU mode's MPS daemon, one per attempt (mps_daemon.h says why), and what the run says about
+// it in its verdict.
+class AttemptMps {
+ public:
+  AttemptMps(const ScenarioRunOptions& opt, harness::GpuMode& mode) : opt_(opt), mode_(mode) {
+    if (!opt.gpu.shared) return;
+    mode_.mps = opt.mps ? "own daemon per attempt" : "none (--mps never): the ranks time-slice the GPU";
+  }
+  // Starts a daemon for the attempt whose logs go to `log_dir`; returns its clients' variables.
+  std::map<std::string, std::string> start(const std::string& log_dir, const std::string& harness_id) {
+    daemon_.reset();
+    if (!opt_.gpu.shared || !opt_.mps || unavailable_) return {};
+    static int serial = 0;
+    // Short and private: the daemon's Unix socket lives there (108 bytes at most).
+    const std::string pipe_dir = (fs::temp_directory_path() /
+                                  ("ncclfi-mps-" + std::to_string(getpid()) + "-" + std::to_string(++serial)))
+                                     .string();
+    auto env = current_environment();
+    env["NCCLFI_HARNESS_ID"] = harness_id + "-mps";
+    std::string why;
+    daemon_ = MpsDaemon::start(pipe_dir, log_dir + "/mps", env, &why);
+    if (daemon_) return daemon_->client_env();
+    // Once unavailable, for the whole run: every attempt then runs alike (time-sliced).
+    unavailable_ = true;
+    mode_.mps = "none (" + why + "): the ranks time-slice the GPU";
+    return {};
+  }
+  void stop() { daemon_.reset(); }
+
+ private:
+  const ScenarioRunOptions& opt_;
+  harness::GpuMode& mode_;
+  std::unique_ptr<MpsDaemon> daemon_;
+  bool unavailable_ = false;
+};
+
 // The attempts of one pass (the baseline or the real run) into `history`, under the restart policy.
 struct PassSettings {
   std::string dir;      // absolute: where events.jsonl and attempt-N/ go
@@ -48,7 +86,8 @@ struct PassSettings {
 };
 
 void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::string& run_dir,
-              const PassSettings& pass, const harness::LogClassifier& classifier, History& history) {
+              const PassSettings& pass, const harness::LogClassifier& classifier, History& history,
+              AttemptMps& mps) {
   const auto launcher = make_launcher(s.launcher.kind);
   const std::string events_path = pass.dir + "/events.jsonl";
   EventLog harness_events(events_path, "harness");
@@ -71,6 +110,8 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
     in.ctx.master_port = pick_free_port();
     in.ctx.harness_id = OrphanGuard::harness_id();
     in.ctx.parent_env = current_environment();
+    in.ctx.gpu = opt.gpu;
+    in.ctx.mps_env = mps.start(in.ctx.log_dir, in.ctx.harness_id);
     in.launcher = launcher.get();
     in.classifier = &classifier;
     in.log_dir_rel = rel;
@@ -82,6 +123,7 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
     in.progress_base.phase = pass.phase;
     history.attempts = attempt + 1;
     const AttemptResult r = run_attempt(in, history);
+    mps.stop();
     events_offset = r.events_end_offset;
     history.deadline_hit = history.deadline_hit || r.deadline_hit;
     if (r.interrupted) {
@@ -108,7 +150,8 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
 // noise the run is judged against, and it covers a host whose load drifts meanwhile. `rel` is the
 // round's folder in the run directory ("" for the first round).
 void run_round(const Scenario& s, const ScenarioRunOptions& opt, const std::string& run_dir,
-               const std::string& rel, const harness::LogClassifier& classifier, History& history) {
+               const std::string& rel, const harness::LogClassifier& classifier, History& history,
+               AttemptMps& mps) {
   history.scenario = s.name;
   history.world_size = s.workload.ranks;
   history.start_ns = Clock::wall_ns();
@@ -121,7 +164,7 @@ void run_round(const Scenario& s, const ScenarioRunOptions& opt, const std::stri
     baseline.start_ns = Clock::wall_ns();
     const std::string dir = prefix + (baseline_runs == 1 ? "baseline" : "baseline-" + std::to_string(i + 1));
     fs::create_directories(run_dir + "/" + dir);
-    run_pass(s, opt, run_dir, {run_dir + "/" + dir, dir, false, "baseline"}, classifier, baseline);
+    run_pass(s, opt, run_dir, {run_dir + "/" + dir, dir, false, "baseline"}, classifier, baseline, mps);
     baseline.end_ns = Clock::wall_ns();
     const auto perf = harness::measure_performance(baseline);
     history.baselines.push_back({perf.total_s, perf.steps_s});
@@ -132,7 +175,7 @@ void run_round(const Scenario& s, const ScenarioRunOptions& opt, const std::stri
   if (!history.interrupted) {
     const std::string dir = rel.empty() ? run_dir : run_dir + "/" + rel;
     fs::create_directories(dir);
-    run_pass(s, opt, run_dir, {dir, rel, true, "running"}, classifier, history);
+    run_pass(s, opt, run_dir, {dir, rel, true, "running"}, classifier, history, mps);
   }
   history.end_ns = Clock::wall_ns();  // the run's own span: the later baselines are not part of it
   // The faults were armed when an attempt that ran had them on: such a run must show an injection.
@@ -152,6 +195,9 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
   record.summary = s.summary;
   record.tags = s.tags;
   record.expect = s.expectation;
+  record.gpu.placement = opt.gpu.describe();
+  record.gpu.shared = opt.gpu.shared;
+  AttemptMps mps(opt, record.gpu);
   harness::JudgeOptions judge_options;
   // Every round's history and judgement; the one a majority agrees with becomes the record's.
   std::vector<History> histories(1);
@@ -162,14 +208,14 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
     harness::write_file_atomic(record.run_dir + "/scenario.json", s.doc.dump(2) + "\n");
     harness::write_file_atomic(record.run_dir + "/plan.json", to_json(s.plan).dump(2) + "\n");
     const auto classifier = make_classifier(s);
-    run_round(s, opt, record.run_dir, "", classifier, histories.back());
+    run_round(s, opt, record.run_dir, "", classifier, histories.back(), mps);
     // A timing verdict is repeated in rounds of its own until a majority agrees (rounds.h).
     for (;;) {
       judgements.push_back(harness::judge(histories.back(), s.expectation, judge_options));
       if (histories.back().interrupted || !harness::decide_rounds(judgements).need_another) break;
       histories.emplace_back();
       run_round(s, opt, record.run_dir, "round-" + std::to_string(histories.size()), classifier,
-                histories.back());
+                histories.back(), mps);
     }
   } catch (const std::exception& e) {
     record.harness_error = e.what();

@@ -17,6 +17,8 @@ struct ScenarioRunOptions {
   Installation install;
   size_t index = 1, total = 1;  // position in the suite, for the progress line
   ProgressCallback progress;    // may be empty
+  GpuPlacement gpu;             // where the GPU ranks go (shared-GPU mode included)
+  bool mps = true;              // shared mode: run ncclfi's own MPS daemon when the host has MPS
 };
 
 // Runs `scenario` and returns its record (verdict.json already written). Never throws: a harness

@@ -48,7 +48,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
   bool bad = false;
   for (const auto& file : expand_scenario_paths(options.paths)) {
     try {
-      Scenario s = load_scenario(file);
+      Scenario s = load_scenario(file, options.params);
       if (has_any_tag(s, options.filter_tags)) scenarios.push_back(std::move(s));
     } catch (const ScenarioError& e) {
       std::cerr << e.what() << "\n";
@@ -77,6 +77,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
   run_options.out_root = options.out_root;
   run_options.install = Installation::discover();
   run_options.total = scenarios.size();
+  run_options.mps = options.mps;
   if (tty) {
     run_options.progress = [](const harness::ProgressState& st) {
       std::cerr << "\r\033[K" << harness::format_progress_line(st, terminal_width()) << std::flush;
@@ -85,7 +86,9 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
   for (size_t i = 0; i < scenarios.size(); ++i) {
     const Scenario& s = scenarios[i];
     if (interrupted()) break;
-    if (const std::string why = unmet_requirement(s, gpus); !why.empty()) {
+    const GpuPlacement placement = place_on_gpus(s, gpus, options.gpu_sharing);
+    const std::string why = !placement.skip.empty() ? placement.skip : unmet_requirement(s);
+    if (!why.empty()) {
       harness::RunRecord skipped;
       skipped.scenario = s.name;
       skipped.summary = s.summary;
@@ -98,6 +101,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
       continue;
     }
     run_options.index = i + 1;
+    run_options.gpu = placement;
     auto record = run_scenario(s, run_options);
     if (tty) std::cerr << "\r\033[K";
     if (!options.quiet) std::cerr << harness::format_run_line(record, i + 1, scenarios.size()) << "\n";

@@ -2,9 +2,11 @@
 // the other with a live progress line, writes the suite reports and prints the final table.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "gpu_placement.h"
 #include "reports.h"
 
 namespace ncclfi::cli {
@@ -17,6 +19,9 @@ struct SuiteOptions {
   std::string junit_path, html_path;     // copies of the suite's junit.xml / report.html
   std::vector<std::string> filter_tags;  // run scenarios having any of these tags
   bool quiet = false;                    // no progress line
+  GpuSharing gpu_sharing = GpuSharing::kAuto;
+  bool mps = true;  // shared-GPU mode: ncclfi's own MPS daemon where the host has MPS
+  std::map<std::string, std::string> params;  // --param NAME=VALUE for {param:NAME} placeholders
 };
 
 struct SuiteOutcome {

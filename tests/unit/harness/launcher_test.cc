@@ -170,7 +170,10 @@ TEST(Launcher, RankPidsPreferRankOverAnInheritedSlurmProcid) {
 }
 
 TEST(Launcher, TorchrunKeepsInjectionOffTheAgent) {
-  const Scenario s = scenario("torchrun", {{"builtin", "ddp"}, {"ranks", 2}, {"args", {"--steps", "5"}}},
+  const Scenario s = scenario("torchrun",
+                              {{"command", {"python3", "{data_dir}/workloads/torch/ddp_train.py"}},
+                               {"ranks", 2},
+                               {"args", {"--steps", "5"}}},
                               {{{"id", "h"}, {"layer", "api"}, {"kind", "hang"}}});
   const auto specs = make_launcher(s.launcher.kind)->processes(context(s));
   ASSERT_EQ(specs.size(), 1u);
