@@ -89,10 +89,14 @@ struct Substituter {
         const std::string at = pointer + "/" + std::to_string(i);
         if (item.is_string()) {
           if (const auto name = whole(item.get<std::string>())) {
-            if (const json* v = lookup(*name, at); v != nullptr && v->is_array()) {
+            const json* v = lookup(*name, at);
+            if (v != nullptr && v->is_array()) {
               for (const auto& x : *v) out.push_back(x);  // a list parameter: its items, maybe none
-              continue;
+            } else {
+              // An element of a list of arguments is text: "--steps", "{param:steps}" stays two words.
+              out.push_back(v != nullptr ? json(text_of(*v)) : item);
             }
+            continue;
           }
         }
         out.push_back(walk(item, at));

@@ -1,8 +1,9 @@
 // Named parameters: how a scenario becomes a template for a user's own job. The scenario's "params"
 // object names each parameter with its default; `--param NAME=VALUE` on the command line overrides it;
 // and "{param:NAME}" anywhere in the scenario (outside "params") is replaced before validation:
-//   - a string that is exactly "{param:NAME}" becomes the value itself (a number stays a number); in an
-//     array, a list parameter's items take its place (zero or more arguments: `{param:script_args}`);
+//   - a string that is exactly "{param:NAME}" becomes the value itself (a number stays a number:
+//     "ranks": "{param:ranks}"); in an array it is text (arrays hold arguments), and a list parameter's
+//     items take its place (zero or more arguments: `{param:script_args}`);
 //   - inside a longer string, the value's text ("--timeout={param:timeout_s}").
 // A parameter's value may itself name other parameters (resolved once: no chains). An override is
 // read as the type of its default: a number, a list (split like a shell splits words,

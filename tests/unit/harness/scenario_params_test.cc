@@ -14,7 +14,7 @@ json template_doc() {
           {"summary", "s"},
           {"params",
            {{"script", "train.py"},
-            {"script_args", {"--epochs", "1", "--timeout={param:timeout_s}"}},
+            {"script_args", {"--epochs", "1", "--timeout={param:timeout_s}", "--every", "{param:ranks}"}},
             {"timeout_s", 30},
             {"ranks", 2}}},
           {"workload",
@@ -26,11 +26,11 @@ json template_doc() {
 
 TEST(ScenarioParams, DefaultsFillTheTemplate) {
   const json out = apply_scenario_params(template_doc(), {}, "t.json");
-  EXPECT_EQ(out["workload"]["command"],
-            json({"python3", "train.py", "--epochs", "1", "--timeout=30"}));  // the list spliced in
+  // The list spliced in; a number inside it is an argument, so text.
+  EXPECT_EQ(out["workload"]["command"], json({"python3", "train.py", "--epochs", "1", "--timeout=30", "--every", "2"}));
   EXPECT_EQ(out["workload"]["ranks"], 2);                                     // a number stays a number
   EXPECT_EQ(out["env"]["MY_TIMEOUT"], "30s");
-  EXPECT_EQ(out["params"]["script_args"], json({"--epochs", "1", "--timeout=30"}));  // the values used
+  EXPECT_EQ(out["params"]["script_args"], json({"--epochs", "1", "--timeout=30", "--every", "2"}));  // as used
 }
 
 TEST(ScenarioParams, OverridesTakeTheTypeOfTheirDefault) {
