@@ -103,16 +103,8 @@ std::string enqueue_corruption(void* recvbuff, ncclDataType_t datatype, const Co
   if (cu == nullptr) return error;
 
   auto cu_stream = reinterpret_cast<CUstream>(stream);
-  CUcontext ctx = nullptr;
-  if (cu_stream != nullptr && cu->stream_get_ctx(cu_stream, &ctx) != CUDA_SUCCESS) ctx = nullptr;
-  if (ctx == nullptr) {
-    CUdevice dev = 0;
-    if (device < 0) return "device of the communicator unknown";
-    if (cu->device_get(&dev, device) != CUDA_SUCCESS || cu->primary_ctx_retain(&ctx, dev) != CUDA_SUCCESS) {
-      return "no CUDA context for device " + std::to_string(device);
-    }
-  }
-  if (cu->ctx_push(ctx) != CUDA_SUCCESS) return "cuCtxPushCurrent failed";
+  const StreamContext context(*cu, cu_stream, device);
+  if (!context.error().empty()) return context.error();
 
   // Pinned staging for the chosen elements, packed. Not freed: the copies read it asynchronously and
   // a host function may not call CUDA; it is count*size bytes per injection.
@@ -151,8 +143,6 @@ std::string enqueue_corruption(void* recvbuff, ncclDataType_t datatype, const Co
     corrupt_host_elements(host, span.count, datatype, mode);
   }
   if (rc == CUDA_SUCCESS) rc = cu->memcpy_2d_async(&up, cu_stream);
-  CUcontext popped = nullptr;
-  cu->ctx_pop(&popped);
   return rc == CUDA_SUCCESS ? "" : "CUDA driver error " + std::to_string(static_cast<int>(rc));
 }
 

@@ -46,11 +46,38 @@ const CudaDriver* cuda_driver(std::string* error) {
       load_error = std::string(name) + " lacks " + missing;
       return;
     }
+    // The optional group (gpu_hang); _v2 as above (plain cuStreamWaitValue32 is the older v1 entry).
+    load(lib, "cuMemHostRegister_v2", driver.mem_host_register, driver.stream_wait_missing);
+    load(lib, "cuMemHostGetDevicePointer_v2", driver.mem_host_get_device_pointer, driver.stream_wait_missing);
+    load(lib, "cuStreamWaitValue32_v2", driver.stream_wait_value_32, driver.stream_wait_missing);
     ok = driver.init(0) == CUDA_SUCCESS;
     if (!ok) load_error = "cuInit failed";
   });
   if (!ok && error != nullptr) *error = load_error;
   return ok ? &driver : nullptr;
+}
+
+StreamContext::StreamContext(const CudaDriver& cu, CUstream stream, int device) : cu_(cu) {
+  CUcontext ctx = nullptr;
+  if (stream != nullptr && cu.stream_get_ctx(stream, &ctx) != CUDA_SUCCESS) ctx = nullptr;
+  if (ctx == nullptr) {
+    CUdevice dev = 0;
+    if (device < 0) {
+      error_ = "device of the communicator unknown";
+      return;
+    }
+    if (cu.device_get(&dev, device) != CUDA_SUCCESS || cu.primary_ctx_retain(&ctx, dev) != CUDA_SUCCESS) {
+      error_ = "no CUDA context for device " + std::to_string(device);
+      return;
+    }
+  }
+  pushed_ = cu.ctx_push(ctx) == CUDA_SUCCESS;
+  if (!pushed_) error_ = "cuCtxPushCurrent failed";
+}
+
+StreamContext::~StreamContext() {
+  CUcontext popped = nullptr;
+  if (pushed_) cu_.ctx_pop(&popped);
 }
 
 }  // namespace ncclfi::preload

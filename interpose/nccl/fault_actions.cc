@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "corrupt.h"
+#include "gpu_hang.h"
 #include "nccl_codes.h"
 #include "preload_state.h"
 
@@ -128,6 +129,24 @@ ncclResult_t apply_fault(const FiredFault& fired, Forwarder& forward, const OpCa
                           extra["forever"] = true;
                           record(fired, extra);
                           hang_forever();
+                        },
+                        [&](const GpuHang& hang) -> ncclResult_t {
+                          // Enqueued now, before NCCL has the op. In a group (launched at the outermost
+                          // ncclGroupEnd) or on a non-blocking comm (launched by NCCL later) the op's
+                          // work reaches this stream later still, so the wait is ahead of it there too.
+                          const int device = fired.comm != nullptr ? fired.comm->device.load() : -1;
+                          const std::string why = op != nullptr
+                                                      ? enqueue_gpu_hang(op->stream, device, hang.ms)
+                                                      : "not an op with a stream";
+                          if (!why.empty()) {
+                            extra["effect"] = "none: " + why;
+                          } else if (hang.ms) {
+                            extra["gpu_hang_ms"] = *hang.ms;
+                          } else {
+                            extra["forever"] = true;
+                          }
+                          record(fired, extra);
+                          return forward();
                         },
                         [&](const Skip&) -> ncclResult_t {
                           record(fired, extra);

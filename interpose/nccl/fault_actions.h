@@ -44,7 +44,8 @@ struct FiredFault {
 };
 
 // Carries out the action of `fired` (its fault's ApiAction): Delay/Hang hold the call then forward
-// (Hang without ms blocks for ever); Skip returns ncclSuccess; FailWithCode returns its code;
+// (Hang without ms blocks for ever); GpuHang puts a wait on the op's stream ahead of the op, then
+// forwards; Skip returns ncclSuccess; FailWithCode returns its code;
 // AsyncError marks the comm then forwards; CorruptElements forwards then schedules the alteration of
 // `op`'s receive buffer; DieBySignal/ExitWithCode end the process. Returns what the wrapper returns.
 ncclResult_t apply_fault(const FiredFault& fired, Forwarder& forward, const OpCall* op);

@@ -8,6 +8,7 @@
 //   old-nccl                 an allreduce, then ncclCommShrink (absent from the "old" double)
 // opts: --rank R --nranks K --count C --dtype T --dump FILE --group (ops inside GroupStart/End)
 //       --nonblocking (config.blocking = 0; after each op, poll until not ncclInProgress)
+//       --linger-ms MS (after the ops, stay alive this long: time for a gpu_hang release to show)
 // Each call prints "call I OP rc=RC ms=MS" (flushed), so a hang shows as a missing line.
 #include <chrono>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nccl.h>
@@ -35,6 +37,7 @@ struct Options {
   std::string dump;
   bool group = false;
   bool nonblocking = false;
+  int linger_ms = 0;
 };
 
 double now_ms() {
@@ -275,6 +278,7 @@ int ops(const std::string& op, int n, const Options& o) {
     std::ofstream(o.dump, std::ios::binary)
         .write(reinterpret_cast<const char*>(recv.data()), static_cast<std::streamsize>(recv.size()));
   }
+  std::this_thread::sleep_for(std::chrono::milliseconds(o.linger_ms));
   ncclCommDestroy(comm);
   say("done");
   return 0;
@@ -361,6 +365,8 @@ int main(int argc, char** argv) {
       o.group = true;
     else if (a == "--nonblocking")
       o.nonblocking = true;
+    else if (a == "--linger-ms")
+      o.linger_ms = std::atoi(next().c_str());
     else
       pos.push_back(a);
   }

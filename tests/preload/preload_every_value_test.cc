@@ -1,9 +1,11 @@
 // For every value the plan validator accepts, the preload does exactly that: each accepted signal kills
 // the process by that signal, each exit code is the process's exit status, each NCCL code is what the
-// call returns (error, init_fail) or what ncclCommGetAsyncError reports (async_error). The values come
-// from the core's tables, so a value added there without its effect fails here.
+// call returns (error, init_fail) or what ncclCommGetAsyncError reports (async_error), and each op
+// gpu_hang can hit gets the stream wait ahead of it. The values come from the core's tables, so a value
+// added there without its effect fails here.
 #include <sys/resource.h>
 
+#include "ncclfi/fault_kinds.h"
 #include "ncclfi/nccl_results.h"
 #include "ncclfi/signals.h"
 #include "preload_fixture.h"
@@ -96,6 +98,43 @@ TEST_F(PreloadEveryValue, InitFailReturnsEveryAcceptedCode) {
       EXPECT_NE(r.out.find("init rc=" + std::to_string(to_int(e.code)) + " "), std::string::npos)
           << code.dump() << ": " << r.out;
     }
+  }
+}
+
+TEST_F(PreloadEveryValue, GpuHangWaitsAheadOfEveryOpItCanHit) {
+  // The NCCL function the driver's op calls first (what the double records).
+  const std::map<std::string, std::string> nccl_function = {{"allreduce", "ncclAllReduce"},
+                                                            {"allgather", "ncclAllGather"},
+                                                            {"reducescatter", "ncclReduceScatter"},
+                                                            {"reduce", "ncclReduce"},
+                                                            {"broadcast", "ncclBroadcast"},
+                                                            {"alltoall", "ncclAlltoAll"},
+                                                            {"gather", "ncclGather"},
+                                                            {"scatter", "ncclScatter"},
+                                                            {"send", "ncclSend"},
+                                                            {"recv", "ncclRecv"}};
+  const FaultKindSpec* kind = find_fault_kind(Layer::kApi, "gpu_hang");
+  ASSERT_NE(kind, nullptr);
+  ASSERT_EQ(kind->points.size(), nccl_function.size());
+  for (const std::string_view point : kind->points) {
+    const std::string op(point.substr(point.rfind('/') + 1));
+    ASSERT_EQ(nccl_function.count(op), 1u) << point << ": an op the driver cannot call";
+    std::filesystem::remove(path("calls.log"));
+    std::filesystem::remove(path("events.jsonl"));
+    write_plan(json::array({fault("g", "gpu_hang", json::object(), {{"ops", {op}}}, json::object())}));
+    const auto r = run({"ops", op, "1"});
+    ASSERT_EQ(r.exit_code, 0) << op << ": " << r.out << r.err;
+    const auto log = calls();
+    std::vector<std::string> order;
+    for (const auto& l : log) {
+      if (l.rfind("cuStreamWaitValue32 ", 0) == 0 || l.rfind(nccl_function.at(op) + " ", 0) == 0)
+        order.push_back(l.substr(0, l.find(' ')));
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{"cuStreamWaitValue32", nccl_function.at(op)})) << op;
+    const auto inj = events("inject");
+    ASSERT_EQ(inj.size(), 1u) << op;
+    EXPECT_EQ(inj[0]["point"], std::string(point));
+    EXPECT_EQ(inj[0]["forever"], true) << op;
   }
 }
 

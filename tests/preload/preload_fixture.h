@@ -53,7 +53,7 @@ class PreloadTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     env["NCCL_DOUBLE_LOG"] = path("calls.log");
     env["NCCLFI_EVENTS"] = path("events.jsonl");
-    env["NCCLFI_CUDA_DRIVER_LIB"] = NCCLFI_TEST_CUDA_DOUBLE;
+    env.try_emplace("NCCLFI_CUDA_DRIVER_LIB", NCCLFI_TEST_CUDA_DOUBLE);  // unless the test names another
     if (plan_) env["NCCLFI_PLAN"] = path("plan.json");
     if (preload) env["LD_PRELOAD"] = NCCLFI_TEST_PRELOAD;
     return run_process(argv, env, timeout_s);

@@ -39,6 +39,10 @@ struct Hang {  // the calling thread blocks for ms, then the call goes on; nullo
   std::optional<double> ms;
   friend bool operator==(const Hang&, const Hang&) = default;
 };
+struct GpuHang {  // the call goes on, but the op's stream waits for ms first; nullopt: for ever
+  std::optional<double> ms;
+  friend bool operator==(const GpuHang&, const GpuHang&) = default;
+};
 struct Skip {  // the call returns ncclSuccess without reaching NCCL
   friend bool operator==(const Skip&, const Skip&) = default;
 };
@@ -93,8 +97,8 @@ struct KillProcess {  // the harness sends this signal (one of signals.h's accep
   friend bool operator==(const KillProcess&, const KillProcess&) = default;
 };
 
-using ApiAction =
-    std::variant<Delay, Hang, Skip, FailWithCode, AsyncError, CorruptElements, DieBySignal, ExitWithCode>;
+using ApiAction = std::variant<Delay, Hang, GpuHang, Skip, FailWithCode, AsyncError, CorruptElements,
+                               DieBySignal, ExitWithCode>;
 using NetAction = std::variant<Delay, Throttle, Drop, CorruptBits, FailWithCode, Stall, ConnectFail>;
 using ProcAction = std::variant<StopProcess, KillProcess>;
 using FaultAction = std::variant<NetAction, ApiAction, ProcAction>;

@@ -14,6 +14,7 @@
   X(kNetStall)             \
   X(kApiDelay)             \
   X(kApiHang)              \
+  X(kApiGpuHang)           \
   X(kApiSkip)              \
   X(kApiError)             \
   X(kApiAsyncError)        \

@@ -1,13 +1,20 @@
-// A host-memory stand-in for the few CUDA driver calls the preload's `corrupt` uses, loaded through
-// NCCLFI_CUDA_DRIVER_LIB in the CPU tests: device pointers are host pointers, copies run at once and
-// host functions are called at once (stream order is call order). Each call is recorded in
-// NCCL_DOUBLE_LOG next to the NCCL double's lines, so a test sees the order of op and corruption.
+// A host-memory stand-in for the few CUDA driver calls the preload's `corrupt` and `gpu_hang` use,
+// loaded through NCCLFI_CUDA_DRIVER_LIB in the CPU tests: device pointers are host pointers, copies run
+// at once and host functions are called at once (stream order is call order). Each call is recorded in
+// NCCL_DOUBLE_LOG next to the NCCL double's lines, so a test sees the order of op and fault. A stream
+// wait is recorded when enqueued, and a thread watching its flag records "released" when the wait
+// would end. Built a second time with NCCLFI_CUDA_DOUBLE_NO_STREAM_WAIT, without the stream-wait
+// functions, as a driver that lacks them.
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include <cuda.h>
 
@@ -80,3 +87,30 @@ API cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* user) {
   fn(user);
   return CUDA_SUCCESS;
 }
+
+#ifndef NCCLFI_CUDA_DOUBLE_NO_STREAM_WAIT
+API cuMemHostRegister_v2(void* p, size_t bytes, unsigned int flags) {
+  // The preload must ask for a device mapping: the GPU reads the flag through it.
+  if (p == nullptr || bytes == 0 || (flags & CU_MEMHOSTREGISTER_DEVICEMAP) == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+API cuMemHostGetDevicePointer_v2(CUdeviceptr* dev, void* p, unsigned int) {
+  *dev = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+API cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+  if (flags != CU_STREAM_WAIT_VALUE_GEQ) return CUDA_ERROR_INVALID_VALUE;
+  record("cuStreamWaitValue32 stream=" + hex(stream) + " value=" + std::to_string(value));
+  auto* flag = reinterpret_cast<uint32_t*>(addr);
+  std::thread([stream, flag, value, since = std::chrono::steady_clock::now()] {
+    // GEQ as the driver defines it: (int32_t)(*addr - value) >= 0.
+    while (static_cast<int32_t>(std::atomic_ref<uint32_t>(*flag).load(std::memory_order_acquire) - value) < 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const auto waited = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since);
+    record("released stream=" + hex(stream) +
+           " after_ms=" + std::to_string(static_cast<long long>(waited.count())));
+  }).detach();
+  return CUDA_SUCCESS;
+}
+#endif

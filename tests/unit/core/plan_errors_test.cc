@@ -108,6 +108,8 @@ TEST(PlanErrors, OutOfRange) {
                "at most 1e12 ms", "10000000000000.0");
   expect_error(with_field(fault_json(), "/trigger/count", -1), "/faults/0/trigger/count",
                "a non-negative integer", "-1");
+  expect_error(with_field(fault_json("g", "api", "gpu_hang"), "/params/ms", -1), "/faults/0/params/ms",
+               "a non-negative number", "-1");
   expect_error(with_field(fault_json(), "/target/ranks", json::array({0, -1})), "/faults/0/target/ranks/1",
                "a non-negative integer", "-1");
   expect_error(with_field(fault_json(), "/target/ranks", json::array({2000000})), "/faults/0/target/ranks/0",
@@ -176,7 +178,8 @@ TEST(PlanErrors, UnknownLayerAndUnknownKindForALayer) {
                "a net fault kind (delay, throttle, drop, corrupt, error, connect_fail, stall)", "\"hang\"");
   expect_error(
       plan_json({fault_json("a", "api", "drop")}), "/faults/0/kind",
-      "a api fault kind (delay, hang, skip, error, async_error, corrupt, crash, init_fail, init_hang)",
+      "a api fault kind (delay, hang, gpu_hang, skip, error, async_error, corrupt, crash, init_fail, "
+      "init_hang)",
       "\"drop\"");
   expect_error(plan_json({fault_json("p", "proc", "delay")}), "/faults/0/kind",
                "a proc fault kind (stop, kill)", "\"delay\"");
@@ -205,6 +208,15 @@ TEST(PlanErrors, OpsTheKindCannotHit) {
                "/faults/0/target/ops", "ops that net corrupt can hit (points: net/irecv)", "an array");
   expect_error(with_field(fault_json("i", "api", "init_fail"), "/target/ops", json::array({"allreduce"})),
                "/faults/0/target/ops", "ops that api init_fail can hit (points: nccl/comm/init)", "an array");
+  // gpu_hang needs the op's stream: group end and comm creation have none.
+  const std::string gpu_hang_points =
+      "ops that api gpu_hang can hit (points: nccl/coll/allreduce, nccl/coll/allgather, "
+      "nccl/coll/reducescatter, nccl/coll/reduce, nccl/coll/broadcast, nccl/coll/alltoall, nccl/coll/gather, "
+      "nccl/coll/scatter, nccl/p2p/send, nccl/p2p/recv)";
+  expect_error(with_field(fault_json("g", "api", "gpu_hang"), "/target/ops", json::array({"group_end"})),
+               "/faults/0/target/ops", gpu_hang_points, "an array");
+  expect_error(with_field(fault_json("g", "api", "gpu_hang"), "/target/ops", json::array({"init"})),
+               "/faults/0/target/ops", gpu_hang_points, "an array");
   // One hittable op among others is enough.
   EXPECT_NO_THROW(parse_plan(
       with_field(fault_json("c", "net", "corrupt"), "/target/ops", json::array({"isend", "irecv"})),

@@ -171,6 +171,9 @@ TEST(PlanParse, AbsentParamsTakeTheDeclaredDefaults) {
   EXPECT_FALSE(test::action_as<Hang>(only("api", "hang")).ms.has_value());
   EXPECT_FALSE(test::action_as<Hang>(only("api", "hang", {{"ms", 0}})).ms.has_value());
   EXPECT_EQ(test::action_as<Hang>(only("api", "init_hang", {{"ms", 7}})).ms, 7.0);
+  EXPECT_FALSE(test::action_as<GpuHang>(only("api", "gpu_hang")).ms.has_value());
+  EXPECT_FALSE(test::action_as<GpuHang>(only("api", "gpu_hang", {{"ms", 0}})).ms.has_value());
+  EXPECT_EQ(test::action_as<GpuHang>(only("api", "gpu_hang", {{"ms", 250}})).ms, 250.0);
   EXPECT_FALSE(test::action_as<StopProcess>(only("proc", "stop")).resume_after_ms.has_value());
   const auto delay = test::action_as<Delay>(only("api", "delay", {{"ms", 2.5}}));
   EXPECT_DOUBLE_EQ(delay.ms, 2.5);
