@@ -483,7 +483,8 @@ json to_json(const MatrixReport& r) {
                 {"margin", r.recommendation.margin},
                 {"text", r.recommendation.text}}},
               {"findings", r.findings},
-              {"wall_s", r.wall_s}};
+              {"wall_s", r.wall_s},
+              {"interrupted", r.interrupted}};
   if (!r.gpu.placement.empty())
     doc["gpu"] = {{"placement", r.gpu.placement}, {"shared", r.gpu.shared}, {"mps", r.gpu.mps}};
   return doc;
@@ -558,6 +559,7 @@ std::string matrix_text(const MatrixReport& r) {
   if (r.findings.empty()) out += "  none\n";
   for (const auto& f : r.findings) out += "  - " + f + "\n";
   out += "\n" + r.recommendation.text + "\n";
+  if (!r.interrupted.empty()) out += "INCOMPLETE: " + r.interrupted + "\n";
   return out;
 }
 

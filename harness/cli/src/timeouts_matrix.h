@@ -128,6 +128,7 @@ struct MatrixReport {
   Recommendation recommendation;
   std::vector<std::string> findings;
   double wall_s = 0;
+  std::string interrupted;  // set when the matrix stopped early: the cells hold what ran
 };
 nlohmann::json to_json(const MatrixReport& report);
 // The console form: the healthy profile, one row per fault and one column per setting, the legend,

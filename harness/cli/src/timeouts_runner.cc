@@ -192,6 +192,7 @@ int run_timeouts(const TimeoutsOptions& o) {
   // ---- the matrix
   for (const auto& s : settings) {
     for (const auto f : faults) {
+      if (interrupted()) break;
       Cell cell{s.name, f, {}};
       const Variant v = make_variant(written, o.scenario_path, o.params, &s, f, at, o.deadline_s);
       for (int t = 0; t < o.trials && !interrupted(); ++t) {
@@ -204,7 +205,18 @@ int run_timeouts(const TimeoutsOptions& o) {
              Cell{s.name, f, {cell.trials.back()}}.text() + "  " + r.run_dir);
       }
       report.cells.push_back(std::move(cell));
+      // After every cell: a long matrix that is stopped (deadline of a CI job, Ctrl-C) keeps what it has.
+      report.findings = matrix_findings(settings, report.cells, report.recommendation);
+      try {
+        harness::write_file_atomic((out / "timeouts.json").string(), to_json(report).dump(2) + "\n");
+      } catch (const std::exception&) {
+        // reported below, when the final files are written
+      }
     }
+  }
+  if (interrupted()) {
+    report.interrupted =
+        "interrupted after " + std::to_string(index) + " of " + std::to_string(total) + " runs";
   }
   report.findings = matrix_findings(settings, report.cells, report.recommendation);
   if (report.healthy.clean < report.healthy.trials) {

@@ -27,10 +27,12 @@ json template_doc() {
 TEST(ScenarioParams, DefaultsFillTheTemplate) {
   const json out = apply_scenario_params(template_doc(), {}, "t.json");
   // The list spliced in; a number inside it is an argument, so text.
-  EXPECT_EQ(out["workload"]["command"], json({"python3", "train.py", "--epochs", "1", "--timeout=30", "--every", "2"}));
-  EXPECT_EQ(out["workload"]["ranks"], 2);                                     // a number stays a number
+  EXPECT_EQ(out["workload"]["command"],
+            json({"python3", "train.py", "--epochs", "1", "--timeout=30", "--every", "2"}));
+  EXPECT_EQ(out["workload"]["ranks"], 2);  // a number stays a number
   EXPECT_EQ(out["env"]["MY_TIMEOUT"], "30s");
-  EXPECT_EQ(out["params"]["script_args"], json({"--epochs", "1", "--timeout=30", "--every", "2"}));  // as used
+  EXPECT_EQ(out["params"]["script_args"],
+            json({"--epochs", "1", "--timeout=30", "--every", "2"}));  // as used
 }
 
 TEST(ScenarioParams, OverridesTakeTheTypeOfTheirDefault) {
