@@ -37,6 +37,12 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
+// A string field of an event, "?" when absent or not a string (an event line is not trusted).
+std::string text_field(const nlohmann::json& fields, const char* key) {
+  const auto it = fields.find(key);
+  return it != fields.end() && it->is_string() ? it->get<std::string>() : "?";
+}
+
 std::string verdict_class(const RunRecord& r) {
   return std::string(to_string(run_status(r)));
 }
@@ -109,12 +115,22 @@ std::string timeline_svg(const History& h) {
     if (e.source == "harness" && (e.event == "launch" || e.event == "restart")) color = "#1a73e8";
     if (e.source == "harness" && e.event == "deadline") color = "#c5221f";
     if (e.source == "log" && e.event == "restart") color = "#1a73e8";
+    // ncclfi arm / disarm, given while the job ran.
+    const bool control = e.event == "control";
+    if (control) color = "#9334e6";
     if (color.empty()) continue;
-    s += "<line x1=\"" + fixed(x, 1) + "\" y1=\"8\" x2=\"" + fixed(x, 1) + "\" y2=\"" +
-         std::to_string(height - 20) + "\" stroke=\"" + color + "\" stroke-dasharray=\"4 3\"><title>" +
-         xml_escape(e.source + " " + e.event + " (attempt " + std::to_string(e.attempt + 1) + ") " +
-                    secs(e.ts_ns)) +
+    const std::string what =
+        control ? "ncclfi " + text_field(e.fields, "action") + " " + text_field(e.fields, "fault_id")
+                : e.source + " " + e.event;
+    s += "<line class=\"" + std::string(control ? "control" : "action") + "\" x1=\"" + fixed(x, 1) +
+         "\" y1=\"8\" x2=\"" + fixed(x, 1) + "\" y2=\"" + std::to_string(height - 20) + "\" stroke=\"" +
+         color + "\" stroke-dasharray=\"4 3\"><title>" +
+         xml_escape(what + " (attempt " + std::to_string(e.attempt + 1) + ") " + secs(e.ts_ns)) +
          "</title></line>\n";
+    if (control) {
+      s += "<text x=\"" + fixed(x + 3, 1) + "\" y=\"10\" font-size=\"10\" fill=\"" + color + "\">" +
+           xml_escape(text_field(e.fields, "action") + " " + text_field(e.fields, "fault_id")) + "</text>\n";
+    }
   }
   // Injections: red diamonds.
   for (const auto& e : h.events) {
@@ -204,12 +220,14 @@ std::string render_html(const SuiteInfo& suite, const std::vector<RunRecord>& re
          (r.skipped ? "-" : std::to_string(r.judgement.restarts)) + "</td><td class=\"" + v + "\">" + v +
          "</td></tr>\n";
   }
-  h += "</table>\n<p class=\"legend\"><span style=\"color:#d93025\">&#9670; injection</span>"
-       "<span style=\"color:#f29900\">&#9650; detection</span><span style=\"color:#188038\">&#9632; exit "
-       "0</span>"
-       "<span style=\"color:#8c1d18\">&#9632; abnormal exit</span><span style=\"color:#9aa5b1\">| op</span>"
-       "<span style=\"color:#1a73e8\">&#8942; launch / restart</span><span style=\"color:#c5221f\">&#8942; "
-       "deadline</span></p>\n";
+  h +=
+      "</table>\n<p class=\"legend\"><span style=\"color:#d93025\">&#9670; injection</span>"
+      "<span style=\"color:#f29900\">&#9650; detection</span><span style=\"color:#188038\">&#9632; exit "
+      "0</span>"
+      "<span style=\"color:#8c1d18\">&#9632; abnormal exit</span><span style=\"color:#9aa5b1\">| op</span>"
+      "<span style=\"color:#1a73e8\">&#8942; launch / restart</span>"
+      "<span style=\"color:#9334e6\">&#8942; ncclfi arm / disarm</span><span style=\"color:#c5221f\">&#8942; "
+      "deadline</span></p>\n";
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     const std::string v = verdict_class(r);

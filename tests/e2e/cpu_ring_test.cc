@@ -80,9 +80,9 @@ TEST(CpuRing, DesignExampleDropIsDetectedByEveryWatchdogInTime) {
 TEST(CpuRing, TimeoutSweepRecommendsTheSmallestTimeoutThatSurvivesTheStall) {
   REQUIRE_CPU_RING();
   TempDir dir;
-  // /workload/args/5 is --timeout-s's value in both files; the stall lasts 1 s.
-  const auto r = run_cli({"sweep", scenario("net-stall-survived"), "--set", "/workload/args/5=0.5,2",
-                          "--hang", scenario("net-drop-recv-hang"), "--out", dir.path, "-q"},
+  // Both files pass their parameter timeout_s to --timeout-s; the stall lasts 1 s.
+  const auto r = run_cli({"sweep", scenario("net-stall-survived"), "--set", "timeout_s=0.5,2", "--hang",
+                          scenario("net-drop-recv-hang"), "--out", dir.path, "-q"},
                          110);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("recommended timeout 2s"), std::string::npos) << r.out;

@@ -12,5 +12,7 @@ void add_list_command(CLI::App& app, int& status);
 void add_report_command(CLI::App& app, int& status);
 void add_control_commands(CLI::App& app, int& status);
 void add_sweep_command(CLI::App& app, int& status);
+// Hidden: `help-man` (the man page) and `completion bash`, generated from `app` at build time.
+void add_generator_commands(CLI::App& app, int& status);
 
 }  // namespace ncclfi::cli

@@ -106,6 +106,67 @@ TEST(Console, FinalTableHasColumnsAndTotals) {
   EXPECT_NE(format_final_table(runs, true).find("\033[31mfail"), std::string::npos);
 }
 
+TEST(Console, FailuresListTheirChecksReasonsAndReportPath) {
+  fs::path dir = scratch("failures");
+  std::vector<RunRecord> runs = {make_record("pass-case", {{"outcome", "detected"}}, dir),
+                                 make_record("fail-case", {{"outcome", "hung"}}, dir)};
+  const std::string table = format_final_table(runs, false);
+  const size_t failures = table.find("failures:\n");
+  ASSERT_NE(failures, std::string::npos) << table;
+  const std::string details = table.substr(failures);
+  EXPECT_NE(details.find("FAIL fail-case\n"), std::string::npos) << details;
+  EXPECT_EQ(details.find("pass-case"), std::string::npos) << "a passing run is not a failure: " << details;
+  // The failing check with its reason (the judge's own text), and where the run's report is.
+  for (const auto& c : runs[1].judgement.checks) {
+    if (c.answer == Answer::kFail)
+      EXPECT_NE(details.find("  " + c.field + ": fail: " + c.reason), std::string::npos);
+  }
+  EXPECT_NE(details.find("  report: " + dir.string() + "/verdict.json"), std::string::npos) << details;
+  EXPECT_TRUE(format_failure_details({runs[0]}).empty());
+}
+
+TEST(Console, ClippedExpectationsSayWhereTheWholeTextIs) {
+  fs::path dir = scratch("clipped");
+  std::vector<RunRecord> runs = {
+      make_record("long",
+                  {{"outcome", "detected"},
+                   {"detected_by", {"workload_watchdog", "api_error", "async_error"}},
+                   {"detection_s", {{"min", 0.5}, {"max", 9}}}},
+                  dir)};
+  ASSERT_GT(expected_summary(runs[0].expect).size(), 48u);
+  const std::string table = format_final_table(runs, false);
+  EXPECT_NE(table.find("...\""), std::string::npos);
+  EXPECT_NE(table.find("clipped to fit"), std::string::npos) << table;
+  EXPECT_EQ(format_final_table({make_record("short", {{"outcome", "detected"}}, dir)}, false).find("clipped"),
+            std::string::npos);
+}
+
+TEST(Console, RepeatedRunsShowThePassRatePerScenario) {
+  fs::path dir = scratch("repeat");
+  std::vector<RunRecord> runs = {make_record("steady", {{"outcome", "detected"}}, dir),
+                                 make_record("steady", {{"outcome", "detected"}}, dir),
+                                 make_record("flaky", {{"outcome", "detected"}}, dir),
+                                 make_record("flaky", {{"outcome", "hung"}}, dir)};
+  const auto rates = pass_rates(runs);
+  ASSERT_EQ(rates.size(), 2u);
+  EXPECT_EQ(rates[0].scenario, "steady");
+  EXPECT_EQ(rates[0].passed, 2u);
+  EXPECT_FALSE(rates[0].flaky());
+  EXPECT_EQ(rates[1].runs, 2u);
+  EXPECT_EQ(rates[1].passed, 1u);
+  EXPECT_TRUE(rates[1].flaky());
+  const std::string table = format_final_table(runs, false);
+  EXPECT_NE(table.find("steady  2/2 passed (100%)\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("flaky   1/2 passed (50%), flaky\n"), std::string::npos) << table;
+  const auto summary = summary_json(SuiteInfo{}, runs);
+  ASSERT_TRUE(summary.contains("pass_rates"));
+  EXPECT_EQ(summary["pass_rates"][1]["pass_rate"], 0.5);
+  EXPECT_EQ(summary["pass_rates"][1]["flaky"], true);
+  // Run once each: no pass-rate section.
+  EXPECT_FALSE(summary_json(SuiteInfo{}, {runs[0], runs[2]}).contains("pass_rates"));
+  EXPECT_EQ(format_final_table({runs[0], runs[2]}, false).find("pass rate"), std::string::npos);
+}
+
 TEST(Console, ProgressLineIsOneLineWithinWidth) {
   ProgressState s;
   s.index = 3;
@@ -227,6 +288,18 @@ TEST(Html, SelfContainedWithTimelinePerScenario) {
   EXPECT_NE(html.find("stroke=\"#9aa5b1\""), std::string::npos);  // op tick
   EXPECT_EQ(html.find("<script>alert(1)"), std::string::npos);    // scenario names are escaped
   EXPECT_NE(html.find("&lt;/script&gt;"), std::string::npos);
+}
+
+TEST(Html, ArmAndDisarmAreDrawnWhereTheyWereGiven) {
+  fs::path dir = scratch("html-control");
+  std::vector<RunRecord> runs = {make_record("armed", {{"outcome", "detected"}}, dir)};
+  add_event(runs[0].history, 2.0, -1, "control", "control", {{"action", "arm"}, {"fault_id", "slow"}});
+  add_event(runs[0].history, 3.0, -1, "control", "control", {{"action", "disarm"}, {"fault_id", 7}});
+  const std::string html = render_html(SuiteInfo{}, runs);
+  EXPECT_NE(html.find("<line class=\"control\""), std::string::npos);
+  EXPECT_NE(html.find("<title>ncclfi arm slow (attempt 1)"), std::string::npos) << html;
+  EXPECT_NE(html.find(">arm slow</text>"), std::string::npos);
+  EXPECT_NE(html.find(">disarm ?</text>"), std::string::npos) << "a non-string fault id is shown as ?";
 }
 
 TEST(Suite, WritesFilesAndRerendersFromRunDirs) {
