@@ -10,7 +10,8 @@ namespace ncclfi::harness {
 std::vector<PassRate> pass_rates(const std::vector<RunRecord>& records) {
   std::vector<PassRate> rates;
   for (const auto& r : records) {
-    auto it = std::find_if(rates.begin(), rates.end(), [&](const PassRate& p) { return p.scenario == r.scenario; });
+    auto it =
+        std::find_if(rates.begin(), rates.end(), [&](const PassRate& p) { return p.scenario == r.scenario; });
     if (it == rates.end()) {
       rates.push_back({r.scenario, 0, 0});
       it = rates.end() - 1;

@@ -5,6 +5,7 @@
 """
 
 import os
+import tempfile
 
 import pytest
 
@@ -89,7 +90,7 @@ class ScenarioItem(pytest.Item):
         if not self.entry.get("valid"):
             errors = ["%s: expected %s, got %s" % (e["pointer"], e["expected"], e["found"]) for e in self.entry["errors"]]
             raise ScenarioFailed("invalid scenario %s\n  %s" % (self.entry["file"], "\n  ".join(errors)))
-        tmp_root = self.config._tmp_path_factory.mktemp("ncclfi-runs") if hasattr(self.config, "_tmp_path_factory") else None
+        tmp_root = None if self.config.getoption("ncclfi_out") else tempfile.mkdtemp(prefix="ncclfi-runs-")
         result = _runner(self.config, tmp_root).run(self.entry["file"], repeat=self.config.getoption("ncclfi_repeat"))
         self.user_properties.append(("ncclfi_statuses", ",".join(result.statuses)))
         if result.statuses and all(s == "skipped" for s in result.statuses):

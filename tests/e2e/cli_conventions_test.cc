@@ -3,6 +3,8 @@
 // run's faults and leaving an event, and one exit status table for every command.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "cli_process.h"
@@ -75,6 +77,70 @@ TEST(CliConventions, ValidateJsonListsEachFileWithItsErrors) {
   }
 }
 
+TEST(CliConventions, EveryErrorOfAFileInOnePass) {
+  TempDir dir;
+  json doc = shell_scenario("two-errors", 1, "exit 0", {{"outcome", "detected"}});
+  doc["workload"]["ranks"] = "two";                                         // the schema's
+  doc["faults"] = {{{"id", "x"}, {"layer", "net"}, {"kind", "teleport"}}};  // the fault parser's
+  const auto r = run_cli({"validate", write_scenario(dir.path, doc), "--json"});
+  EXPECT_EQ(r.exit_code, 2);
+  const json doc_out = json::parse(r.out);
+  std::vector<std::string> pointers;
+  for (const auto& e : doc_out["files"][0]["errors"]) pointers.push_back(e["pointer"]);
+  EXPECT_NE(std::find(pointers.begin(), pointers.end(), "/workload/ranks"), pointers.end()) << r.out;
+  EXPECT_NE(std::find(pointers.begin(), pointers.end(), "/faults/0/kind"), pointers.end()) << r.out;
+}
+
+TEST(CliConventions, YamlScenariosRunAndTheirErrorsNameTheLine) {
+  TempDir dir;
+  const std::string yaml = dir.path + "/s.yaml";
+  std::ofstream(yaml) << "name: yaml-scenario\n"
+                         "summary: written in YAML\n"
+                         "params: {code: \"0\"}\n"
+                         "workload:\n"
+                         "  command: [/bin/sh, -c, \"exit {param:code}\"]\n"
+                         "  ranks: 1\n"
+                         "launcher: {kind: command}\n"
+                         "baseline: false\n"
+                         "deadline_s: 10\n"
+                         "expect: {outcome: clean}\n";
+  const auto run = run_cli({"run", yaml, "--out", dir.path + "/runs", "-q", "--json"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(json::parse(run.out)["runs"][0]["scenario"], "yaml-scenario");
+  // Swept by the parameter's name: code=3 fails the clean expectation.
+  const auto sweep =
+      run_cli({"sweep", yaml, "--set", "code=0,3", "--out", dir.path + "/runs", "-q", "--json"});
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.err;
+  const json matrix = json::parse(sweep.out)["matrix"];
+  EXPECT_TRUE(contains(matrix.dump(), "\"pass\"")) << matrix.dump();
+  EXPECT_TRUE(contains(matrix.dump(), "\"fail\"")) << matrix.dump();
+  std::ofstream(dir.path + "/bad.yaml") << "name: bad\n"
+                                           "summary: x\n"
+                                           "workload:\n"
+                                           "  command: [/bin/true]\n"
+                                           "  ranks: two\n"
+                                           "expect: {outcome: clean, bogus: 1}\n";
+  const auto bad = run_cli({"validate", dir.path + "/bad.yaml"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(contains(bad.err, dir.path + "/bad.yaml:5: /workload/ranks: expected")) << bad.err;
+  EXPECT_TRUE(contains(bad.err, dir.path + "/bad.yaml:6: /expect/bogus: expected")) << bad.err;
+}
+
+TEST(CliConventions, ValidateChecksABareFaultPlan) {
+  TempDir dir;
+  const std::string plan = dir.path + "/plan.json";
+  std::ofstream(plan)
+      << R"({"seed": 1, "faults": [{"id": "d", "layer": "net", "kind": "delay", "params": {"ms": -5}}]})";
+  const auto bad = run_cli({"validate", plan});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(contains(bad.err, plan + ": /faults/0/params/ms: expected")) << bad.err;
+  std::ofstream(plan)
+      << R"({"seed": 1, "faults": [{"id": "d", "layer": "net", "kind": "delay", "params": {"ms": 5}}]})";
+  const auto good = run_cli({"validate", plan});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_TRUE(contains(good.out, "(fault plan: 1 fault(s))")) << good.out;
+}
+
 TEST(CliConventions, ListJsonHasTheSameContentAsTheText) {
   const auto text = run_cli({"list", "points"});
   const auto as_json = run_cli({"list", "points", "--json"});
@@ -125,6 +191,22 @@ TEST(CliConventions, RepeatReportsThePassRateOfAFlakyScenario) {
   EXPECT_TRUE(contains(table.out, "2/4 passed (50%), flaky")) << table.out;
 }
 
+TEST(CliConventions, MetricsFileIsValidPrometheusText) {
+  TempDir dir;
+  const auto file = write_scenario(dir.path, shell_scenario("metrics", 1, "exit 0", {{"outcome", "clean"}}));
+  const std::string metrics = dir.path + "/ncclfi.prom";
+  const auto r = run_cli({"run", file, "--out", dir.path + "/runs", "-q", "--metrics", metrics});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = read_text(metrics);
+  EXPECT_TRUE(contains(text, "ncclfi_scenario_status{scenario=\"metrics\",run=\"1\",status=\"pass\"} 1\n"))
+      << text;
+  EXPECT_TRUE(contains(text, "ncclfi_scenario_duration_seconds{scenario=\"metrics\",run=\"1\"} ")) << text;
+  // Prometheus' own linter, where Debian's prometheus package is installed.
+  if (!file_exists("/usr/bin/promtool")) GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
+  const auto check = run_program({"/bin/sh", "-c", "promtool check metrics < " + metrics});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
 TEST(CliConventions, ColorFollowsTheFlagAndNoColor) {
   TempDir dir;
   const auto file = write_scenario(dir.path, shell_scenario("colors", 1, "exit 0", {{"outcome", "clean"}}));
@@ -160,12 +242,14 @@ TEST(CliConventions, NoColorTurnsAutoColourOffEvenOnATerminal) {
 std::string fake_run_dir(const TempDir& dir) {
   const std::string run = dir.path + "/run";
   std::filesystem::create_directories(run);
-  std::ofstream(run + "/plan.json") << json{{"seed", 1},
-                                            {"control", true},
-                                            {"faults",
-                                             {{{"id", "slow"}, {"layer", "net"}, {"kind", "delay"}, {"params", {{"ms", 5}}}},
-                                              {{"id", "stop"}, {"layer", "proc"}, {"kind", "stop"}}}}}
-                                           .dump();
+  std::ofstream(run + "/plan.json") << json{
+      {"seed", 1},
+      {"control", true},
+      {"faults",
+       {{{"id", "slow"}, {"layer", "net"}, {"kind", "delay"}, {"params", {{"ms", 5}}}},
+        {{"id", "stop"},
+         {"layer", "proc"},
+         {"kind", "stop"}}}}}.dump();
   return run;
 }
 
@@ -219,11 +303,13 @@ TEST(CliConventions, ManPageAndCompletionComeFromTheCliDefinition) {
   std::ofstream(dir.path + "/c.sh") << completion.out;
   auto complete = [&](const std::string& words, int cword) {
     return run_program({"/bin/bash", "-c",
-                        "source " + dir.path + "/c.sh; COMP_WORDS=(" + words + "); COMP_CWORD=" +
-                            std::to_string(cword) + "; _ncclfi_complete; printf '%s\\n' \"${COMPREPLY[@]}\""});
+                        "source " + dir.path + "/c.sh; COMP_WORDS=(" + words +
+                            "); COMP_CWORD=" + std::to_string(cword) +
+                            "; _ncclfi_complete; printf '%s\\n' \"${COMPREPLY[@]}\""});
   };
   EXPECT_EQ(complete("ncclfi va", 1).out, "validate\n");
-  EXPECT_TRUE(contains(complete("ncclfi run --rep", 2).out, "--repeat")) << complete("ncclfi run --rep", 2).out;
+  EXPECT_TRUE(contains(complete("ncclfi run --rep", 2).out, "--repeat"))
+      << complete("ncclfi run --rep", 2).out;
   EXPECT_EQ(complete("ncclfi list f", 2).out, "faults\n");
 }
 

@@ -97,7 +97,8 @@ std::string render_man_page(const CLI::App& app, const std::string& version) {
     if (!sub->get_footer().empty()) out << ".PP\n.nf\n" << roff(sub->get_footer()) << "\n.fi\n";
   }
   out << ".SH NOTES\n.nf\n" << roff(app.get_footer()) << "\n.fi\n";
-  out << ".SH SEE ALSO\nThe documentation installed under share/doc/ncclfi, and docs/*.md in the source tree.\n";
+  out << ".SH SEE ALSO\nThe documentation installed under share/doc/ncclfi, and docs/*.md in the source "
+         "tree.\n";
   return out.str();
 }
 
@@ -127,7 +128,8 @@ std::string render_bash_completion(const CLI::App& app) {
       const auto choices = choices_of(opt);
       if (choices.empty()) continue;
       for (const auto& l : opt->get_lnames()) {
-        out << "    --" << l << ") COMPREPLY=($(compgen -W \"" << join(choices) << "\" -- \"$cur\")); return ;;\n";
+        out << "    --" << l << ") COMPREPLY=($(compgen -W \"" << join(choices)
+            << "\" -- \"$cur\")); return ;;\n";
       }
     }
   };

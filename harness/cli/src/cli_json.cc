@@ -6,8 +6,13 @@ namespace ncclfi::cli {
 using nlohmann::json;
 
 json scenario_json(const Scenario& s) {
-  return {{"file", s.file},          {"valid", true},       {"kind", "scenario"}, {"name", s.name},
-          {"expected", s.expected_text()}, {"summary", s.summary}, {"tags", s.tags}};
+  return {{"file", s.file},
+          {"valid", true},
+          {"kind", "scenario"},
+          {"name", s.name},
+          {"expected", s.expected_text()},
+          {"summary", s.summary},
+          {"tags", s.tags}};
 }
 
 json scenario_error_json(const ScenarioError& e) {

@@ -21,7 +21,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
-std::optional<std::string> closest_name(const std::string& typed, const std::vector<std::string>& candidates) {
+std::optional<std::string> closest_name(const std::string& typed,
+                                        const std::vector<std::string>& candidates) {
   std::optional<std::string> best;
   size_t best_distance = 0;
   std::vector<std::string> prefixed;
@@ -116,7 +117,8 @@ std::optional<std::string> unknown_name_error(const CLI::App& app, const std::ve
         for (const CLI::App* s : subs) {
           if (!s->get_group().empty()) names.push_back(s->get_name());  // hidden ones have no group
         }
-        return with_suggestion(app.get_name() + ": unknown command '" + token + "'.", closest_name(token, names)) +
+        return with_suggestion(app.get_name() + ": unknown command '" + token + "'.",
+                               closest_name(token, names)) +
                "\nRun '" + app.get_name() + " --help' for the commands.";
       }
       current = *it;

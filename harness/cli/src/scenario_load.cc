@@ -166,7 +166,8 @@ Scenario scenario_from_json(const json& written, const std::string& file) {
   const json doc = substitute_params(written, problems);
   const SchemaResult schema = check_against_schema(doc, scenario_schema());
   for (const auto& v : schema.violations) problems.push_back({v.pointer, v.expected, v.found});
-  if (!problems.empty()) throw ScenarioError(file, problems);
+  // The values the schema handed on are checked even when other places broke the schema, so that one
+  // pass reports every error the file has up to the cross-field rules (which need a whole scenario).
   check_deferred(doc, file, schema, problems);
   if (!problems.empty()) throw ScenarioError(file, problems);
   Scenario s;

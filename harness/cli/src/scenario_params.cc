@@ -26,7 +26,8 @@ json substitute(const json& value, const json& params, const std::string& pointe
                 std::vector<ScenarioError::Problem>& problems) {
   if (value.is_object()) {
     json out = json::object();
-    for (const auto& [key, item] : value.items()) out[key] = substitute(item, params, pointer + "/" + key, problems);
+    for (const auto& [key, item] : value.items())
+      out[key] = substitute(item, params, pointer + "/" + key, problems);
     return out;
   }
   if (value.is_array()) {
@@ -40,7 +41,8 @@ json substitute(const json& value, const json& params, const std::string& pointe
   std::smatch whole;
   if (std::regex_match(text, whole, placeholder_re())) {
     if (params.contains(whole[1].str())) return params[whole[1].str()];
-    problems.push_back({pointer, "a parameter declared in /params (" + known_names(params) + ")", "\"" + text + "\""});
+    problems.push_back(
+        {pointer, "a parameter declared in /params (" + known_names(params) + ")", "\"" + text + "\""});
     return value;
   }
   std::string out;
@@ -52,7 +54,8 @@ json substitute(const json& value, const json& params, const std::string& pointe
     if (params.contains(m[1].str())) {
       out += as_text(params[m[1].str()]);
     } else {
-      problems.push_back({pointer, "a parameter declared in /params (" + known_names(params) + ")", "\"" + m.str() + "\""});
+      problems.push_back(
+          {pointer, "a parameter declared in /params (" + known_names(params) + ")", "\"" + m.str() + "\""});
       out += m.str();
     }
     last = static_cast<size_t>(m.position() + m.length());

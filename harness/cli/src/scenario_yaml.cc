@@ -36,7 +36,8 @@ json plain_scalar(const std::string& text) {
   if (std::regex_match(text, false_re)) return false;
   if (std::regex_match(text, int_re)) {
     try {
-      return text[0] == '-' ? json(std::stoll(text)) : json(std::stoull(text[0] == '+' ? text.substr(1) : text));
+      return text[0] == '-' ? json(std::stoll(text))
+                            : json(std::stoull(text[0] == '+' ? text.substr(1) : text));
     } catch (const std::out_of_range&) {
       return json::parse(text[0] == '+' ? text.substr(1) : text);  // a double, as JSON would read it
     }
@@ -46,7 +47,7 @@ json plain_scalar(const std::string& text) {
 }
 
 json convert(const YAML::Node& node, const std::string& pointer, LineMap& lines) {
-  lines[pointer] = node.Mark().line + 1;
+  lines.emplace(pointer, node.Mark().line + 1);  // a mapping's value already has its key's line
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -68,7 +69,10 @@ json convert(const YAML::Node& node, const std::string& pointer, LineMap& lines)
                                    ": a mapping key must be a plain text (JSON has no other keys)");
         }
         const std::string key = kv.first.Scalar();
-        out[key] = convert(kv.second, pointer + "/" + escape_token(key), lines);
+        const std::string child = pointer + "/" + escape_token(key);
+        // The key's line: where a nested mapping's problems are best pointed at.
+        lines.emplace(child, kv.first.Mark().line + 1);
+        out[key] = convert(kv.second, child, lines);
       }
       return out;
     }
