@@ -117,7 +117,10 @@ std::string format_final_table(const std::vector<RunRecord>& records, bool color
     if (i == 0) out += std::string(w[0] + w[1] + w[2] + w[3] + 8 + 7, '-') + "\n";
   }
   if (clipped) {
-    out += "(\"...\": clipped to fit; the failures below, summary.json and `--json` have the whole text)\n";
+    out +=
+        "(\"...\": clipped to fit; the whole text is in summary.json, in `--json` and, for a run that did "
+        "not "
+        "pass, below)\n";
   }
   for (const auto& r : records) {
     if (r.skipped) out += "skipped " + r.scenario + ": " + r.skip_reason + "\n";

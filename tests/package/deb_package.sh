@@ -30,7 +30,7 @@ dpkg-deb -c "$deb" | awk '{print $NF}' >"$tmp/contents"
 for f in ./usr/bin/ncclfi ./usr/bin/ncclfi-cpu-ring ./usr/lib/libncclfi-preload.so ./usr/lib/libnccl-net-ncclfi.so \
   ./usr/share/ncclfi/scenarios/schema.json ./usr/share/ncclfi/scenarios/cpu/net-drop-recv-hang.json \
   ./usr/share/ncclfi/workloads/torch/ddp_train.py ./usr/share/man/man1/ncclfi.1 \
-  ./usr/share/bash-completion/completions/ncclfi; do
+  ./usr/share/bash-completion/completions/ncclfi ./usr/share/ncclfi/python/ncclfi_pytest/plugin.py; do
   grep -qxF "$f" "$tmp/contents" || fail "the package lacks $f"
 done
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # installed_catalogue.sh CMAKE BUILD SOURCE: `cmake --install` into a temporary prefix gives a working
 # ncclfi: every part is installed (programs, the preload and the net shim, the workloads, the scenarios
-# and their schema, the man page, the bash completion), the whole catalogue validates, and a few CPU
+# and their schema, the man page, the bash completion, the pytest plugin), the whole catalogue validates, and a few CPU
 # scenarios run from the installed copy with the build and source trees hidden.
 set -u
 cmake=$1 build=$2 src=$3
@@ -15,7 +15,8 @@ prefix=$tmp/prefix
 for f in bin/ncclfi bin/ncclfi-cpu-ring lib/libncclfi-preload.so lib/libnccl-net-ncclfi.so \
   share/ncclfi/scenarios/schema.json share/ncclfi/scenarios/cpu/net-drop-recv-hang.json \
   share/ncclfi/workloads/torch/ddp_train.py share/man/man1/ncclfi.1 \
-  share/bash-completion/completions/ncclfi share/doc/ncclfi/README.md; do
+  share/bash-completion/completions/ncclfi share/doc/ncclfi/README.md \
+  share/ncclfi/python/ncclfi_pytest/plugin.py; do
   [ -s "$prefix/$f" ] || fail "$prefix/$f was not installed"
 done
 # Every scenario of the source tree is installed.

@@ -85,7 +85,9 @@ std::string render_man_page(const CLI::App& app, const std::string& version) {
   std::ostringstream out;
   const std::string name = app.get_name();
   out << ".TH " << roff(name) << " 1 \"\" \"" << roff(name + " " + version) << "\" \"User Commands\"\n";
-  out << ".SH NAME\n" << roff(name) << " \\- " << roff(app.get_description()) << "\n";
+  std::string description = app.get_description();
+  if (description.rfind(name + ": ", 0) == 0) description.erase(0, name.size() + 2);  // NAME has the name
+  out << ".SH NAME\n" << roff(name) << " \\- " << roff(description) << "\n";
   out << ".SH SYNOPSIS\n.B " << roff(name) << "\n[\\fIOPTIONS\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]\n";
   out << ".SH OPTIONS\n";
   man_options(out, app);
