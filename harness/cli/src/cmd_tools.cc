@@ -25,12 +25,14 @@ namespace ncclfi::cli {
 namespace {
 
 // A bare fault plan ({"seed", "control", "faults"}, what NCCLFI_PLAN names) rather than a scenario:
-// a JSON object with faults and no workload.
+// a JSON object with faults and none of a scenario's own keys (a scenario that lacks its workload is
+// still a scenario, and is told so).
 bool is_fault_plan_file(const std::string& path) {
   if (is_yaml_path(path)) return false;
   std::ifstream in(path);
   const nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  return doc.is_object() && doc.contains("faults") && !doc.contains("workload");
+  return doc.is_object() && doc.contains("faults") && !doc.contains("workload") && !doc.contains("name") &&
+         !doc.contains("expect");
 }
 
 }  // namespace
@@ -44,8 +46,8 @@ void add_validate_command(CLI::App& app, int& status) {
   cmd->add_flag("--json", *as_json, "print {files: [{file, valid, name, errors}], valid, invalid} on stdout");
   cmd->footer(
       "Errors read `file: /json/pointer: expected X, got Y` (`file:line: ...` for YAML); exit 2 when any\n"
-      "file is bad. A file with \"faults\" and no \"workload\" is checked as a bare fault plan "
-      "(NCCLFI_PLAN).\n"
+      "file is bad. A file with \"faults\" and no \"name\", \"workload\" or \"expect\" is checked as a bare "
+      "fault plan (NCCLFI_PLAN).\n"
       "Examples:\n"
       "  ncclfi validate scenarios/\n"
       "  ncclfi validate my-scenario.json --json");
