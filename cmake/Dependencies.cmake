@@ -22,6 +22,13 @@ set_target_properties(fiu_static PROPERTIES IMPORTED_LOCATION ${FIU_STATIC_LIBRA
   INTERFACE_COMPILE_DEFINITIONS FIU_ENABLE=1
   INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS}")
 
+# yaml-cpp (YAML scenarios), linked statically for the same reason.
+find_path(YAML_CPP_INCLUDE_DIR yaml-cpp/yaml.h REQUIRED)
+find_library(YAML_CPP_STATIC_LIBRARY NAMES libyaml-cpp.a REQUIRED)
+add_library(yaml_cpp_static STATIC IMPORTED GLOBAL)
+set_target_properties(yaml_cpp_static PROPERTIES IMPORTED_LOCATION ${YAML_CPP_STATIC_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${YAML_CPP_INCLUDE_DIR})
+
 # NCCL and CUDA: found with the CUDA toolkit. The preload and the net shim need only nccl.h; the GPU
 # workload needs nvcc, the CUDA runtime and libnccl.
 set(NCCLFI_CUDA_HOME "/usr/local/cuda" CACHE PATH "CUDA toolkit root")

@@ -1,5 +1,7 @@
-// Console output: the live progress line and the final table.
+// Console output: the live progress line, the final table and, under it, why each run that did not
+// pass did not (its checks and reasons, and where its report is).
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "reports.h"
@@ -81,9 +83,15 @@ std::string format_final_table(const std::vector<RunRecord>& records, bool color
   };
   std::vector<Row> rows;
   rows.push_back({"scenario", "expected", "observed", "detection", "status"});
+  constexpr size_t kColumn = 48;
+  bool clipped = false;
+  auto column = [&](const std::string& text) {
+    clipped = clipped || display_width(text) > kColumn;
+    return clip(text, kColumn);
+  };
   for (const auto& r : records) {
-    rows.push_back({r.scenario, clip(expected_summary(r.expect), 48),
-                    r.skipped ? "-" : clip(observed_summary(r.judgement), 48),
+    rows.push_back({r.scenario, column(expected_summary(r.expect)),
+                    r.skipped ? "-" : column(observed_summary(r.judgement)),
                     r.skipped ? "-" : format_seconds(r.judgement.detection_s),
                     std::string(to_string(run_status(r)))});
   }
@@ -109,10 +117,40 @@ std::string format_final_table(const std::vector<RunRecord>& records, bool color
            pad(row.detection, w[3]) + "  " + status + "\n";
     if (i == 0) out += std::string(w[0] + w[1] + w[2] + w[3] + 8 + 7, '-') + "\n";
   }
+  if (clipped) {
+    out +=
+        "(\"...\": clipped to fit; the whole text is in summary.json, in `--json` and, for a run that did "
+        "not "
+        "pass, below)\n";
+  }
   for (const auto& r : records) {
     if (r.skipped) out += "skipped " + r.scenario + ": " + r.skip_reason + "\n";
   }
+  const std::string failures = format_failure_details(records);
+  if (!failures.empty()) out += "\n" + failures;
+  const std::string rates = format_pass_rates(pass_rates(records));
+  if (!rates.empty()) out += "\n" + rates;
   return out + counts_text(count_statuses(records)) + "\n";
+}
+
+std::string format_failure_details(const std::vector<RunRecord>& records) {
+  std::string out;
+  for (const auto& r : records) {
+    const RunStatus status = run_status(r);
+    if (status == RunStatus::kPass || status == RunStatus::kSkipped) continue;
+    std::string head(to_string(status));
+    std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return std::toupper(c); });
+    out += head + " " + r.scenario + "\n";
+    out += "  expected: " + expected_summary(r.expect) + "\n";
+    out += "  observed: " + observed_summary(r.judgement) + "\n";
+    if (!r.harness_error.empty()) out += "  harness error: " + r.harness_error + "\n";
+    for (const auto& c : r.judgement.checks) {
+      if (c.answer == Answer::kPass) continue;
+      out += "  " + c.field + ": " + std::string(to_string(c.answer)) + ": " + c.reason + "\n";
+    }
+    if (!r.run_dir.empty()) out += "  report: " + r.run_dir + "/verdict.json\n";
+  }
+  return out.empty() ? out : "failures:\n" + out;
 }
 
 }  // namespace ncclfi::harness

@@ -1,20 +1,15 @@
 // report.html: one self-contained page (inline CSS, inline SVG, a few lines of inline JS; no URL is
-// ever fetched). A summary table, then per scenario the checks and a per-rank timeline of ops,
-// injections, detections, exits, launches/restarts and the deadline.
+// ever fetched). A summary table, then per scenario the checks and its timeline (html_timeline.cc).
 #include <algorithm>
 #include <cstdio>
 #include <map>
 
+#include "html_timeline.h"
 #include "report_text.h"
 #include "reports.h"
 
 namespace ncclfi::harness {
 namespace {
-
-constexpr int kWidth = 960;  // timeline drawing width in px
-constexpr int kLeft = 90;    // room for row labels
-constexpr int kRowHeight = 22;
-constexpr size_t kMaxOpTicks = 400;  // per rank; more are sampled evenly
 
 const char* kStyle = R"CSS(
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1d1d1f;background:#fff}
@@ -26,9 +21,19 @@ code,pre{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}pre{background:#f
 .legend span{margin-right:14px}.muted{color:#666}svg{border:1px solid #eee;background:#fcfcfd}
 )CSS";
 
+// The page's script: the pass filter and the zoom to the fault window. When it has run it marks the
+// page (data-ncclfi-ready on <html>), and an error marks it too (data-ncclfi-error), so a headless
+// browser can tell that it ran and ran cleanly. Opening the page with #zoom zooms every timeline.
 const char* kScript = R"JS(
 function ncclfiFilter(cb){document.querySelectorAll('tr.run').forEach(function(r){
 r.style.display=(cb.checked&&r.dataset.verdict==='pass')?'none':'';});}
+function ncclfiZoom(id,on){var svg=document.getElementById(id);if(!svg)return;
+var w=svg.getAttribute('width'),h=svg.getAttribute('height'),z=svg.dataset.zoom.split(' ').map(Number);
+svg.setAttribute('viewBox',on?(z[0]+' 0 '+(z[1]-z[0])+' '+h):('0 0 '+w+' '+h));svg.dataset.zoomed=on?'1':'0';}
+window.addEventListener('error',function(e){document.documentElement.setAttribute('data-ncclfi-error',String(e.message));});
+document.addEventListener('DOMContentLoaded',function(){
+if(location.hash==='#zoom'){document.querySelectorAll('svg.timeline').forEach(function(s){ncclfiZoom(s.id,true);});}
+document.documentElement.setAttribute('data-ncclfi-ready','1');});
 )JS";
 
 std::string fixed(double v, int decimals) {
@@ -43,115 +48,6 @@ std::string verdict_class(const RunRecord& r) {
 
 std::string anchor(size_t index) {
   return "run-" + std::to_string(index);
-}
-
-std::string timeline_svg(const History& h) {
-  // Time span: the run's own bounds, widened to every event we draw.
-  int64_t t0 = h.start_ns, t1 = h.end_ns;
-  auto widen = [&](int64_t t) {
-    if (t <= 0) return;
-    if (t0 <= 0 || t < t0) t0 = t;
-    if (t > t1) t1 = t;
-  };
-  for (const auto& e : h.events) widen(e.ts_ns);
-  for (const auto& x : h.exits) widen(x.ts_ns);
-  for (const auto& d : h.detections) widen(d.ts_ns);
-  if (t0 <= 0 || t1 <= t0) return "<p class=\"muted\">No timed events to draw.</p>";
-  int max_rank = h.world_size - 1;
-  for (const auto& e : h.events) max_rank = std::max(max_rank, e.rank);
-  for (const auto& x : h.exits) max_rank = std::max(max_rank, x.rank);
-  const int rows = max_rank + 2;  // row 0: the job / harness; row r+1: rank r
-  const int height = rows * kRowHeight + 30;
-  const double span = static_cast<double>(t1 - t0);
-  auto x_of = [&](int64_t t) { return kLeft + static_cast<double>(t - t0) / span * (kWidth - kLeft - 10); };
-  auto y_of = [&](int rank) { return (rank + 1) * kRowHeight + 14; };  // rank -1 -> row 0
-  auto secs = [&](int64_t t) { return "+" + fixed(static_cast<double>(t - t0) / 1e9, 3) + "s"; };
-
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kWidth) +
-                  "\" height=\"" + std::to_string(height) + "\" role=\"img\">\n";
-  for (int r = -1; r <= max_rank; ++r) {
-    const int y = y_of(r);
-    s += "<line x1=\"" + std::to_string(kLeft) + "\" y1=\"" + std::to_string(y) + "\" x2=\"" +
-         std::to_string(kWidth - 10) + "\" y2=\"" + std::to_string(y) + "\" stroke=\"#e3e3e8\"/>";
-    s += "<text x=\"4\" y=\"" + std::to_string(y + 4) + "\" font-size=\"12\">" +
-         (r < 0 ? std::string("job") : "rank " + std::to_string(r)) + "</text>\n";
-  }
-  // Time axis: 5 ticks.
-  for (int i = 0; i <= 4; ++i) {
-    const int64_t t = t0 + static_cast<int64_t>(span * i / 4);
-    const double x = x_of(t);
-    s += "<text x=\"" + fixed(x, 1) + "\" y=\"" + std::to_string(height - 6) +
-         "\" font-size=\"10\" text-anchor=\"middle\" fill=\"#666\">" + secs(t) + "</text>";
-  }
-  // Ops: sampled ticks per rank.
-  std::map<int, std::vector<const HistoryEvent*>> ops;
-  for (const auto& e : h.events) {
-    if (e.event == "op" || e.event == "op_enqueue" || e.event == "step") ops[e.rank].push_back(&e);
-  }
-  for (const auto& [rank, list] : ops) {
-    const size_t step = list.size() > kMaxOpTicks ? (list.size() + kMaxOpTicks - 1) / kMaxOpTicks : 1;
-    for (size_t i = 0; i < list.size(); i += step) {
-      const auto* e = list[i];
-      const double x = x_of(e->ts_ns);
-      const int y = y_of(rank);
-      s += "<line x1=\"" + fixed(x, 1) + "\" y1=\"" + std::to_string(y - 5) + "\" x2=\"" + fixed(x, 1) +
-           "\" y2=\"" + std::to_string(y + 5) + "\" stroke=\"#9aa5b1\"><title>" +
-           xml_escape(e->event + " " + secs(e->ts_ns) + " " +
-                      e->fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
-           "</title></line>";
-    }
-  }
-  s += "\n";
-  // Harness actions: launches / restarts (blue dashed), deadline (red).
-  for (const auto& e : h.events) {
-    const double x = x_of(e.ts_ns);
-    std::string color;
-    if (e.source == "harness" && (e.event == "launch" || e.event == "restart")) color = "#1a73e8";
-    if (e.source == "harness" && e.event == "deadline") color = "#c5221f";
-    if (e.source == "log" && e.event == "restart") color = "#1a73e8";
-    if (color.empty()) continue;
-    s += "<line x1=\"" + fixed(x, 1) + "\" y1=\"8\" x2=\"" + fixed(x, 1) + "\" y2=\"" +
-         std::to_string(height - 20) + "\" stroke=\"" + color + "\" stroke-dasharray=\"4 3\"><title>" +
-         xml_escape(e.source + " " + e.event + " (attempt " + std::to_string(e.attempt + 1) + ") " +
-                    secs(e.ts_ns)) +
-         "</title></line>\n";
-  }
-  // Injections: red diamonds.
-  for (const auto& e : h.events) {
-    if (e.event != "inject") continue;
-    const double x = x_of(e.ts_ns);
-    const int y = y_of(e.rank);
-    s += "<path d=\"M" + fixed(x, 1) + " " + std::to_string(y - 7) +
-         " l6 7 l-6 7 l-6 -7 z\" fill=\"#d93025\"><title>" +
-         xml_escape("inject " + secs(e.ts_ns) + " " +
-                    e.fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
-         "</title></path>\n";
-  }
-  // Detections: orange triangles.
-  for (const auto& d : h.detections) {
-    const double x = x_of(d.ts_ns);
-    const int y = y_of(d.rank);
-    s += "<path d=\"M" + fixed(x, 1) + " " + std::to_string(y - 7) +
-         " l7 13 l-14 0 z\" fill=\"#f29900\"><title>" +
-         xml_escape(d.mechanism + " " + secs(d.ts_ns) + ": " + d.evidence) + "</title></path>\n";
-  }
-  // Exits: squares, green for 0, dark red otherwise.
-  for (const auto& x : h.exits) {
-    const double px = x_of(x.ts_ns);
-    const int y = y_of(x.rank);
-    const bool ok = x.exit_code && *x.exit_code == 0 && !x.signal;
-    std::string what = x.signal      ? "signal " + std::to_string(*x.signal)
-                       : x.exit_code ? "exit " + std::to_string(*x.exit_code)
-                                     : std::string("ended");
-    if (x.killed_by_harness) what += " (killed by harness)";
-    s += "<rect x=\"" + fixed(px - 5, 1) + "\" y=\"" + std::to_string(y - 5) +
-         "\" width=\"10\" height=\"10\" fill=\"" + (ok ? "#188038" : "#8c1d18") + "\"><title>" +
-         xml_escape("rank " + std::to_string(x.rank) + " attempt " + std::to_string(x.attempt + 1) + " " +
-                    what + " " + secs(x.ts_ns)) +
-         "</title></rect>\n";
-  }
-  s += "</svg>\n";
-  return s;
 }
 
 std::string checks_table(const RunRecord& r) {
@@ -204,12 +100,17 @@ std::string render_html(const SuiteInfo& suite, const std::vector<RunRecord>& re
          (r.skipped ? "-" : std::to_string(r.judgement.restarts)) + "</td><td class=\"" + v + "\">" + v +
          "</td></tr>\n";
   }
-  h += "</table>\n<p class=\"legend\"><span style=\"color:#d93025\">&#9670; injection</span>"
-       "<span style=\"color:#f29900\">&#9650; detection</span><span style=\"color:#188038\">&#9632; exit "
-       "0</span>"
-       "<span style=\"color:#8c1d18\">&#9632; abnormal exit</span><span style=\"color:#9aa5b1\">| op</span>"
-       "<span style=\"color:#1a73e8\">&#8942; launch / restart</span><span style=\"color:#c5221f\">&#8942; "
-       "deadline</span></p>\n";
+  h +=
+      "</table>\n<p class=\"legend\"><span style=\"color:#d93025\">&#9670; injection</span>"
+      "<span style=\"color:#f29900\">&#9650; detection</span><span style=\"color:#188038\">&#9632; exit "
+      "0</span>"
+      "<span style=\"color:#8c1d18\">&#9632; abnormal exit</span><span style=\"color:#5f6b7a\">&#8212; op "
+      "duration (per lane, up to its slowest op)</span><span style=\"color:#d93025;opacity:.6\">&#9608; "
+      "fault window "
+      "(first to last injection)</span>"
+      "<span style=\"color:#1a73e8\">&#8942; attempt</span>"
+      "<span style=\"color:#9334e6\">&#8942; ncclfi arm / disarm</span><span style=\"color:#c5221f\">&#8942; "
+      "deadline</span> Times are seconds from the first injection.</p>\n";
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     const std::string v = verdict_class(r);
@@ -234,7 +135,12 @@ std::string render_html(const SuiteInfo& suite, const std::vector<RunRecord>& re
     for (const auto& t : r.judgement.timing)
       h += "<p class=\"muted\">Timing: " + xml_escape(t.text()) + "</p>\n";
     h += checks_table(r);
-    h += timeline_svg(r.history);
+    const std::string id = std::to_string(i);
+    h += "<p><button type=\"button\" onclick=\"ncclfiZoom('timeline-" + id +
+         "',true)\">zoom to the fault window</button> <button type=\"button\" "
+         "onclick=\"ncclfiZoom('timeline-" +
+         id + "',false)\">whole run</button></p>\n";
+    h += timeline_svg(r.history, id);
     h += events_table(r.history);
   }
   h += "</body></html>\n";

@@ -91,9 +91,29 @@ std::string format_progress_line(const ProgressState& state, size_t width = 120)
 // "[3/15] name: pass (detected(workload_watchdog))  runs/name/..." or "...: skipped (needs 2 GPUs)".
 std::string format_run_line(const RunRecord& record, size_t index, size_t total);
 
-// The final table: scenario | expected | observed | detection | status, then the skipped runs with
-// their reasons and a totals line. `color` adds ANSI colours to the status column.
+// The final table: scenario | expected | observed | detection | status (expected and observed are
+// clipped to fit; the failure details below give them whole), then the skipped runs with their
+// reasons, the failure details, the pass rates when a scenario ran more than once, and a totals line.
+// `color` adds ANSI colours to the status column.
 std::string format_final_table(const std::vector<RunRecord>& records, bool color = false);
+// Like pytest's short summary: for each failing, unknown or errored run, its whole expectation and
+// observation, each check that did not pass with its reason, and where its report is
+// (<run_dir>/verdict.json). Empty when every run passed or was skipped.
+std::string format_failure_details(const std::vector<RunRecord>& records);
+
+// ---- repeated runs (`ncclfi run --repeat N`) ----
+struct PassRate {
+  std::string scenario;
+  size_t runs = 0;    // runs that were not skipped
+  size_t passed = 0;  // of those, the ones whose status is pass
+  bool flaky() const { return passed > 0 && passed < runs; }
+};
+// Per scenario in the order first seen.
+std::vector<PassRate> pass_rates(const std::vector<RunRecord>& records);
+// True when some scenario ran more than once (the suite was repeated).
+bool has_repeats(const std::vector<PassRate>& rates);
+// "net-delay-degraded  4/5 passed (80%), flaky" lines under a heading; empty without repeats.
+std::string format_pass_rates(const std::vector<PassRate>& rates);
 
 // ---- suite files ----
 struct SuiteInfo {
@@ -115,6 +135,10 @@ std::string render_junit(const SuiteInfo& suite, const std::vector<RunRecord>& r
 // report.html: summary table, then per scenario a per-rank SVG timeline (ops, injections,
 // detections, exits, restarts) and the checks. Self-contained.
 std::string render_html(const SuiteInfo& suite, const std::vector<RunRecord>& records);
+
+// The suite in Prometheus' text exposition format: per scenario run its status, detection time,
+// restarts and duration (labels scenario, run), and the suite's counts (metrics_report.cc).
+std::string render_prometheus(const SuiteInfo& suite, const std::vector<RunRecord>& records);
 
 // One report format. A new format is one file with a Report and a make_*_report() declared here.
 class Report {
@@ -143,6 +167,7 @@ std::unique_ptr<Report> make_console_report(std::ostream& out, bool color);
 std::unique_ptr<Report> make_summary_json_report(std::vector<std::string> paths);
 std::unique_ptr<Report> make_junit_report(std::vector<std::string> paths);
 std::unique_ptr<Report> make_html_report(std::vector<std::string> paths);
+std::unique_ptr<Report> make_prometheus_report(std::vector<std::string> paths);
 std::unique_ptr<Report> make_verdict_json_report();  // <run_dir>/verdict.json of every run with one
 
 struct SuiteFiles {

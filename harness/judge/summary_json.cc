@@ -26,10 +26,25 @@ nlohmann::json summary_json(const SuiteInfo& suite, const std::vector<RunRecord>
     runs.push_back(std::move(run));
   }
   const StatusCounts c = count_statuses(records);
-  return {{"suite", suite.name},  {"start_ns", suite.start_ns}, {"end_ns", suite.end_ns},
-          {"total", c.total()},   {"passed", c.pass},           {"failed", c.fail},
-          {"unknown", c.unknown}, {"skipped", c.skipped},       {"errors", c.error},
-          {"runs", runs}};
+  nlohmann::json doc = {{"suite", suite.name},  {"start_ns", suite.start_ns}, {"end_ns", suite.end_ns},
+                        {"total", c.total()},   {"passed", c.pass},           {"failed", c.fail},
+                        {"unknown", c.unknown}, {"skipped", c.skipped},       {"errors", c.error},
+                        {"runs", runs}};
+  // Repeated runs (--repeat): how often each scenario passed.
+  if (const auto rates = pass_rates(records); has_repeats(rates)) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& p : rates) {
+      list.push_back({{"scenario", p.scenario},
+                      {"runs", p.runs},
+                      {"passed", p.passed},
+                      {"pass_rate", p.runs > 0 ? nlohmann::json(static_cast<double>(p.passed) /
+                                                                static_cast<double>(p.runs))
+                                               : nlohmann::json()},
+                      {"flaky", p.flaky()}});
+    }
+    doc["pass_rates"] = std::move(list);
+  }
+  return doc;
 }
 
 namespace {

@@ -80,9 +80,9 @@ TEST(CpuRing, DesignExampleDropIsDetectedByEveryWatchdogInTime) {
 TEST(CpuRing, TimeoutSweepRecommendsTheSmallestTimeoutThatSurvivesTheStall) {
   REQUIRE_CPU_RING();
   TempDir dir;
-  // /workload/args/5 is --timeout-s's value in both files; the stall lasts 1 s.
-  const auto r = run_cli({"sweep", scenario("net-stall-survived"), "--set", "/workload/args/5=0.5,2",
-                          "--hang", scenario("net-drop-recv-hang"), "--out", dir.path, "-q"},
+  // Both files pass their parameter timeout_s to --timeout-s; the stall lasts 1 s.
+  const auto r = run_cli({"sweep", scenario("net-stall-survived"), "--set", "timeout_s=0.5,2", "--hang",
+                          scenario("net-drop-recv-hang"), "--out", dir.path, "-q"},
                          110);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("recommended timeout 2s"), std::string::npos) << r.out;
@@ -133,6 +133,16 @@ TEST(CpuRing, ArmAtRunTimeThroughTheControlFifo) {
   const int status = wait_pid(cli, 60);
   ASSERT_NE(status, -1);
   EXPECT_EQ(WEXITSTATUS(status), 0) << read_text(dir.path + "/cli.out");
+  // The arm is on the run's own timeline, before the injection it enabled.
+  const nlohmann::json verdict = read_json(run + "/verdict.json");
+  int64_t armed_ns = 0, injected_ns = 0;
+  for (const auto& e : verdict["history"]["events"]) {
+    if (e["event"] == "control" && e["fields"]["action"] == "arm" && e["fields"]["fault_id"] == "drop1")
+      armed_ns = e["ts_ns"];
+    if (e["event"] == "inject" && injected_ns == 0) injected_ns = e["ts_ns"];
+  }
+  EXPECT_GT(armed_ns, 0) << "no control event in the run's history";
+  EXPECT_LE(armed_ns, injected_ns);
 }
 
 }  // namespace

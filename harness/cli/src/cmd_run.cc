@@ -20,12 +20,23 @@ void add_run_command(CLI::App& app, int& status) {
       ->capture_default_str();
   cmd->add_option("--junit", opts->junit_path, "also write a copy of the suite's junit.xml here");
   cmd->add_option("--html", opts->html_path, "also write a copy of the suite's report.html here");
-  cmd->add_option("--filter", opts->filter_tags, "run only scenarios with this tag (or name); repeatable");
+  cmd->add_option("--metrics", opts->metrics_path,
+                  "also write the suite as Prometheus metrics (text format) here: per scenario run its "
+                  "status, detection time, restarts and duration");
+  // One value per --filter (and per --set below): `--filter net scenarios/` keeps scenarios/ a path.
+  cmd->add_option("--filter", opts->filter_tags, "run only scenarios with this tag (or name); repeatable")
+      ->allow_extra_args(false);
   cmd->add_flag("--quiet,-q", opts->quiet, "no progress lines");
   cmd->add_option("--param", *params,
                   "NAME=VALUE for the scenarios' {param:NAME} placeholders (templates: your script, its "
                   "arguments, ranks); repeatable");
   add_gpu_options(*cmd, opts->gpu_sharing, opts->mps);
+  cmd->add_option("--repeat", opts->repeat,
+                  "run each scenario N times and report its pass rate (a flaky scenario passes only some)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_flag("--json", opts->json,
+                "print summary.json on stdout instead of the table (progress stays on stderr)");
   cmd->footer(
       "Every scenario is validated before the first one launches. Each run leaves runs/<scenario>/<time>/\n"
       "(scenario.json, plan.json, events.jsonl, attempt-N/rank-R.log, verdict.json; `latest` links to it);\n"
@@ -33,7 +44,8 @@ void add_run_command(CLI::App& app, int& status) {
       "Examples:\n"
       "  ncclfi run scenarios/cpu/\n"
       "  ncclfi run scenarios/cpu/net-drop-recv-hang.json --out /tmp/runs --junit junit.xml\n"
-      "  ncclfi run scenarios/ --filter cpu --filter net");
+      "  ncclfi run scenarios/ --filter cpu --filter net\n"
+      "  ncclfi run scenarios/cpu/ --repeat 10 --json > flakiness.json");
   cmd->callback([opts, params, &status] {
     try {
       for (const auto& p : *params) opts->params.insert(parse_param_assignment(p));
@@ -70,8 +82,11 @@ void add_sweep_command(CLI::App& app, int& status) {
   auto* cmd =
       app.add_subcommand("sweep", "Run a scenario over the product of --set values; print the matrix.");
   cmd->add_option("scenario", opts->scenario_path, "the scenario file")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--set", opts->sets, "JSON_POINTER=v1,v2,...: values for one field (repeat for more axes)")
-      ->required();
+  cmd->add_option("--set", opts->sets,
+                  "PARAM=v1,v2,... (a parameter the scenario declares in \"params\") or "
+                  "JSON_POINTER=v1,v2,...: values for one axis (repeat for more axes)")
+      ->required()
+      ->allow_extra_args(false);
   cmd->add_option(
          "--hang", opts->hang_scenario_path,
          "the same job with a real hang: each value also runs against it, and the sweep names the "
@@ -79,11 +94,12 @@ void add_sweep_command(CLI::App& app, int& status) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", opts->out_root, "root of the run directories")->capture_default_str();
   cmd->add_flag("--quiet,-q", opts->quiet, "no progress lines");
+  cmd->add_flag("--json", opts->json, "print sweep.json on stdout instead of the matrix");
   cmd->footer(
       "Values are JSON (numbers, true, \"text\") except where the field holds a string (workload args).\n"
       "Examples:\n"
       "  ncclfi sweep scenarios/cpu/net-delay-degraded.json --set /faults/0/params/ms=1,5,20\n"
-      "  ncclfi sweep scenarios/cpu/net-stall-survived.json --set /workload/args/5=1,2,4,8 \\\n"
+      "  ncclfi sweep scenarios/cpu/net-stall-survived.json --set timeout_s=1,2,4,8 \\\n"
       "      --hang scenarios/cpu/net-drop-recv-hang.json");
   cmd->callback([opts, &status] { status = run_sweep(*opts); });
 }

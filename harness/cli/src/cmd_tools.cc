@@ -1,63 +1,130 @@
 // `ncclfi validate`, `list`, `report`, `arm` and `disarm`.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 
+#include "cli_json.h"
 #include "commands.h"
+#include "ncclfi/event_log.h"
 #include "ncclfi/fault_kinds.h"
 #include "ncclfi/injector.h"
+#include "ncclfi/plan.h"
 #include "rank_launcher.h"
 #include "reports.h"
 #include "scenario.h"
+#include "scenario_yaml.h"
 #include "suite_runner.h"
+#include "terminal.h"
 
 namespace ncclfi::cli {
 
+namespace {
+
+// A bare fault plan ({"seed", "control", "faults"}, what NCCLFI_PLAN names) rather than a scenario:
+// a JSON object with faults and none of a scenario's own keys (a scenario that lacks its workload is
+// still a scenario, and is told so).
+bool is_fault_plan_file(const std::string& path) {
+  if (is_yaml_path(path)) return false;
+  std::ifstream in(path);
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return doc.is_object() && doc.contains("faults") && !doc.contains("workload") && !doc.contains("name") &&
+         !doc.contains("expect");
+}
+
+}  // namespace
+
 void add_validate_command(CLI::App& app, int& status) {
   auto paths = std::make_shared<std::vector<std::string>>();
+  auto as_json = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("validate", "Check scenario files without running anything.");
-  cmd->add_option("paths", *paths, "scenario files or directories")->required();
+  cmd->add_option("paths", *paths, "scenario files (JSON or YAML), fault plan files, or directories")
+      ->required();
+  cmd->add_flag("--json", *as_json, "print {files: [{file, valid, name, errors}], valid, invalid} on stdout");
   cmd->footer(
-      "Errors read `file: /json/pointer: expected X, got Y`; exit 2 when any file is bad.\n"
+      "Errors read `file: /json/pointer: expected X, got Y` (`file:line: ...` for YAML); exit 2 when any\n"
+      "file is bad. A file with \"faults\" and no \"name\", \"workload\" or \"expect\" is checked as a bare "
+      "fault plan (NCCLFI_PLAN).\n"
       "Examples:\n"
       "  ncclfi validate scenarios/\n"
-      "  ncclfi validate my-scenario.json");
-  cmd->callback([paths, &status] {
+      "  ncclfi validate my-scenario.json --json");
+  cmd->callback([paths, as_json, &status] {
     int bad = 0, good = 0;
+    nlohmann::json files = nlohmann::json::array();
+    auto report_error = [&](const ScenarioError& e) {
+      if (*as_json) {
+        files.push_back(scenario_error_json(e));
+      } else {
+        std::cerr << e.what() << "\n";
+      }
+      ++bad;
+    };
     try {
       for (const auto& file : expand_scenario_paths(*paths)) {
+        if (is_fault_plan_file(file)) {
+          try {
+            const FaultPlan plan = load_plan_file(file);
+            if (*as_json) {
+              files.push_back(
+                  {{"file", file}, {"valid", true}, {"kind", "plan"}, {"faults", plan.faults.size()}});
+            } else {
+              std::cout << "ok   " << file << " (fault plan: " << plan.faults.size() << " fault(s))\n";
+            }
+            ++good;
+          } catch (const PlanError& e) {
+            report_error(ScenarioError(file, {{e.pointer(), e.expected(), e.found()}}));
+          }
+          continue;
+        }
         try {
           const Scenario s = load_scenario(file);
-          std::cout << "ok   " << file << " (" << s.name << ": " << s.expected_text() << ")\n";
+          if (*as_json) {
+            files.push_back(scenario_json(s));
+          } else {
+            std::cout << "ok   " << file << " (" << s.name << ": " << s.expected_text() << ")\n";
+          }
           ++good;
         } catch (const ScenarioError& e) {
-          std::cerr << e.what() << "\n";
-          ++bad;
+          report_error(e);
         }
       }
     } catch (const ScenarioError& e) {
-      std::cerr << e.what() << "\n";
-      ++bad;
+      report_error(e);
     }
-    std::cout << good << " valid, " << bad << " invalid\n";
+    if (*as_json) {
+      std::cout << nlohmann::json{{"files", files}, {"valid", good}, {"invalid", bad}}.dump(2) << "\n";
+    } else {
+      std::cout << good << " valid, " << bad << " invalid\n";
+    }
     status = bad > 0 ? kBadInput : kAllPassed;
   });
 }
 
 namespace {
 
-void list_scenarios(const std::vector<std::string>& roots) {
+void list_scenarios(const std::vector<std::string>& roots, bool as_json) {
+  nlohmann::json list = nlohmann::json::array();
   for (const auto& file : expand_scenario_paths(roots)) {
     try {
       const Scenario s = load_scenario(file);
+      if (as_json) {
+        list.push_back(scenario_json(s));
+        continue;
+      }
       std::cout << std::left << std::setw(34) << s.name << " " << std::setw(44) << s.expected_text() << " "
                 << file << "\n    " << s.summary << "\n";
     } catch (const ScenarioError& e) {
+      if (as_json) {
+        list.push_back(scenario_error_json(e));
+        continue;
+      }
       std::cout << "INVALID " << file << "\n    " << e.what() << "\n";
     }
   }
+  if (as_json) std::cout << list.dump(2) << "\n";
 }
 
 }  // namespace
@@ -65,30 +132,45 @@ void list_scenarios(const std::vector<std::string>& roots) {
 void add_list_command(CLI::App& app, int& status) {
   auto what = std::make_shared<std::string>();
   auto roots = std::make_shared<std::vector<std::string>>();
+  auto as_json = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("list", "List fault kinds, injection points or scenarios.");
   cmd->add_option("what", *what, "faults | points | scenarios")
       ->required()
       ->check(CLI::IsMember({"faults", "points", "scenarios"}));
-  cmd->add_option("paths", *roots, "for `scenarios`: where to look (default: scenarios/)");
+  cmd->add_option("paths", *roots, "for `scenarios`: where to look (default: the installed catalogue)");
+  cmd->add_flag("--json", *as_json, "print a JSON array on stdout");
   cmd->footer(
       "Examples:\n"
       "  ncclfi list faults\n"
-      "  ncclfi list points\n"
+      "  ncclfi list points --json\n"
       "  ncclfi list scenarios scenarios/cpu");
-  cmd->callback([what, roots, &status] {
+  cmd->callback([what, roots, as_json, &status] {
     status = kAllPassed;
     if (*what == "faults") {
       // The same text docs/faults.md contains (a unit test compares them).
-      std::cout << fault_catalogue_markdown();
+      if (*as_json) {
+        std::cout << fault_catalogue_json().dump(2) << "\n";
+      } else {
+        std::cout << fault_catalogue_markdown();
+      }
     } else if (*what == "points") {
-      for (const auto& p : all_point_names()) std::cout << p << "\n";
+      nlohmann::json points = nlohmann::json::array();
+      for (const auto& p : all_point_names()) {
+        if (*as_json) {
+          points.push_back(std::string(p));
+        } else {
+          std::cout << p << "\n";
+        }
+      }
+      if (*as_json) std::cout << points.dump(2) << "\n";
     } else {
       try {
         // Without a path: the catalogue this ncclfi came with (build tree or install prefix), not the
         // working directory's.
         list_scenarios(roots->empty()
                            ? std::vector<std::string>{Installation::discover().data_dir + "/scenarios"}
-                           : *roots);
+                           : *roots,
+                       *as_json);
       } catch (const ScenarioError& e) {
         std::cerr << e.what() << "\n";
         status = kBadInput;
@@ -119,7 +201,7 @@ void add_report_command(CLI::App& app, int& status) {
         status = kBadInput;
         return;
       }
-      std::cout << harness::rerender_reports(*dir, isatty(STDOUT_FILENO) != 0);
+      std::cout << harness::rerender_reports(*dir, use_color(STDOUT_FILENO));
       status = exit_status_for(records);
     } catch (const std::exception& e) {
       std::cerr << "ncclfi report: " << e.what() << "\n";
@@ -128,24 +210,69 @@ void add_report_command(CLI::App& app, int& status) {
   });
 }
 
+namespace {
+
+// The ids of the faults of the run in `run_dir` (its plan.json), in plan order. Throws
+// std::runtime_error when the directory holds no readable plan.
+std::vector<std::string> run_fault_ids(const std::string& run_dir) {
+  const std::string plan_path = run_dir + "/plan.json";
+  if (!std::filesystem::exists(plan_path)) {
+    throw std::runtime_error(run_dir +
+                             " has no plan.json: give the run directory of a running job "
+                             "(runs/<scenario>/latest)");
+  }
+  std::vector<std::string> ids;
+  for (const auto& f : load_plan_file(plan_path).faults) ids.push_back(f.id);
+  return ids;
+}
+
+}  // namespace
+
 void add_control_commands(CLI::App& app, int& status) {
   for (const bool arm : {true, false}) {
     auto dir = std::make_shared<std::string>();
     auto id = std::make_shared<std::string>();
     auto timeout_ms = std::make_shared<int>(2000);
-    auto* cmd = app.add_subcommand(arm ? "arm" : "disarm",
-                                   arm ? "Arm a fault of a running job (the plan needs \"control\": true)."
-                                       : "Disarm a fault of a running job.");
+    const std::string name = arm ? "arm" : "disarm";
+    auto* cmd =
+        app.add_subcommand(name, arm ? "Arm a fault of a running job (the plan needs \"control\": true)."
+                                     : "Disarm a fault of a running job.");
     cmd->add_option("run_dir", *dir, "the run directory of the running job")
         ->required()
         ->check(CLI::ExistingDirectory);
     cmd->add_option("fault_id", *id, "the fault's id in the scenario")->required();
     cmd->add_option("--timeout-ms", *timeout_ms, "per-process wait for an answer")->capture_default_str();
-    cmd->footer(std::string("Writes to the libfiu control FIFO of every live rank; dead ranks are skipped.\n"
-                            "Example:\n  ncclfi ") +
-                (arm ? "arm" : "disarm") + " runs/net-delay-armed-at-runtime/latest slow");
-    cmd->callback([arm, dir, id, timeout_ms, &status] {
+    cmd->footer(
+        "Writes to the libfiu control FIFO of every live rank; dead ranks are skipped. The command is\n"
+        "recorded in the run's events.jsonl (event \"control\") and drawn on the report's timeline.\n"
+        "Exit status: 0 some rank acknowledged, 1 none did, 2 no such fault in the run.\n"
+        "Example:\n  ncclfi " +
+        name + " runs/net-delay-armed-at-runtime/latest slow");
+    cmd->callback([arm, name, dir, id, timeout_ms, &status] {
+      std::vector<std::string> ids;
+      try {
+        ids = run_fault_ids(*dir);
+      } catch (const std::exception& e) {
+        std::cerr << "ncclfi " << name << ": " << e.what() << "\n";
+        status = kBadInput;
+        return;
+      }
+      if (std::find(ids.begin(), ids.end(), *id) == ids.end()) {
+        std::string known;
+        for (const auto& i : ids) known += (known.empty() ? "" : ", ") + i;
+        std::cerr << "ncclfi " << name << ": the run in " << *dir << " has no fault '" << *id
+                  << "'; its faults: " << (known.empty() ? "none" : known) << "\n";
+        status = kBadInput;
+        return;
+      }
       const auto r = send_control(*dir, *id, arm, *timeout_ms);
+      // On the run's own timeline, beside the injections it enables or stops.
+      EventLog(*dir + "/events.jsonl", "control")
+          .write(ev::kControl, {{"action", name},
+                                {"fault_id", *id},
+                                {"acknowledged", r.acknowledged},
+                                {"skipped_dead", r.skipped_dead},
+                                {"timed_out", r.timed_out}});
       std::cout << (arm ? "armed " : "disarmed ") << *id << ": " << r.acknowledged << " acknowledged, "
                 << r.skipped_dead << " dead skipped, " << r.timed_out << " timed out\n";
       status = r.acknowledged > 0 ? kAllPassed : kSomeFailed;

@@ -18,4 +18,7 @@ enum class GpuSharing;
 // --gpu-sharing and --mps, shared by run, sweep and timeouts.
 void add_gpu_options(CLI::App& cmd, GpuSharing& sharing, bool& mps);
 
+// Hidden: `help-man` (the man page) and `completion bash`, generated from `app` at build time.
+void add_generator_commands(CLI::App& app, int& status);
+
 }  // namespace ncclfi::cli

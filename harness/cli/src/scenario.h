@@ -22,6 +22,7 @@ class ScenarioError : public std::runtime_error {
  public:
   struct Problem {
     std::string pointer, expected, found;
+    int line = 0;  // 1-based line in a YAML scenario (0: not known, JSON)
   };
   ScenarioError(std::string file, std::vector<Problem> problems);
   const std::string& file() const { return file_; }
@@ -87,8 +88,9 @@ struct Scenario {
   std::string expected_text() const;
 };
 
-// Reads, schema-checks, parses and cross-checks a scenario file, its {param:NAME} placeholders replaced
-// (scenario_params.h; `params` overrides their defaults). Throws ScenarioError.
+// Reads, schema-checks, parses and cross-checks a scenario file, JSON or YAML (scenario_yaml.h; errors
+// then name the line too), its {param:NAME} placeholders replaced (scenario_params.h; `params`
+// overrides their defaults). Throws ScenarioError.
 Scenario load_scenario(const std::string& path, const std::map<std::string, std::string>& params = {});
 // Same for a document already in memory (sweeps patch documents before loading them).
 Scenario scenario_from_json(const nlohmann::json& doc, const std::string& file,
@@ -97,7 +99,7 @@ Scenario scenario_from_json(const nlohmann::json& doc, const std::string& file,
 // The mechanisms a detection can name (docs/scenarios.md).
 const std::vector<std::string>& detection_mechanisms();
 
-// Expands files and directories (recursively, *.json except schema.json) in a stable order.
+// Expands files and directories (recursively, *.json except schema.json, *.yaml, *.yml) in a stable order.
 // Throws ScenarioError for a path that does not exist.
 std::vector<std::string> expand_scenario_paths(const std::vector<std::string>& paths);
 

@@ -10,6 +10,7 @@
 #include "scenario.h"
 #include "scenario_params.h"
 #include "scenario_rules.h"
+#include "scenario_yaml.h"
 #include "schema_check.h"
 
 namespace ncclfi::cli {
@@ -22,8 +23,8 @@ std::string join_problems(const std::string& file, const std::vector<ScenarioErr
   std::string text;
   for (const auto& p : problems) {
     if (!text.empty()) text += "\n";
-    text +=
-        file + ": " + (p.pointer.empty() ? "/" : p.pointer) + ": expected " + p.expected + ", got " + p.found;
+    text += file + (p.line > 0 ? ":" + std::to_string(p.line) : "") + ": " +
+            (p.pointer.empty() ? "/" : p.pointer) + ": expected " + p.expected + ", got " + p.found;
   }
   return text;
 }
@@ -160,11 +161,13 @@ const std::vector<std::string>& detection_mechanisms() {
 }
 
 Scenario scenario_from_json(const json& written, const std::string& file, const ParamOverrides& params) {
+  // Named parameters first: the schema and every later check see the values they stand for.
   const json doc = apply_scenario_params(written, params, file);
   std::vector<ScenarioError::Problem> problems;
   const SchemaResult schema = check_against_schema(doc, scenario_schema());
   for (const auto& v : schema.violations) problems.push_back({v.pointer, v.expected, v.found});
-  if (!problems.empty()) throw ScenarioError(file, problems);
+  // The values the schema handed on are checked even when other places broke the schema, so that one
+  // pass reports every error the file has up to the cross-field rules (which need a whole scenario).
   check_deferred(doc, file, schema, problems);
   if (!problems.empty()) throw ScenarioError(file, problems);
   Scenario s;
@@ -180,9 +183,34 @@ Scenario scenario_from_json(const json& written, const std::string& file, const 
   return s;
 }
 
+namespace {
+
+// A YAML scenario: converted to JSON, checked as one, and each problem given its line.
+Scenario load_yaml_scenario(const std::string& path, std::ifstream& in, const ParamOverrides& params) {
+  std::stringstream text;
+  text << in.rdbuf();
+  LineMap lines;
+  json doc;
+  try {
+    doc = yaml_to_json(text.str(), lines);
+  } catch (const std::runtime_error& e) {
+    throw ScenarioError(path, {{"", "valid YAML", std::string("a syntax error at ") + e.what()}});
+  }
+  try {
+    return scenario_from_json(doc, path, params);
+  } catch (const ScenarioError& e) {
+    std::vector<ScenarioError::Problem> problems = e.problems();
+    for (auto& p : problems) p.line = line_of(lines, p.pointer);
+    throw ScenarioError(path, problems);
+  }
+}
+
+}  // namespace
+
 Scenario load_scenario(const std::string& path, const ParamOverrides& params) {
   std::ifstream in(path);
   if (!in) throw ScenarioError(path, {{"", "a readable scenario file", "a file that cannot be opened"}});
+  if (is_yaml_path(path)) return load_yaml_scenario(path, in);
   json doc;
   try {
     doc = json::parse(in);

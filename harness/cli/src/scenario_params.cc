@@ -223,4 +223,12 @@ json apply_scenario_params(const json& doc, const ParamOverrides& overrides, con
   return out;
 }
 
+std::vector<std::string> declared_params(const json& doc) {
+  std::vector<std::string> names;
+  if (doc.is_object() && doc.contains("params") && doc["params"].is_object()) {
+    for (const auto& [name, value] : doc["params"].items()) names.push_back(name);
+  }
+  return names;
+}
+
 }  // namespace ncclfi::cli

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,10 @@ using ParamOverrides = std::map<std::string, std::string>;
 // override that is not of its default's type.
 nlohmann::json apply_scenario_params(const nlohmann::json& doc, const ParamOverrides& overrides,
                                      const std::string& file);
+
+// The parameter names `doc` declares (sorted: a JSON object's order). A sweep binds an axis to one by
+// name (`ncclfi sweep S --set timeout_s=1,2,4`).
+std::vector<std::string> declared_params(const nlohmann::json& doc);
 
 // Parses "NAME=VALUE" (the command line's form). Throws std::invalid_argument without '='.
 std::pair<std::string, std::string> parse_param_assignment(const std::string& text);

@@ -19,7 +19,8 @@ std::vector<std::string> expand_scenario_paths(const std::vector<std::string>& p
     if (fs::is_directory(p, ec)) {
       std::vector<std::string> found;
       for (const auto& entry : fs::recursive_directory_iterator(p, ec)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".json" &&
+        const auto ext = entry.path().extension();
+        if (entry.is_regular_file() && (ext == ".json" || ext == ".yaml" || ext == ".yml") &&
             entry.path().filename() != "schema.json") {
           found.push_back(entry.path().string());
         }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 #include "run_dir.h"
 #include "scenario.h"
 #include "scenario_runner.h"
+#include "terminal.h"
 
 namespace ncclfi::cli {
 namespace fs = std::filesystem;
@@ -76,16 +78,18 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
   ScenarioRunOptions run_options;
   run_options.out_root = options.out_root;
   run_options.install = Installation::discover();
-  run_options.total = scenarios.size();
+  const size_t repeat = static_cast<size_t>(std::max(1, options.repeat));
+  const size_t total = scenarios.size() * repeat;
+  run_options.total = total;
   run_options.mps = options.mps;
   if (tty) {
     run_options.progress = [](const harness::ProgressState& st) {
       std::cerr << "\r\033[K" << harness::format_progress_line(st, terminal_width()) << std::flush;
     };
   }
-  for (size_t i = 0; i < scenarios.size(); ++i) {
-    const Scenario& s = scenarios[i];
-    if (interrupted()) break;
+  size_t index = 0;
+  for (const Scenario& s : scenarios) {
+    // A scenario this host cannot run is reported skipped once, however many repeats were asked for.
     const GpuPlacement placement = place_on_gpus(s, gpus, options.gpu_sharing);
     const std::string why = !placement.skip.empty() ? placement.skip : unmet_requirement(s);
     if (!why.empty()) {
@@ -96,26 +100,39 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
       skipped.expect = s.expectation;
       skipped.skipped = true;
       skipped.skip_reason = why;
-      if (!options.quiet) std::cerr << harness::format_run_line(skipped, i + 1, scenarios.size()) << "\n";
+      index += repeat;
+      if (!options.quiet) std::cerr << harness::format_run_line(skipped, index, total) << "\n";
       outcome.records.push_back(std::move(skipped));
       continue;
     }
-    run_options.index = i + 1;
     run_options.gpu = placement;
-    auto record = run_scenario(s, run_options);
-    if (tty) std::cerr << "\r\033[K";
-    if (!options.quiet) std::cerr << harness::format_run_line(record, i + 1, scenarios.size()) << "\n";
-    outcome.records.push_back(std::move(record));
+    for (size_t round = 0; round < repeat && !interrupted(); ++round) {
+      run_options.index = ++index;
+      auto record = run_scenario(s, run_options);
+      if (tty) std::cerr << "\r\033[K";
+      if (!options.quiet) std::cerr << harness::format_run_line(record, index, total) << "\n";
+      outcome.records.push_back(std::move(record));
+    }
+    if (interrupted()) break;
   }
   suite.end_ns = Clock::wall_ns();
   try {
     const auto files =
         harness::write_suite_reports(suite, outcome.records, options.junit_path, options.html_path);
     outcome.suite_dir = suite.out_dir;
-    harness::make_console_report(std::cout, isatty(STDOUT_FILENO) != 0)->write({suite, outcome.records});
-    std::cout << "reports: " << files.summary_json << " " << files.junit_xml << " " << files.report_html;
-    for (const auto& copy : files.copies) std::cout << " " << copy;
-    std::cout << "\n";
+    if (!options.metrics_path.empty())
+      harness::make_prometheus_report({options.metrics_path})->write({suite, outcome.records});
+    if (options.json) {
+      std::cout << harness::summary_json(suite, outcome.records)
+                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                << "\n";
+    } else {
+      harness::make_console_report(std::cout, use_color(STDOUT_FILENO))->write({suite, outcome.records});
+      std::cout << "reports: " << files.summary_json << " " << files.junit_xml << " " << files.report_html;
+      for (const auto& copy : files.copies) std::cout << " " << copy;
+      if (!options.metrics_path.empty()) std::cout << " " << options.metrics_path;
+      std::cout << "\n";
+    }
   } catch (const std::exception& e) {
     std::cerr << "ncclfi: cannot write the suite reports: " << e.what() << "\n";
     outcome.exit_status = kHarnessError;

@@ -17,11 +17,14 @@ struct SuiteOptions {
   std::vector<std::string> paths;
   std::string out_root = "runs";
   std::string junit_path, html_path;     // copies of the suite's junit.xml / report.html
+  std::string metrics_path;              // Prometheus text format (--metrics)
   std::vector<std::string> filter_tags;  // run scenarios having any of these tags
   bool quiet = false;                    // no progress line
   GpuSharing gpu_sharing = GpuSharing::kAuto;
   bool mps = true;  // shared-GPU mode: ncclfi's own MPS daemon where the host has MPS
   std::map<std::string, std::string> params;  // --param NAME=VALUE for {param:NAME} placeholders
+  int repeat = 1;                        // runs of each scenario (--repeat): pass rate per scenario
+  bool json = false;                     // summary.json on stdout instead of the table
 };
 
 struct SuiteOutcome {

@@ -2,16 +2,21 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
+#include <sstream>
 #include <stdexcept>
 
 #include "interrupt.h"
 #include "reports.h"
 #include "run_dir.h"
 #include "scenario.h"
+#include "scenario_params.h"
 #include "scenario_runner.h"
+#include "scenario_yaml.h"
 #include "suite_runner.h"
 #include "sweep.h"
 
@@ -21,9 +26,12 @@ using nlohmann::json;
 
 SweepAxis parse_sweep_axis(const std::string& text) {
   const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || text[0] != '/') {
+  static const std::regex param_name("[A-Za-z_][A-Za-z0-9_]*");
+  if (eq == std::string::npos || eq == 0 ||
+      (text[0] != '/' && !std::regex_match(text.substr(0, eq), param_name))) {
     throw std::invalid_argument("--set " + text +
-                                ": expected JSON_POINTER=v1,v2,... (e.g. /deadline_s=10,20)");
+                                ": expected PARAM=v1,v2,... (a name the scenario declares in \"params\", "
+                                "e.g. timeout_s=1,2,4) or JSON_POINTER=v1,v2,... (e.g. /deadline_s=10,20)");
   }
   SweepAxis axis;
   axis.pointer = text.substr(0, eq);
@@ -41,7 +49,19 @@ SweepAxis parse_sweep_axis(const std::string& text) {
   return axis;
 }
 
-json apply_sweep_value(const json& doc, const std::string& pointer, const std::string& value) {
+json apply_sweep_value(const json& doc, const std::string& axis, const std::string& value) {
+  // A name: the scenario's parameter of that name, whose default the value replaces.
+  if (axis[0] != '/') {
+    const auto names = declared_params(doc);
+    if (std::find(names.begin(), names.end(), axis) == names.end()) {
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      throw std::invalid_argument("--set " + axis + ": the scenario declares no parameter " + axis +
+                                  " (its \"params\": " + (known.empty() ? "none" : known) + ")");
+    }
+    return apply_sweep_value(doc, "/params/" + axis, value);
+  }
+  const std::string& pointer = axis;
   json patched = doc;
   const json::json_pointer ptr(pointer);
   if (!patched.contains(ptr.parent_pointer())) {
@@ -82,6 +102,16 @@ namespace {
 json load_json_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ScenarioError(path, {{"", "a readable scenario file", "a file that cannot be opened"}});
+  if (is_yaml_path(path)) {
+    std::stringstream text;
+    text << in.rdbuf();
+    LineMap lines;
+    try {
+      return yaml_to_json(text.str(), lines);
+    } catch (const std::runtime_error& e) {
+      throw ScenarioError(path, {{"", "valid YAML", std::string("a syntax error at ") + e.what()}});
+    }
+  }
   try {
     return json::parse(in);
   } catch (const json::parse_error& e) {
@@ -158,13 +188,15 @@ int run_sweep(const SweepOptions& options) {
   for (size_t i = 0; i < stalls.size() && !interrupted(); ++i) run_one(stalls[i], combos[i], false);
   for (size_t i = 0; i < hangs.size() && !interrupted(); ++i) run_one(hangs[i], combos[i], true);
 
-  std::cout << harness::render_sweep_matrix(matrix_axes, points);
+  // --json: sweep.json alone on stdout; otherwise the matrices and the recommendation as text.
+  std::ostringstream text;
+  text << harness::render_sweep_matrix(matrix_axes, points);
   json out = {{"scenario", options.scenario_path}, {"matrix", harness::sweep_json(matrix_axes, points)}};
   if (!hangs.empty()) {
-    std::cout << "\nagainst a real hang (" << options.hang_scenario_path << "):\n"
-              << harness::render_sweep_matrix(matrix_axes, hang_points);
+    text << "\nagainst a real hang (" << options.hang_scenario_path << "):\n"
+         << harness::render_sweep_matrix(matrix_axes, hang_points);
     const auto rec = harness::recommend_timeout(trials);
-    std::cout << "\nrecommendation: " << rec.reason << "\n";
+    text << "\nrecommendation: " << rec.reason << "\n";
     out["hang_matrix"] = harness::sweep_json(matrix_axes, hang_points);
     out["recommendation"] = {
         {"timeout_s", rec.timeout_s ? json(*rec.timeout_s) : json(nullptr)},
@@ -177,7 +209,12 @@ int run_sweep(const SweepOptions& options) {
     harness::write_file_atomic((dir / "sweep.json").string(), out.dump(2) + "\n");
     harness::SuiteInfo suite{"ncclfi-sweep", dir.string(), 0, 0};
     harness::write_suite_reports(suite, records);
-    std::cout << "sweep: " << (dir / "sweep.json").string() << "\n";
+    out["sweep_json"] = (dir / "sweep.json").string();
+    if (options.json) {
+      std::cout << out.dump(2) << "\n";
+    } else {
+      std::cout << text.str() << "sweep: " << (dir / "sweep.json").string() << "\n";
+    }
   } catch (const std::exception& e) {
     std::cerr << "ncclfi: cannot write the sweep report: " << e.what() << "\n";
     return kHarnessError;

@@ -28,6 +28,7 @@ inline constexpr const char* kCheckpoint = "checkpoint";           // iter, path
 inline constexpr const char* kResume = "resume";                   // iter, path
 inline constexpr const char* kDone = "done";                       // iters, seconds, verified
 inline constexpr const char* kExit = "exit";                       // code
+inline constexpr const char* kControl = "control";  // ncclfi arm/disarm: action, fault_id, acknowledged, ...
 }  // namespace ev
 
 struct Clock {

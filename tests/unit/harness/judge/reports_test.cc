@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "history_builder.h"
@@ -45,6 +46,54 @@ RunRecord make_record(const std::string& name, const nlohmann::json& expect, con
   all_exit(r.history, 4.2, 3);
   r.judgement = judge(r.history, expect);
   return r;
+}
+
+TEST(Metrics, PrometheusTextFormatWithOneSeriesPerRun) {
+  fs::path dir = scratch("metrics");
+  std::vector<RunRecord> runs = {make_record("a\"b\\c", {{"outcome", "detected"}}, dir),
+                                 make_record("rep", {{"outcome", "detected"}}, dir),
+                                 make_record("rep", {{"outcome", "hung"}}, dir)};
+  RunRecord skipped;
+  skipped.scenario = "gpu-only";
+  skipped.skipped = true;
+  runs.push_back(skipped);
+  SuiteInfo suite;
+  suite.end_ns = 1'700'000'000'123'000'000;
+  const std::string text = render_prometheus(suite, runs);
+  std::istringstream in(text);
+  std::set<std::string> series, helped, typed, families;
+  std::string last_family;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# HELP ", 0) == 0) {
+      helped.insert(line.substr(7, line.find(' ', 7) - 7));
+      continue;
+    }
+    if (line.rfind("# TYPE ", 0) == 0) {
+      EXPECT_NE(line.find(" gauge"), std::string::npos) << line;
+      typed.insert(line.substr(7, line.find(' ', 7) - 7));
+      continue;
+    }
+    const std::string name = line.substr(0, line.find_first_of("{ "));
+    EXPECT_TRUE(helped.count(name) && typed.count(name)) << "HELP and TYPE come before " << line;
+    if (name != last_family) {
+      EXPECT_TRUE(families.insert(name).second) << "a family's samples are together: " << line;
+    }
+    last_family = name;
+    EXPECT_TRUE(series.insert(line.substr(0, line.rfind(' '))).second) << "duplicate series " << line;
+  }
+  EXPECT_NE(text.find("ncclfi_scenario_status{scenario=\"a\\\"b\\\\c\",run=\"1\",status=\"pass\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ncclfi_scenario_status{scenario=\"rep\",run=\"2\",status=\"fail\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("ncclfi_scenario_detection_seconds{scenario=\"rep\",run=\"1\"} 3\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ncclfi_scenario_status{scenario=\"gpu-only\",run=\"1\",status=\"skipped\"} 1"),
+            std::string::npos);
+  EXPECT_EQ(text.find("ncclfi_scenario_restarts{scenario=\"gpu-only\""), std::string::npos)
+      << "a skipped run has no figures";
+  EXPECT_NE(text.find("ncclfi_suite_scenario_runs{status=\"fail\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("ncclfi_suite_end_timestamp_seconds 1700000000.123\n"), std::string::npos) << text;
 }
 
 TEST(AtomicWrite, CreatesReplacesAndLeavesNoTemp) {
@@ -104,6 +153,68 @@ TEST(Console, FinalTableHasColumnsAndTotals) {
   EXPECT_NE(table.find("1 passed, 1 failed, 0 unknown, 1 skipped"), std::string::npos) << table;
   EXPECT_EQ(table.find("\033["), std::string::npos);
   EXPECT_NE(format_final_table(runs, true).find("\033[31mfail"), std::string::npos);
+}
+
+TEST(Console, FailuresListTheirChecksReasonsAndReportPath) {
+  fs::path dir = scratch("failures");
+  std::vector<RunRecord> runs = {make_record("pass-case", {{"outcome", "detected"}}, dir),
+                                 make_record("fail-case", {{"outcome", "hung"}}, dir)};
+  const std::string table = format_final_table(runs, false);
+  const size_t failures = table.find("failures:\n");
+  ASSERT_NE(failures, std::string::npos) << table;
+  const std::string details = table.substr(failures);
+  EXPECT_NE(details.find("FAIL fail-case\n"), std::string::npos) << details;
+  EXPECT_EQ(details.find("pass-case"), std::string::npos) << "a passing run is not a failure: " << details;
+  // The failing check with its reason (the judge's own text), and where the run's report is.
+  for (const auto& c : runs[1].judgement.checks) {
+    if (c.answer == Answer::kFail) {
+      EXPECT_NE(details.find("  " + c.field + ": fail: " + c.reason), std::string::npos);
+    }
+  }
+  EXPECT_NE(details.find("  report: " + dir.string() + "/verdict.json"), std::string::npos) << details;
+  EXPECT_TRUE(format_failure_details({runs[0]}).empty());
+}
+
+TEST(Console, ClippedExpectationsSayWhereTheWholeTextIs) {
+  fs::path dir = scratch("clipped");
+  std::vector<RunRecord> runs = {
+      make_record("long",
+                  {{"outcome", "detected"},
+                   {"detected_by", {"workload_watchdog", "api_error", "async_error"}},
+                   {"detection_s", {{"min", 0.5}, {"max", 9}}}},
+                  dir)};
+  ASSERT_GT(expected_summary(runs[0].expect).size(), 48u);
+  const std::string table = format_final_table(runs, false);
+  EXPECT_NE(table.find("...\""), std::string::npos);
+  EXPECT_NE(table.find("clipped to fit"), std::string::npos) << table;
+  EXPECT_EQ(format_final_table({make_record("short", {{"outcome", "detected"}}, dir)}, false).find("clipped"),
+            std::string::npos);
+}
+
+TEST(Console, RepeatedRunsShowThePassRatePerScenario) {
+  fs::path dir = scratch("repeat");
+  std::vector<RunRecord> runs = {make_record("steady", {{"outcome", "detected"}}, dir),
+                                 make_record("steady", {{"outcome", "detected"}}, dir),
+                                 make_record("flaky", {{"outcome", "detected"}}, dir),
+                                 make_record("flaky", {{"outcome", "hung"}}, dir)};
+  const auto rates = pass_rates(runs);
+  ASSERT_EQ(rates.size(), 2u);
+  EXPECT_EQ(rates[0].scenario, "steady");
+  EXPECT_EQ(rates[0].passed, 2u);
+  EXPECT_FALSE(rates[0].flaky());
+  EXPECT_EQ(rates[1].runs, 2u);
+  EXPECT_EQ(rates[1].passed, 1u);
+  EXPECT_TRUE(rates[1].flaky());
+  const std::string table = format_final_table(runs, false);
+  EXPECT_NE(table.find("steady  2/2 passed (100%)\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("flaky   1/2 passed (50%), flaky\n"), std::string::npos) << table;
+  const auto summary = summary_json(SuiteInfo{}, runs);
+  ASSERT_TRUE(summary.contains("pass_rates"));
+  EXPECT_EQ(summary["pass_rates"][1]["pass_rate"], 0.5);
+  EXPECT_EQ(summary["pass_rates"][1]["flaky"], true);
+  // Run once each: no pass-rate section.
+  EXPECT_FALSE(summary_json(SuiteInfo{}, {runs[0], runs[2]}).contains("pass_rates"));
+  EXPECT_EQ(format_final_table({runs[0], runs[2]}, false).find("pass rate"), std::string::npos);
 }
 
 TEST(Console, ProgressLineIsOneLineWithinWidth) {
@@ -224,9 +335,62 @@ TEST(Html, SelfContainedWithTimelinePerScenario) {
   EXPECT_NE(html.find("fill=\"#f29900\""), std::string::npos);    // detection marker
   EXPECT_NE(html.find("fill=\"#8c1d18\""), std::string::npos);    // abnormal exit marker
   EXPECT_NE(html.find("stroke=\"#1a73e8\""), std::string::npos);  // restart line
-  EXPECT_NE(html.find("stroke=\"#9aa5b1\""), std::string::npos);  // op tick
-  EXPECT_EQ(html.find("<script>alert(1)"), std::string::npos);    // scenario names are escaped
+  EXPECT_NE(html.find("<polyline class=\"latency\" data-rank=\"0\""), std::string::npos);  // op durations
+  EXPECT_EQ(html.find("<script>alert(1)"), std::string::npos);  // scenario names are escaped
   EXPECT_NE(html.find("&lt;/script&gt;"), std::string::npos);
+}
+
+TEST(Html, ArmAndDisarmAreDrawnWhereTheyWereGiven) {
+  fs::path dir = scratch("html-control");
+  std::vector<RunRecord> runs = {make_record("armed", {{"outcome", "detected"}}, dir)};
+  add_event(runs[0].history, 2.0, -1, "control", "control", {{"action", "arm"}, {"fault_id", "slow"}});
+  add_event(runs[0].history, 3.0, -1, "control", "control", {{"action", "disarm"}, {"fault_id", 7}});
+  const std::string html = render_html(SuiteInfo{}, runs);
+  EXPECT_NE(html.find("<line class=\"control\""), std::string::npos);
+  EXPECT_NE(html.find("<title>ncclfi arm slow (attempt 1)"), std::string::npos) << html;
+  EXPECT_NE(html.find(">arm slow</text>"), std::string::npos);
+  EXPECT_NE(html.find(">disarm 7</text>"), std::string::npos) << "a non-string fault id is shown as JSON";
+}
+
+// The timeline's geometry: the axis counts from the first injection, the fault window spans the
+// first to the last injection of its fault, detections sit above exits in the same lane, attempts are
+// labelled, and the zoom range covers the fault window.
+TEST(Html, TimelineLanesWindowsAttemptsAndZoom) {
+  fs::path dir = scratch("html-geometry");
+  RunRecord r = make_record("geometry", {{"outcome", "detected"}}, dir);
+  add_event(r.history, 0.1, 0, "harness", "launch", {});
+  add_event(r.history, 1.5, 1, "net", "inject", {{"fault_id", "f1"}, {"kind", "drop"}});
+  add_event(r.history, 6.0, 0, "harness", "launch", {}, 1);
+  const std::string html = render_html(SuiteInfo{}, {r});
+  auto attr = [&](size_t from, const std::string& name) {
+    const size_t p = html.find(name + "=\"", from);
+    EXPECT_NE(p, std::string::npos) << name;
+    const size_t start = p + name.size() + 2;
+    return html.substr(start, html.find('"', start) - start);
+  };
+  const size_t window = html.find("<rect class=\"fault-window\" data-fault-id=\"f1\"");
+  ASSERT_NE(window, std::string::npos) << html;
+  EXPECT_EQ(attr(window, "data-start-s"), "0.000");  // the first injection is the zero
+  EXPECT_EQ(attr(window, "data-end-s"), "0.500");
+  EXPECT_NE(html.find("s from the first injection"), std::string::npos);
+  EXPECT_NE(html.find(">attempt 1</text>"), std::string::npos);
+  EXPECT_NE(html.find(">attempt 2</text>"), std::string::npos);
+  // Rank 0: its detection's top is above its exit's top.
+  const size_t det = html.find("<path class=\"detection\" data-rank=\"0\"");
+  const size_t ex = html.find("<rect class=\"exit\" data-rank=\"0\"");
+  ASSERT_NE(det, std::string::npos);
+  ASSERT_NE(ex, std::string::npos);
+  EXPECT_LT(std::stod(attr(det, "data-y")) + 10, std::stod(attr(ex, "y")));
+  // The zoom range holds the window and is narrower than the whole run.
+  const size_t svg = html.find("<svg ");
+  std::istringstream zoom(attr(svg, "data-zoom"));
+  double z0 = 0, z1 = 0;
+  zoom >> z0 >> z1;
+  const double wx = std::stod(attr(window, "x")), ww = std::stod(attr(window, "width"));
+  EXPECT_LE(z0, wx);
+  EXPECT_GE(z1, wx + ww);
+  EXPECT_LT(z1 - z0, 960 - 100);
+  EXPECT_NE(html.find("data-ncclfi-ready"), std::string::npos);  // the script marks the page when it ran
 }
 
 TEST(Suite, WritesFilesAndRerendersFromRunDirs) {

@@ -1,0 +1,112 @@
+#include "scenario_yaml.h"
+
+#include <regex>
+#include <stdexcept>
+
+#include <yaml-cpp/yaml.h>
+
+namespace ncclfi::cli {
+using nlohmann::json;
+
+namespace {
+
+std::string escape_token(const std::string& key) {
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A plain (unquoted) scalar by the YAML 1.2 core schema.
+json plain_scalar(const std::string& text) {
+  static const std::regex null_re("~|null|Null|NULL|");
+  static const std::regex true_re("true|True|TRUE");
+  static const std::regex false_re("false|False|FALSE");
+  static const std::regex int_re("[-+]?[0-9]+");
+  static const std::regex float_re(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+  if (std::regex_match(text, null_re)) return nullptr;
+  if (std::regex_match(text, true_re)) return true;
+  if (std::regex_match(text, false_re)) return false;
+  if (std::regex_match(text, int_re)) {
+    try {
+      return text[0] == '-' ? json(std::stoll(text))
+                            : json(std::stoull(text[0] == '+' ? text.substr(1) : text));
+    } catch (const std::out_of_range&) {
+      return json::parse(text[0] == '+' ? text.substr(1) : text);  // a double, as JSON would read it
+    }
+  }
+  if (std::regex_match(text, float_re)) return std::stod(text);
+  return text;
+}
+
+json convert(const YAML::Node& node, const std::string& pointer, LineMap& lines) {
+  lines.emplace(pointer, node.Mark().line + 1);  // a mapping's value already has its key's line
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Scalar:
+      // yaml-cpp tags a quoted scalar "!" and a plain one "?".
+      return node.Tag() == "!" ? json(node.Scalar()) : plain_scalar(node.Scalar());
+    case YAML::NodeType::Sequence: {
+      json out = json::array();
+      size_t i = 0;
+      for (const auto& item : node) out.push_back(convert(item, pointer + "/" + std::to_string(i++), lines));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      json out = json::object();
+      for (const auto& kv : node) {
+        if (!kv.first.IsScalar()) {
+          throw std::runtime_error("line " + std::to_string(kv.first.Mark().line + 1) +
+                                   ": a mapping key must be a plain text (JSON has no other keys)");
+        }
+        const std::string key = kv.first.Scalar();
+        const std::string child = pointer + "/" + escape_token(key);
+        // The key's line: where a nested mapping's problems are best pointed at.
+        lines.emplace(child, kv.first.Mark().line + 1);
+        out[key] = convert(kv.second, child, lines);
+      }
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool is_yaml_path(const std::string& path) {
+  auto ends_with = [&](const char* ext) {
+    const std::string e(ext);
+    return path.size() > e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+  };
+  return ends_with(".yaml") || ends_with(".yml");
+}
+
+json yaml_to_json(const std::string& text, LineMap& lines) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw std::runtime_error("line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  return convert(root, "", lines);
+}
+
+int line_of(const LineMap& lines, const std::string& pointer) {
+  std::string p = pointer;
+  while (true) {
+    if (const auto it = lines.find(p); it != lines.end()) return it->second;
+    if (p.empty()) return 0;
+    p = p.substr(0, p.rfind('/'));
+  }
+}
+
+}  // namespace ncclfi::cli
