@@ -210,7 +210,7 @@ Scenario load_yaml_scenario(const std::string& path, std::ifstream& in, const Pa
 Scenario load_scenario(const std::string& path, const ParamOverrides& params) {
   std::ifstream in(path);
   if (!in) throw ScenarioError(path, {{"", "a readable scenario file", "a file that cannot be opened"}});
-  if (is_yaml_path(path)) return load_yaml_scenario(path, in);
+  if (is_yaml_path(path)) return load_yaml_scenario(path, in, params);
   json doc;
   try {
     doc = json::parse(in);

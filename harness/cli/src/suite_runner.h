@@ -23,8 +23,8 @@ struct SuiteOptions {
   GpuSharing gpu_sharing = GpuSharing::kAuto;
   bool mps = true;  // shared-GPU mode: ncclfi's own MPS daemon where the host has MPS
   std::map<std::string, std::string> params;  // --param NAME=VALUE for {param:NAME} placeholders
-  int repeat = 1;                        // runs of each scenario (--repeat): pass rate per scenario
-  bool json = false;                     // summary.json on stdout instead of the table
+  int repeat = 1;                             // runs of each scenario (--repeat): pass rate per scenario
+  bool json = false;                          // summary.json on stdout instead of the table
 };
 
 struct SuiteOutcome {

@@ -210,6 +210,7 @@ TrialResult read_trial(const harness::RunRecord& r, MatrixFault fault) {
     gone = std::max(gone.value_or(0.0), s);
   }
   if (all_by_themselves && gone) t.gone_s = std::max(0.0, *gone);
+  t.left_running = !all_by_themselves;
   // Resumed: a rank started again after the detection (a restart) and finished a step.
   std::optional<int64_t> restarted_ns;
   for (const auto& e : h.events) {
@@ -274,6 +275,10 @@ int Cell::detected() const {
 }
 int Cell::hung() const {
   return static_cast<int>(std::count_if(trials.begin(), trials.end(), [](const auto& t) { return t.hung; }));
+}
+int Cell::left_running() const {
+  return static_cast<int>(
+      std::count_if(trials.begin(), trials.end(), [](const auto& t) { return t.left_running; }));
 }
 int Cell::false_alarms() const {
   return static_cast<int>(
@@ -347,6 +352,7 @@ std::string Cell::text() const {
     const int quiet = fired() - detected() - hung();
     if (quiet > 0) text += std::string(text.empty() ? "" : ", ") + "undetected " + of(quiet);
     if (median_gone_s()) text += ", gone " + secs(median_gone_s());
+    if (left_running() > 0) text += ", still running at the deadline " + of(left_running());
     if (median_resumed_s()) text += ", resumed " + secs(median_resumed_s());
   }
   if (fired() < n) text += " [fired " + of(fired()) + "]";
@@ -396,6 +402,12 @@ std::vector<std::string> matrix_findings(const std::vector<TimeoutSetting>& sett
     }
   }
   for (const auto& c : cells) {
+    if (c.left_running() > 0) {
+      findings.push_back("setting " + c.setting + " detected " + to_string(c.fault) + " (" +
+                         (c.mechanisms().empty() ? "?" : c.mechanisms().front()) +
+                         ") but nothing ended the job in " + std::to_string(c.left_running()) + "/" +
+                         std::to_string(c.trials.size()) + " trials: it ran until the harness's deadline");
+    }
     if (c.false_alarms() > 0) {
       findings.push_back("setting " + c.setting + " raised a false alarm on a survivable stall in " +
                          std::to_string(c.false_alarms()) + "/" + std::to_string(c.trials.size()) +
@@ -446,6 +458,7 @@ json to_json(const MatrixReport& r) {
                         {"detected", t.detected},
                         {"hung", t.hung},
                         {"false_alarm", t.false_alarm},
+                        {"left_running", t.left_running},
                         {"mechanism", t.mechanism},
                         {"detection_s", opt(t.detection_s)},
                         {"gone_s", opt(t.gone_s)},
@@ -461,6 +474,7 @@ json to_json(const MatrixReport& r) {
                      {"detected", c.detected()},
                      {"hung", c.hung()},
                      {"false_alarms", c.false_alarms()},
+                     {"left_running", c.left_running()},
                      {"mechanisms", c.mechanisms()},
                      {"median_detection_s", opt(c.median_detection_s())},
                      {"max_detection_s", opt(c.max_detection_s())},

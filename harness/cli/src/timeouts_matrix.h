@@ -60,6 +60,7 @@ struct TrialResult {
   bool detected = false;              // some mechanism other than the harness's deadline noticed it
   bool hung = false;                  // nothing noticed it and the harness's deadline ended the job
   bool false_alarm = false;           // detected although the job would have survived (stall) or was healthy
+  bool left_running = false;          // detected, but the harness's deadline had to end the job
   std::string mechanism;              // the first detection's mechanism
   std::optional<double> detection_s;  // injection -> first detection
   std::optional<double> gone_s;       // first detection -> every rank of that attempt exited
@@ -93,6 +94,7 @@ struct Cell {
   int detected() const;
   int hung() const;
   int false_alarms() const;
+  int left_running() const;
   std::vector<std::string> mechanisms() const;  // distinct, most frequent first
   // Over the trials that have them.
   std::optional<double> median_detection_s() const;

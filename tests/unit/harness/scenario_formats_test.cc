@@ -2,6 +2,7 @@
 // parameters substituted where {param:NAME} is used.
 #include <gtest/gtest.h>
 
+#include "scenario.h"
 #include "scenario_params.h"
 #include "scenario_yaml.h"
 

@@ -88,7 +88,17 @@ TEST(ReadTrial, KilledByTheHarnessAfterADetectionIsNotGone) {
   x.ts_ns = 61 * kSec;
   x.killed_by_harness = true;
   r.history.exits.push_back(x);
-  EXPECT_FALSE(read_trial(r, MatrixFault::kGpuHang).gone_s);  // the job detected but did not end by itself
+  const TrialResult t = read_trial(r, MatrixFault::kGpuHang);
+  EXPECT_FALSE(t.gone_s);  // the job detected but did not end by itself
+  EXPECT_TRUE(t.left_running);
+  const Cell cell{"no-handling", MatrixFault::kGpuHang, {t}};
+  EXPECT_EQ(cell.text(), "detected 1/1 torch_watchdog 10.0 s, still running at the deadline 1/1");
+  const auto findings = matrix_findings({{"no-handling", "", {}, {}, {}, {}}}, {cell}, {});
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0],
+            "setting no-handling detected gpu_hang (torch_watchdog) but nothing ended the job in 1/1 trials: "
+            "it ran "
+            "until the harness's deadline");
 }
 
 TEST(ReadTrial, ADetectedStallIsAFalseAlarm) {
