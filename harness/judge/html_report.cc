@@ -14,7 +14,9 @@ namespace {
 constexpr int kWidth = 960;  // timeline drawing width in px
 constexpr int kLeft = 90;    // room for row labels
 constexpr int kRowHeight = 22;
-constexpr size_t kMaxOpTicks = 400;  // per rank; more are sampled evenly
+constexpr size_t kMaxOpTicks = 400;
+constexpr int kMaxRankRows =
+    4096;  // the schema's largest workload.ranks  // per rank; more are sampled evenly
 
 const char* kStyle = R"CSS(
 body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#1d1d1f;background:#fff}
@@ -57,14 +59,23 @@ std::string timeline_svg(const History& h) {
   for (const auto& x : h.exits) widen(x.ts_ns);
   for (const auto& d : h.detections) widen(d.ts_ns);
   if (t0 <= 0 || t1 <= t0) return "<p class=\"muted\">No timed events to draw.</p>";
+  // One row per rank of the job. Only a history without a world size sizes the rows by the ranks it
+  // holds, and never past the largest job a scenario may name: a stated rank (from a verdict written
+  // before events outside the job were refused) must not size the picture.
   int max_rank = h.world_size - 1;
-  for (const auto& e : h.events) max_rank = std::max(max_rank, e.rank);
-  for (const auto& x : h.exits) max_rank = std::max(max_rank, x.rank);
-  const int rows = max_rank + 2;  // row 0: the job / harness; row r+1: rank r
+  if (h.world_size <= 0) {
+    for (const auto& e : h.events) max_rank = std::max(max_rank, e.rank);
+    for (const auto& x : h.exits) max_rank = std::max(max_rank, x.rank);
+    max_rank = std::min(max_rank, kMaxRankRows - 1);
+  }
+  const int rows = max_rank + 2;  // row 0: the job / harness (and ranks outside the job); row r+1: rank r
   const int height = rows * kRowHeight + 30;
   const double span = static_cast<double>(t1 - t0);
   auto x_of = [&](int64_t t) { return kLeft + static_cast<double>(t - t0) / span * (kWidth - kLeft - 10); };
-  auto y_of = [&](int rank) { return (rank + 1) * kRowHeight + 14; };  // rank -1 -> row 0
+  auto y_of = [&](int rank) {
+    if (rank < -1 || rank > max_rank) rank = -1;
+    return (rank + 1) * kRowHeight + 14;
+  };
   auto secs = [&](int64_t t) { return "+" + fixed(static_cast<double>(t - t0) / 1e9, 3) + "s"; };
 
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(kWidth) +

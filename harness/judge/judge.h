@@ -106,5 +106,7 @@ CheckResult check_result(const CheckContext& ctx);
 // The judge's own checks: set only when they apply.
 std::optional<CheckResult> check_injection(const CheckContext& ctx);
 std::optional<CheckResult> check_events_contract(const CheckContext& ctx);
+// Unknown when history.records_lost says some of the run's records could not be written.
+std::optional<CheckResult> check_records(const CheckContext& ctx);
 
 }  // namespace ncclfi::harness

@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -96,11 +98,39 @@ void send_blob(int fd, const std::string& blob, Deadline d) {
   send_all(fd, blob.data(), blob.size(), d);
 }
 
+// The workloads exchange ids and addresses of a few hundred bytes.
+constexpr uint32_t kMaxRendezvousBlobBytes = 1u << 20;
+// A rank sends its hello right after connecting; a connection silent for longer is not a rank.
+constexpr int64_t kRendezvousHelloMs = 2000;
+constexpr uint32_t kHelloMagic = 0x4e434649;  // "NCFI"
+
+// What a joining rank sends first. Fixed size, network byte order.
+struct Hello {
+  uint32_t magic;
+  uint32_t rank;
+  uint64_t key_hash;
+};
+
+// FNV-1a: the hello carries a hash of the job key, not the key.
+uint64_t key_hash(const std::string& key) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const char c : key) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+uint64_t to_network64(uint64_t v) {
+  return (static_cast<uint64_t>(htonl(static_cast<uint32_t>(v))) << 32) |
+         htonl(static_cast<uint32_t>(v >> 32));
+}
+
 std::string recv_blob(int fd, Deadline d) {
   uint32_t len = 0;
   recv_all(fd, &len, sizeof(len), d);
   len = ntohl(len);
-  if (len > (64u << 20)) throw std::runtime_error("rendezvous: oversized message");
+  if (len > kMaxRendezvousBlobBytes) throw std::runtime_error("rendezvous: oversized message");
   std::string blob(len, '\0');
   recv_all(fd, blob.data(), len, d);
   return blob;
@@ -188,6 +218,7 @@ RendezvousInfo rendezvous_from_env() {
   }
   if (info.master_port <= 0 || info.master_port > 65535)
     throw std::runtime_error("MASTER_PORT is not a port");
+  info.job_key = env_or("NCCLFI_JOB_KEY", "");
   return info;
 }
 
@@ -218,21 +249,20 @@ Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds tim
       peer_fds_.assign(static_cast<size_t>(info_.world_size), -1);
       for (int joined = 1; joined < info_.world_size;) {
         wait_fd(listen_fd_, POLLIN, d, "waiting for the other ranks to connect");
-        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        sockaddr_in from{};
+        socklen_t from_len = sizeof(from);
+        int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &from_len,
+                           SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) continue;
-        uint32_t peer = 0;
-        try {
-          recv_all(fd, &peer, sizeof(peer), d);
-        } catch (...) {
-          ::close(fd);
-          throw;
-        }
-        peer = ntohl(peer);
-        if (peer == 0 || peer >= static_cast<uint32_t>(info_.world_size) || peer_fds_[peer] >= 0) {
+        const std::string refused = accept_rank(fd, d);
+        if (!refused.empty()) {
+          char addr_text[INET_ADDRSTRLEN] = "?";
+          ::inet_ntop(AF_INET, &from.sin_addr, addr_text, sizeof addr_text);
+          std::fprintf(stderr, "ncclfi rendezvous: refused a connection from %s:%d: %s\n", addr_text,
+                       ntohs(from.sin_port), refused.c_str());
           ::close(fd);
           continue;
         }
-        peer_fds_[peer] = fd;
         ++joined;
       }
     } catch (...) {
@@ -245,8 +275,9 @@ Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds tim
     int fd = make_socket();
     if (connect_before(fd, addr, d)) {
       try {
-        uint32_t me = htonl(static_cast<uint32_t>(info_.rank));
-        send_all(fd, &me, sizeof(me), d);
+        const Hello hello{htonl(kHelloMagic), htonl(static_cast<uint32_t>(info_.rank)),
+                          to_network64(key_hash(info_.job_key))};
+        send_all(fd, &hello, sizeof(hello), d);
       } catch (...) {
         ::close(fd);
         throw;
@@ -258,6 +289,25 @@ Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds tim
     if (ms_left(d) == 0) throw std::runtime_error("rendezvous: timed out connecting to rank 0");
     ::usleep(50000);
   }
+}
+
+std::string Rendezvous::accept_rank(int fd, int64_t deadline_ns) {
+  Hello hello{};
+  try {
+    recv_all(fd, &hello, sizeof(hello),
+             std::min(deadline_ns, Clock::mono_ns() + kRendezvousHelloMs * 1000000));
+  } catch (const std::exception& e) {
+    return std::string("no hello (") + e.what() + ")";
+  }
+  if (ntohl(hello.magic) != kHelloMagic) return "not an ncclfi rendezvous hello";
+  if (to_network64(hello.key_hash) != key_hash(info_.job_key)) return "a hello without this job's key";
+  const uint32_t peer = ntohl(hello.rank);
+  if (peer == 0 || peer >= static_cast<uint32_t>(info_.world_size))
+    return "rank " + std::to_string(peer) + " is not a peer in a world of " +
+           std::to_string(info_.world_size);
+  if (peer_fds_[peer] >= 0) return "rank " + std::to_string(peer) + " joined already";
+  peer_fds_[peer] = fd;
+  return "";
 }
 
 Rendezvous::~Rendezvous() {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rank_process.h"
@@ -35,7 +36,8 @@ struct LaunchContext {
   std::string log_dir;                 // absolute: where this attempt's logs go
   std::string plan_path, events_path;  // absolute
   int master_port = 29500;
-  std::string harness_id;                         // NCCLFI_HARNESS_ID for every process of the job
+  std::string harness_id;  // NCCLFI_HARNESS_ID for every process of the job
+  std::string job_key;     // NCCLFI_JOB_KEY: drawn per attempt, the workloads' rendezvous checks it
   std::map<std::string, std::string> parent_env;  // ncclfi's own environment
 };
 
@@ -53,6 +55,11 @@ std::unique_ptr<RankLauncher> make_launcher(LauncherKind kind);
 // The injection variables a rank gets (no RANK/WORLD_SIZE rendezvous variables): NCCLFI_*, the
 // scenario's env, LD_PRELOAD and NCCL_NET_PLUGIN per the scenario's layers.
 std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int rank);
+// Variables the harness sets for the ranks and a scenario's `env` may not: every NCCLFI_* (the plan,
+// the events, the harness id the orphan guard finds ranks by), LD_PRELOAD and NCCL_NET_PLUGIN (which
+// front ends are loaded). A scenario that set NCCLFI_PLAN ran a fault in its baseline while plan.json
+// recorded none; one that set NCCLFI_HARNESS_ID escaped the orphan guard.
+bool is_reserved_env(std::string_view name);
 // The workload's argv with {rank}, {world_size}, {attempt}, {run_dir}, {bin_dir}, {lib_dir},
 // {data_dir}, {master_port} and {env:NAME} replaced (rank -1 leaves {rank} as 0).
 std::vector<std::string> workload_argv(const LaunchContext& ctx, int rank);

@@ -1,11 +1,10 @@
 // Loading a scenario: JSON syntax, then the schema (unknown keys, wrong types), then the values the
 // schema hands on (faults through ncclfi::parse_fault, mechanisms, regexes), then the cross-field rules.
 #include <algorithm>
-#include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
+#include "ncclfi/bounded_input.h"
 #include "observe.h"
 #include "scenario.h"
 #include "scenario_rules.h"
@@ -21,8 +20,9 @@ std::string join_problems(const std::string& file, const std::vector<ScenarioErr
   std::string text;
   for (const auto& p : problems) {
     if (!text.empty()) text += "\n";
-    text +=
-        file + ": " + (p.pointer.empty() ? "/" : p.pointer) + ": expected " + p.expected + ", got " + p.found;
+    // printable: a NUL in a key would end the message where it stands and hide the problems after it.
+    text += printable(file + ": " + (p.pointer.empty() ? "/" : p.pointer) + ": expected " + p.expected +
+                      ", got " + p.found);
   }
   return text;
 }
@@ -52,11 +52,9 @@ void check_deferred(const json& doc, const std::string& file, const SchemaResult
         problems.push_back({d.pointer, "a detection mechanism (" + known + ")", describe_json(value)});
       }
     } else if (d.kind == "regex") {
-      try {
-        std::regex re(value.get<std::string>(), std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
+      if (auto error = harness::LineRegex::check(value.get<std::string>())) {
         problems.push_back(
-            {d.pointer, std::string("a valid regular expression (") + e.what() + ")", describe_json(value)});
+            {d.pointer, "a valid RE2 regular expression (" + *error + ")", describe_json(value)});
       }
     }
   }
@@ -179,13 +177,16 @@ Scenario scenario_from_json(const json& doc, const std::string& file) {
 }
 
 Scenario load_scenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path, {{"", "a readable scenario file", "a file that cannot be opened"}});
+  // Size, file type, nesting, duplicate keys and number range are checked before or while parsing
+  // (bounded_input.h): a FIFO, a 200 MB file of '[' or a 1e400 is a clear error, not a hang or a crash.
+  std::string text;
+  if (const std::string problem = read_regular_file(path, kMaxInputFileBytes, text); !problem.empty())
+    throw ScenarioError(path, {{"", "a readable scenario file", "a file that is " + problem}});
   json doc;
   try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw ScenarioError(path, {{"", "valid JSON", "a syntax error at byte " + std::to_string(e.byte)}});
+    doc = parse_json_input(text);
+  } catch (const JsonInputError& e) {
+    throw ScenarioError(path, {{e.pointer(), e.expected(), e.found()}});
   }
   return scenario_from_json(doc, path);
 }
