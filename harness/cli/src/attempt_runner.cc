@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "orphan_guard.h"
 #include "output_tailer.h"
 #include "proc_faults.h"
+#include "run_cgroup.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -87,6 +89,7 @@ class AttemptLoop final : public RankSignaller {
     follow_output(true);
     report_truncated_lines();
     follow_events(true);
+    kill_cgroup();                               // what a rank left running (a daemon) dies with its attempt
     remove_dead_control_fifos(in_.ctx.run_dir);  // on every way out: a killed rank leaves its FIFOs
     check_records_written();
     result_.end_ns = clock_.now().wall_ns;
@@ -149,7 +152,8 @@ class AttemptLoop final : public RankSignaller {
       logs.resize(static_cast<size_t>(in_.ctx.attempt) + 1);
     auto& attempt_logs = logs[static_cast<size_t>(in_.ctx.attempt)];
     attempt_logs.assign(static_cast<size_t>(in_.ctx.scenario->workload.ranks), "");
-    for (const auto& spec : specs) {
+    for (auto spec : specs) {
+      if (cgroup_) spec.cgroup_procs = cgroup_->path() + "/cgroup.procs";
       std::unique_ptr<RankProcess> process;
       try {
         process = RankProcess::spawn(spec);
@@ -200,6 +204,13 @@ class AttemptLoop final : public RankSignaller {
         ++injections_;
       harness::observe_event_line(line, history_, in_.ctx.attempt);
     }
+  }
+
+  // Freezes and kills whatever is left in the attempt's cgroup, and reaps those that were re-parented to
+  // ncclfi (a child subreaper).
+  void kill_cgroup() {
+    if (!cgroup_) return;
+    for (int pid : cgroup_->kill_all()) ::waitpid(pid, nullptr, WNOHANG);
   }
 
   // The harness's lines and the ranks' output and events all land in the run directory. A line the
@@ -283,6 +294,7 @@ class AttemptLoop final : public RankSignaller {
       sleep_ns(kPollNs);
     }
     signal_processes_with_harness_id(in_.ctx.harness_id, SIGKILL);
+    kill_cgroup();
     if (why != "launch_failed") result_.failed = true;
     remove_dead_control_fifos(in_.ctx.run_dir);
   }
@@ -333,6 +345,12 @@ class AttemptLoop final : public RankSignaller {
     in_.progress(st);
   }
 
+  // A fresh cgroup per attempt (nullptr where the host has none): the last teardown layer.
+  static std::unique_ptr<RunCgroup> make_cgroup(const std::string& harness_id) {
+    static int serial = 0;
+    return RunCgroup::create("ncclfi-" + harness_id + "-" + std::to_string(++serial));
+  }
+
   const AttemptInputs& in_;
   const AttemptClock& clock_;
   History& history_;
@@ -349,6 +367,7 @@ class AttemptLoop final : public RankSignaller {
   bool ras_started_ = false;
   int64_t ras_ts_ = 0;
   std::future<harness::RasReport> ras_;
+  std::unique_ptr<RunCgroup> cgroup_ = make_cgroup(in_.ctx.harness_id);
 };
 
 }  // namespace

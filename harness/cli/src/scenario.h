@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -89,6 +90,8 @@ struct Scenario {
 
 // Reads, schema-checks, parses and cross-checks a scenario file. Throws ScenarioError.
 Scenario load_scenario(const std::string& path);
+// Same for a text already in memory (the limits of bounded_input.h apply; the fuzz target uses it).
+Scenario scenario_from_text(std::string_view text, const std::string& file);
 // Same for a document already in memory (sweeps patch documents before loading them).
 Scenario scenario_from_json(const nlohmann::json& doc, const std::string& file);
 

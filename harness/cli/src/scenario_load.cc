@@ -182,13 +182,17 @@ Scenario load_scenario(const std::string& path) {
   std::string text;
   if (const std::string problem = read_regular_file(path, kMaxInputFileBytes, text); !problem.empty())
     throw ScenarioError(path, {{"", "a readable scenario file", "a file that is " + problem}});
+  return scenario_from_text(text, path);
+}
+
+Scenario scenario_from_text(std::string_view text, const std::string& file) {
   json doc;
   try {
     doc = parse_json_input(text);
   } catch (const JsonInputError& e) {
-    throw ScenarioError(path, {{e.pointer(), e.expected(), e.found()}});
+    throw ScenarioError(file, {{e.pointer(), e.expected(), e.found()}});
   }
-  return scenario_from_json(doc, path);
+  return scenario_from_json(doc, file);
 }
 
 }  // namespace ncclfi::cli

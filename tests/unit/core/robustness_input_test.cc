@@ -2,12 +2,16 @@
 // once instead of blocking it or costing it gigabytes; deep nesting, duplicate keys, numbers out of
 // range and NUL bytes become errors with a pointer.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <gtest/gtest.h>
 
 #include "ncclfi/bounded_input.h"
+#include "ncclfi/event_log.h"
 #include "ncclfi/injector.h"
 #include "test_support.h"
 
@@ -91,6 +95,38 @@ TEST(RobustJson, NulInKeyIsEscapedInMessages) {
   const PlanError e("plan.json", std::string("/a\0b", 4), "no such key", "x");
   EXPECT_NE(std::string(e.what()).find("/a\\u0000b: expected no such key, got x"), std::string::npos)
       << e.what();
+}
+
+}  // namespace
+}  // namespace ncclfi
+
+namespace ncclfi {
+namespace {
+
+// A full disk, made with a file size limit: the writer counts what it could not write and says so with
+// the next line that fits. Before, the lines were dropped without a trace.
+TEST(RobustEventLog, LinesThatCannotBeWrittenAreCountedAndAnnounced) {
+  test::TempDir dir;
+  const std::string path = dir.file("events.jsonl");
+  const int code = test::run_in_child([&] {
+    ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead of killing us
+    rlimit limit{};
+    ::getrlimit(RLIMIT_FSIZE, &limit);
+    const rlimit small{300, limit.rlim_max};
+    EventLog log(path, "workload", 0);
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    int failed = 0;
+    for (int i = 0; i < 10; ++i) failed += log.write("step", {{"i", i}}) ? 0 : 1;
+    if (failed == 0 || log.lost() != static_cast<uint64_t>(failed)) return 1;
+    ::setrlimit(RLIMIT_FSIZE, &limit);  // room again
+    if (!log.write("done")) return 2;
+    return 0;
+  });
+  ASSERT_EQ(code, 0);
+  const std::string text = test::read_text(path);
+  const auto lost_at = text.find("\"event\":\"events_lost\"");
+  ASSERT_NE(lost_at, std::string::npos) << text;
+  EXPECT_LT(lost_at, text.find("\"event\":\"done\""));
 }
 
 }  // namespace
