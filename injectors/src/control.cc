@@ -91,7 +91,8 @@ int remove_dead_control_fifos(const std::string& run_dir) {
     pid_t pid = control_fifo_pid(name, ".in");
     if (pid == 0) pid = control_fifo_pid(name, ".out");
     if (pid == 0 || process_alive(pid)) continue;
-    const std::string path = run_dir + "/" + name;
+    std::string path = run_dir;
+    path.append("/").append(name);
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode) && ::unlink(path.c_str()) == 0) ++removed;
   }
