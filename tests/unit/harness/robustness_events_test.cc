@@ -2,6 +2,7 @@
 // line (reported), never a crash, and no stated rank sizes a report.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -95,6 +96,27 @@ TEST(RobustEvents, OverlongLineInTheLogIsReportedNotHeld) {
   ASSERT_EQ(history.contract_errors.size(), 1u);
   EXPECT_NE(history.contract_errors[0].problem.find("longer than"), std::string::npos);
   EXPECT_LE(history.contract_errors[0].line.size(), 210u);
+}
+
+}  // namespace
+}  // namespace ncclfi::harness
+
+namespace ncclfi::harness {
+namespace {
+
+// `ncclfi report` on a verdict.json nobody wrote: nested 100000 deep, it is an unreadable verdict,
+// not a crash while rendering.
+TEST(RobustEvents, DeeplyNestedVerdictIsUnreadableNotACrash) {
+  const std::string dir = ::testing::TempDir() + "ncclfi_deep_verdict";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/verdict.json") << R"({"scenario":"x","history":{"events":[{"fields":)"
+                                       << std::string(100'000, '[') << std::string(100'000, ']') << "}]}}";
+  const auto records = load_runs(dir);
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_NE(records[0].harness_error.find("unreadable verdict"), std::string::npos)
+      << records[0].harness_error;
+  EXPECT_FALSE(render_html(SuiteInfo{}, records).empty());
 }
 
 }  // namespace
