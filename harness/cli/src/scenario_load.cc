@@ -177,22 +177,28 @@ Scenario scenario_from_json(const json& doc, const std::string& file) {
 }
 
 Scenario load_scenario(const std::string& path) {
+  return scenario_from_json(read_scenario_json(path), path);
+}
+
+json read_scenario_json(const std::string& path) {
   // Size, file type, nesting, duplicate keys and number range are checked before or while parsing
   // (bounded_input.h): a FIFO, a 200 MB file of '[' or a 1e400 is a clear error, not a hang or a crash.
   std::string text;
   if (const std::string problem = read_regular_file(path, kMaxInputFileBytes, text); !problem.empty())
     throw ScenarioError(path, {{"", "a readable scenario file", "a file that is " + problem}});
-  return scenario_from_text(text, path);
+  return scenario_json_from_text(text, path);
 }
 
-Scenario scenario_from_text(std::string_view text, const std::string& file) {
-  json doc;
+json scenario_json_from_text(std::string_view text, const std::string& file) {
   try {
-    doc = parse_json_input(text);
+    return parse_json_input(text);
   } catch (const JsonInputError& e) {
     throw ScenarioError(file, {{e.pointer(), e.expected(), e.found()}});
   }
-  return scenario_from_json(doc, file);
+}
+
+Scenario scenario_from_text(std::string_view text, const std::string& file) {
+  return scenario_from_json(scenario_json_from_text(text, file), file);
 }
 
 }  // namespace ncclfi::cli
