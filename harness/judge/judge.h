@@ -26,7 +26,8 @@ std::string_view to_string(Answer answer);  // "pass", "unknown", "fail"
 Answer worst(Answer a, Answer b);
 
 struct CheckResult {
-  std::string field;  // the expect field ("outcome", "detection_s", ...) or "injection", "events", "run"
+  std::string
+      field;  // the expect field ("outcome", "detection_s", ...) or "injection", "events", "records", "run"
   Answer answer = Answer::kUnknown;
   std::string reason;  // always set: what was expected and what was observed
 };

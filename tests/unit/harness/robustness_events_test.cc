@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "judge.h"
 #include "ncclfi/bounded_input.h"
 #include "observe.h"
 #include "reports.h"
@@ -117,6 +118,42 @@ TEST(RobustEvents, DeeplyNestedVerdictIsUnreadableNotACrash) {
   EXPECT_NE(records[0].harness_error.find("unreadable verdict"), std::string::npos)
       << records[0].harness_error;
   EXPECT_FALSE(render_html(SuiteInfo{}, records).empty());
+}
+
+}  // namespace
+}  // namespace ncclfi::harness
+
+namespace ncclfi::harness {
+namespace {
+
+// A rank that could not write some lines says so (events_lost): its clean-looking run is unknown,
+// never a pass, and the reason names the rank.
+TEST(RobustEvents, EventsLostMakeTheRunUnknown) {
+  History history;
+  history.world_size = 1;
+  history.start_ns = 1700000000000000000;
+  history.end_ns = history.start_ns + 1'000'000'000;
+  ASSERT_TRUE(observe_event_line(event_line("0"), history));
+  RankExit exit;
+  exit.rank = 0;
+  exit.exit_code = 0;
+  exit.ts_ns = history.start_ns + 500;
+  history.exits.push_back(exit);
+  {
+    History whole = history;
+    const Judgement before = judge(whole, nlohmann::json{{"outcome", "clean"}});
+    EXPECT_EQ(before.verdict, Answer::kPass) << (before.checks.empty() ? "" : before.checks[0].reason);
+  }
+  ASSERT_TRUE(observe_event_line(
+      R"({"event":"events_lost","source":"workload","ts_ns":1700000000000000001,"rank":0,"pid":7,"lost":12})",
+      history));
+  ASSERT_EQ(history.records_lost.size(), 1u);
+  EXPECT_NE(history.records_lost[0].find("could not write 12 event line(s)"), std::string::npos);
+  const Judgement j = judge(history, nlohmann::json{{"outcome", "clean"}});
+  EXPECT_EQ(j.verdict, Answer::kUnknown);
+  bool said = false;
+  for (const auto& c : j.checks) said = said || (c.field == "records" && c.answer == Answer::kUnknown);
+  EXPECT_TRUE(said);
 }
 
 }  // namespace
