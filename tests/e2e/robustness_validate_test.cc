@@ -133,3 +133,18 @@ TEST(RobustValidate, ReservedVariablesInEnvAreRefused) {
 
 }  // namespace
 }  // namespace ncclfi::e2e
+
+namespace ncclfi::e2e {
+namespace {
+
+// Every output line is tried against every scenario pattern: their number is bounded too.
+TEST(RobustValidate, TooManyLogPatternsAreRefused) {
+  json s = good_scenario();
+  s["log_patterns"] = json::array();
+  for (int i = 0; i < 65; ++i)
+    s["log_patterns"].push_back({{"regex", "x" + std::to_string(i)}, {"mechanism", "api_error"}});
+  expect_refused(s, "/log_patterns: expected an array of at most 64 patterns");
+}
+
+}  // namespace
+}  // namespace ncclfi::e2e

@@ -134,6 +134,9 @@ class Checker {
       if (schema.contains("minItems") && value.size() < schema["minItems"].get<size_t>()) {
         return fail(expectation(schema));
       }
+      if (schema.contains("maxItems") && value.size() > schema["maxItems"].get<size_t>()) {
+        return fail(expectation(schema));
+      }
       if (schema.contains("items")) {
         for (size_t i = 0; i < value.size(); ++i) {
           ok = check(value[i], schema["items"], ptr + "/" + std::to_string(i), record) && ok;
