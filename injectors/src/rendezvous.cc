@@ -15,6 +15,8 @@
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "ncclfi/event_log.h"
 #include "ncclfi/workload_contract.h"
@@ -136,6 +138,108 @@ std::string recv_blob(int fd, Deadline d) {
   return blob;
 }
 
+// Why `hello` does not admit a rank of this job, or "" when it does (the rank is then free).
+std::string hello_problem(const Hello& hello, const RendezvousInfo& info, const std::vector<int>& peer_fds) {
+  if (ntohl(hello.magic) != kHelloMagic) return "not an ncclfi rendezvous hello";
+  if (to_network64(hello.key_hash) != key_hash(info.job_key)) return "a hello without this job's key";
+  const uint32_t peer = ntohl(hello.rank);
+  if (peer == 0 || peer >= static_cast<uint32_t>(info.world_size))
+    return "rank " + std::to_string(peer) + " is not a peer in a world of " + std::to_string(info.world_size);
+  if (peer_fds[peer] >= 0) return "rank " + std::to_string(peer) + " joined already";
+  return "";
+}
+
+// Rank 0's side of joining: every connection reads its hello at its own pace, side by side, so a
+// stranger that connects and says nothing (or too little) costs the ranks nothing; it is dropped after
+// kRendezvousHelloMs.
+class JoiningConnections {
+ public:
+  JoiningConnections() = default;
+  JoiningConnections(const JoiningConnections&) = delete;
+  JoiningConnections& operator=(const JoiningConnections&) = delete;
+  ~JoiningConnections() {
+    for (const auto& c : pending_) refuse(c, "no hello before every rank had joined");
+  }
+
+  // Fills peer_fds[1..] with a connection per rank, or throws when `d` passes first.
+  void gather(int listen_fd, const RendezvousInfo& info, std::vector<int>& peer_fds, int64_t d) {
+    for (int joined = 1; joined < info.world_size;) {
+      if (ms_left(d) == 0)
+        throw std::runtime_error("rendezvous: timed out while waiting for the other ranks to connect");
+      std::vector<pollfd> fds{{listen_fd, POLLIN, 0}};
+      int wait_ms = ms_left(d);
+      for (const auto& c : pending_) {
+        fds.push_back({c.fd, POLLIN, 0});
+        wait_ms = std::min(wait_ms, ms_left(c.hello_by));
+      }
+      if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR)
+        throw std::runtime_error("rendezvous: poll failed while waiting for the other ranks to connect");
+      if ((fds[0].revents & POLLIN) != 0) accept_all(listen_fd);
+      for (size_t i = pending_.size(); i-- > 0;) {
+        Pending& c = pending_[i];
+        const std::optional<std::string> problem = read_hello(c, info, peer_fds);
+        if (!problem) continue;  // its hello may still come
+        if (problem->empty()) {
+          peer_fds[ntohl(c.hello.rank)] = c.fd;
+          ++joined;
+        } else {
+          refuse(c, *problem);
+        }
+        pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+    }
+  }
+
+ private:
+  struct Pending {
+    int fd;
+    sockaddr_in from;
+    Hello hello;
+    size_t got;
+    int64_t hello_by;  // CLOCK_MONOTONIC ns
+  };
+  void accept_all(int listen_fd) {
+    for (;;) {
+      Pending c{-1, {}, {}, 0, Clock::mono_ns() + kRendezvousHelloMs * 1000000};
+      socklen_t len = sizeof(c.from);
+      c.fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&c.from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (c.fd < 0) return;
+      pending_.push_back(c);
+    }
+  }
+
+  // "" when the whole hello is in and admits a rank, nullopt while it may still come, else why not.
+  static std::optional<std::string> read_hello(Pending& c, const RendezvousInfo& info,
+                                               const std::vector<int>& peer_fds) {
+    while (c.got < sizeof(c.hello)) {
+      const ssize_t n = ::recv(c.fd, reinterpret_cast<char*>(&c.hello) + c.got, sizeof(c.hello) - c.got, 0);
+      if (n > 0) {
+        c.got += static_cast<size_t>(n);
+      } else if (n == 0) {
+        return "closed before its hello was complete";
+      } else if (errno == EINTR) {
+        continue;
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (ms_left(c.hello_by) > 0) return std::nullopt;
+        return "no complete hello within " + std::to_string(kRendezvousHelloMs) + " ms";
+      } else {
+        return std::string("a broken connection (") + std::strerror(errno) + ")";
+      }
+    }
+    return hello_problem(c.hello, info, peer_fds);
+  }
+
+  static void refuse(const Pending& c, const std::string& why) {
+    char addr_text[INET_ADDRSTRLEN] = "?";
+    ::inet_ntop(AF_INET, &c.from.sin_addr, addr_text, sizeof addr_text);
+    std::fprintf(stderr, "ncclfi rendezvous: refused a connection from %s:%d: %s\n", addr_text,
+                 ntohs(c.from.sin_port), why.c_str());
+    ::close(c.fd);
+  }
+
+  std::vector<Pending> pending_;
+};
+
 sockaddr_in resolve(const std::string& host, int port) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
@@ -247,24 +351,8 @@ Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds tim
       }
       ::listen(listen_fd_, 1024);
       peer_fds_.assign(static_cast<size_t>(info_.world_size), -1);
-      for (int joined = 1; joined < info_.world_size;) {
-        wait_fd(listen_fd_, POLLIN, d, "waiting for the other ranks to connect");
-        sockaddr_in from{};
-        socklen_t from_len = sizeof(from);
-        int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &from_len,
-                           SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) continue;
-        const std::string refused = accept_rank(fd, d);
-        if (!refused.empty()) {
-          char addr_text[INET_ADDRSTRLEN] = "?";
-          ::inet_ntop(AF_INET, &from.sin_addr, addr_text, sizeof addr_text);
-          std::fprintf(stderr, "ncclfi rendezvous: refused a connection from %s:%d: %s\n", addr_text,
-                       ntohs(from.sin_port), refused.c_str());
-          ::close(fd);
-          continue;
-        }
-        ++joined;
-      }
+      JoiningConnections joining;
+      joining.gather(listen_fd_, info_, peer_fds_, d);
     } catch (...) {
       close_all();
       throw;
@@ -289,25 +377,6 @@ Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds tim
     if (ms_left(d) == 0) throw std::runtime_error("rendezvous: timed out connecting to rank 0");
     ::usleep(50000);
   }
-}
-
-std::string Rendezvous::accept_rank(int fd, int64_t deadline_ns) {
-  Hello hello{};
-  try {
-    recv_all(fd, &hello, sizeof(hello),
-             std::min(deadline_ns, Clock::mono_ns() + kRendezvousHelloMs * 1000000));
-  } catch (const std::exception& e) {
-    return std::string("no hello (") + e.what() + ")";
-  }
-  if (ntohl(hello.magic) != kHelloMagic) return "not an ncclfi rendezvous hello";
-  if (to_network64(hello.key_hash) != key_hash(info_.job_key)) return "a hello without this job's key";
-  const uint32_t peer = ntohl(hello.rank);
-  if (peer == 0 || peer >= static_cast<uint32_t>(info_.world_size))
-    return "rank " + std::to_string(peer) + " is not a peer in a world of " +
-           std::to_string(info_.world_size);
-  if (peer_fds_[peer] >= 0) return "rank " + std::to_string(peer) + " joined already";
-  peer_fds_[peer] = fd;
-  return "";
 }
 
 Rendezvous::~Rendezvous() {

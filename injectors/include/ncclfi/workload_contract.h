@@ -3,7 +3,6 @@
 #pragma once
 
 #include <chrono>
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -62,10 +61,6 @@ class Rendezvous {
   std::chrono::milliseconds timeout_;
   int listen_fd_ = -1;
   std::vector<int> peer_fds_;  // rank 0: one per other rank (index = rank); others: [0] = rank 0
-
-  // Rank 0: reads a joining connection's hello and files `fd` under its rank; "" when it did, else why
-  // the connection is refused (the caller closes it).
-  std::string accept_rank(int fd, int64_t deadline_ns);
 };
 
 }  // namespace ncclfi
