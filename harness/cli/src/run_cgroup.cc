@@ -1,10 +1,13 @@
 #include "run_cgroup.h"
 
+#include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -40,6 +43,21 @@ void say_unavailable_once(const std::string& why) {
   });
 }
 
+// An ncclfi that was SIGKILLed could not remove its cgroup (its orphan guard killed the members):
+// empty `ncclfi-<pid>-...` cgroups whose ncclfi is gone are removed by the next one.
+void remove_stale_cgroups(const std::string& root) {
+  DIR* dir = ::opendir(root.c_str());
+  if (dir == nullptr) return;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name.rfind("ncclfi-", 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + 7, nullptr, 10);
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    ::rmdir((root + "/" + name).c_str());  // fails, harmlessly, while it still has members
+  }
+  ::closedir(dir);
+}
+
 }  // namespace
 
 std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& name) {
@@ -48,6 +66,8 @@ std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& name) {
     say_unavailable_once("no cgroup v2 hierarchy is mounted");
     return nullptr;
   }
+  static std::once_flag swept;
+  std::call_once(swept, [&] { remove_stale_cgroups(root); });
   const std::string path = root + "/" + name;
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
     say_unavailable_once("cannot create " + path + ": " + std::strerror(errno));

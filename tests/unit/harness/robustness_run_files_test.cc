@@ -1,4 +1,5 @@
 // Concurrent runs into one --out get their own directories; control FIFOs of dead ranks are removed.
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,8 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "ncclfi/injector.h"
+#include "run_cgroup.h"
 #include "run_dir.h"
 
 namespace ncclfi::cli {
@@ -53,6 +57,45 @@ TEST(RobustRunFiles, ControlFifosOfDeadProcessesAreRemovedOthersKept) {
   EXPECT_FALSE(fs::exists(dead + ".out"));
   EXPECT_TRUE(fs::exists(live + ".in"));
   EXPECT_TRUE(fs::exists(dir.path + "/ncclfi-notes-1.in"));
+}
+
+}  // namespace
+}  // namespace ncclfi::cli
+
+namespace ncclfi::cli {
+namespace {
+
+// An ncclfi that was SIGKILLed leaves its (emptied) cgroup; the next one removes it, and a cgroup of its
+// own kills what is left in it.
+TEST(RobustRunFiles, StaleCgroupsAreRemovedAndMembersKilled) {
+  std::string root;
+  {
+    std::ifstream mounts("/proc/self/mounts");
+    std::string device, dir, type, rest;
+    while (mounts >> device >> dir >> type && std::getline(mounts, rest)) {
+      if (type == "cgroup2") root = dir;
+    }
+  }
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(gone, nullptr, 0), gone);
+  const std::string stale = root + "/ncclfi-" + std::to_string(gone) + "-1";
+  if (root.empty() || ::mkdir(stale.c_str(), 0755) != 0) GTEST_SKIP() << "no writable cgroup v2 hierarchy";
+  auto cgroup = RunCgroup::create("ncclfi-" + std::to_string(::getpid()) + "-robustness-test");
+  ASSERT_NE(cgroup, nullptr);
+  EXPECT_FALSE(fs::exists(stale));
+  const pid_t member = ::fork();
+  if (member == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  ASSERT_TRUE(cgroup->add(member));
+  EXPECT_EQ(cgroup->members(), std::vector<int>{member});
+  EXPECT_EQ(cgroup->kill_all(), std::vector<int>{member});
+  int status = 0;
+  ASSERT_EQ(::waitpid(member, &status, 0), member);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_TRUE(cgroup->members().empty());
 }
 
 }  // namespace
