@@ -19,13 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string prepend_path_list(const std::string& first, const std::map<std::string, std::string>& env,
-                              const std::string& key, char sep) {
-  const auto it = env.find(key);
-  if (it == env.end() || it->second.empty()) return first;
-  return first + sep + it->second;
-}
-
 std::string rank_log_name(const LaunchContext& ctx, int rank) {
   return ctx.log_dir + "/" + (rank < 0 ? std::string("launcher") : "rank-" + std::to_string(rank)) + ".log";
 }
@@ -235,8 +228,7 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   env["NCCLFI_WORLD_SIZE"] = std::to_string(s.workload.ranks);
   if (rank >= 0) env["NCCLFI_RANK"] = std::to_string(rank);
   if (s.layer_api) {
-    env["LD_PRELOAD"] =
-        prepend_path_list(ctx.install.lib_dir + "/libncclfi-preload.so", s.env, "LD_PRELOAD", ':');
+    env["LD_PRELOAD"] = ctx.install.lib_dir + "/libncclfi-preload.so";  // a scenario's env may not set it
   }
   if (s.layer_net) {
     env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
