@@ -5,6 +5,15 @@ find_package(CLI11 REQUIRED)
 # Static Boost: the GPU host has no Boost, and a copied build/ must run there.
 set(Boost_USE_STATIC_LIBS ON)
 find_package(Boost 1.74 REQUIRED COMPONENTS filesystem)
+# RE2 (found through pkg-config, linked statically like Boost so a copied build/ runs on the GPU host):
+# the harness's regular expressions on rank output (harness/judge/line_regex.h says why).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(RE2 REQUIRED re2)
+find_library(RE2_STATIC_LIBRARY NAMES libre2.a HINTS ${RE2_LIBRARY_DIRS} REQUIRED)
+add_library(re2_static STATIC IMPORTED GLOBAL)
+set_target_properties(re2_static PROPERTIES IMPORTED_LOCATION ${RE2_STATIC_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES "${RE2_INCLUDE_DIRS}"
+  INTERFACE_LINK_LIBRARIES Threads::Threads)
 if(NCCLFI_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

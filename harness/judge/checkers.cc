@@ -5,12 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <stdexcept>
 
 #include "judge.h"
 #include "judge_internal.h"
+#include "observe.h"
 
 namespace ncclfi::harness {
 namespace {
@@ -221,8 +221,8 @@ CheckResult check_ras_ranks(const CheckContext& ctx) {
 
 CheckResult check_log_matches(const CheckContext& ctx) {
   const auto& patterns = ctx.expect.log_matches;
-  std::vector<std::regex> regexes;
-  for (const auto& p : patterns) regexes.emplace_back(p, std::regex::ECMAScript);  // throws: unknown
+  std::vector<LineRegex> regexes;
+  for (const auto& p : patterns) regexes.emplace_back(p);  // validated with the expectation
   std::vector<bool> found(patterns.size(), false);
   size_t files_read = 0;
   for (const auto& attempt_logs : ctx.history.rank_logs) {
@@ -235,9 +235,9 @@ CheckResult check_log_matches(const CheckContext& ctx) {
       if (!in) continue;
       ++files_read;
       std::string line;
-      while (std::getline(in, line)) {
+      while (read_bounded_line(in, line, kMaxLineBytes)) {
         for (size_t i = 0; i < regexes.size(); ++i) {
-          if (!found[i] && std::regex_search(line, regexes[i])) found[i] = true;
+          if (!found[i] && regexes[i].search(line)) found[i] = true;
         }
       }
     }
@@ -305,6 +305,12 @@ std::optional<CheckResult> check_events_contract(const CheckContext& ctx) {
   }
   said.pop_back();
   return result("events", Answer::kUnknown, said);
+}
+
+std::optional<CheckResult> check_records(const CheckContext& ctx) {
+  const auto& lost = ctx.history.records_lost;
+  if (lost.empty()) return std::nullopt;
+  return result("records", Answer::kUnknown, "the run's records are incomplete: " + join(lost, "; "));
 }
 
 }  // namespace ncclfi::harness

@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "ncclfi/bounded_input.h"
 #include "ncclfi/event_log.h"
 #include "observe.h"
 
@@ -87,9 +88,16 @@ void take(nlohmann::json& doc, const char* key, T& out) {
   doc.erase(it);
 }
 
+// A rank of the job, or -1 for the job itself. Without a known world size any int is taken.
+bool rank_in_job(const nlohmann::json& rank, int world_size) {
+  if (!rank.is_number_integer()) return false;
+  const auto r = rank.get<int64_t>();
+  return r >= -1 && r < (world_size > 0 ? world_size : INT32_MAX);
+}
+
 // What the line lacks of the events contract (every line: an event name, a wall-clock ts_ns > 0 and
-// the writer's rank, -1 for the job), or "" when it keeps it.
-std::string contract_problem(const nlohmann::json& doc) {
+// the writer's rank, -1 for the job, a rank of the job otherwise), or "" when it keeps it.
+std::string contract_problem(const nlohmann::json& doc, int world_size) {
   std::string missing;
   auto need = [&](const char* key, bool ok) {
     if (!ok) missing += (missing.empty() ? "" : ", ") + std::string(key);
@@ -100,19 +108,33 @@ std::string contract_problem(const nlohmann::json& doc) {
   need("ts_ns", it != doc.end() && it->is_number_integer() && it->get<int64_t>() > 0);
   it = doc.find("rank");
   need("rank", it != doc.end() && it->is_number_integer());
-  return missing.empty() ? "" : "missing or invalid " + missing;
+  if (!missing.empty()) return "missing or invalid " + missing;
+  // A rank outside the job is out of contract, not a new row: every report sizes its rows by rank
+  // (a stated rank of 100000000 made the HTML report allocate for 1e8 ranks).
+  if (!rank_in_job(*it, world_size))
+    return "rank " + it->dump() + " outside the job (-1 to " + std::to_string(world_size - 1) + ")";
+  return "";
 }
+
+// More distinct offenders than this are counted in the last entry: the list stays small however
+// many sources or ranks a hostile log invents.
+constexpr size_t kMaxContractErrors = 32;
 
 void record_contract_error(History& history, const nlohmann::json& doc, std::string problem,
                            std::string_view line) {
-  const std::string source = doc.value("source", std::string("?"));
+  std::string source = "?";
+  if (auto it = doc.find("source"); it != doc.end() && it->is_string()) source = it->get<std::string>();
   int rank = -1;
-  if (auto it = doc.find("rank"); it != doc.end() && it->is_number_integer()) rank = it->get<int>();
+  if (auto it = doc.find("rank"); it != doc.end() && rank_in_job(*it, 0)) rank = it->get<int>();
   for (auto& e : history.contract_errors) {
     if (e.source == source && e.rank == rank) {
       ++e.count;
       return;
     }
+  }
+  if (history.contract_errors.size() >= kMaxContractErrors) {
+    ++history.contract_errors.back().count;
+    return;
   }
   constexpr size_t kMaxLine = 200;
   std::string shown(line.substr(0, kMaxLine));
@@ -123,9 +145,22 @@ void record_contract_error(History& history, const nlohmann::json& doc, std::str
 }  // namespace
 
 bool observe_event_line(std::string_view line, History& history, int default_attempt) {
-  nlohmann::json doc = nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (line.size() > kMaxEventLineBytes) {
+    record_contract_error(history, nlohmann::json::object(),
+                          "longer than " + std::to_string(kMaxEventLineBytes) + " bytes", line);
+    return true;
+  }
+  nlohmann::json doc;
+  try {
+    doc = parse_json_input(line, {kMaxJsonDepth, /*reject_duplicate_keys=*/false});
+  } catch (const JsonInputError& e) {
+    if (e.expected().find("nesting") == std::string::npos) return false;  // torn or corrupt
+    record_contract_error(history, nlohmann::json::object(),
+                          "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels", line);
+    return true;
+  }
   if (!doc.is_object()) return false;
-  if (std::string problem = contract_problem(doc); !problem.empty()) {
+  if (std::string problem = contract_problem(doc, history.world_size); !problem.empty()) {
     record_contract_error(history, doc, std::move(problem), line);
     return true;  // read, and reported: not a torn or corrupt line
   }
@@ -148,6 +183,11 @@ bool observe_event_line(std::string_view line, History& history, int default_att
     history.detections.push_back(
         Detection{mechanism, e.rank, e.attempt, e.ts_ns, evidence_for(e), e.mono_ns, e.host});
   }
+  if (e.event == ev::kEventsLost) {
+    history.records_lost.push_back(e.source + " rank " + std::to_string(e.rank) + " (pid " +
+                                   std::to_string(e.pid) + ") could not write " +
+                                   e.fields.value("lost", nlohmann::json(0)).dump() + " event line(s)");
+  }
   history.events.push_back(std::move(e));
   return true;
 }
@@ -156,16 +196,13 @@ EventLogReadStats read_event_log(const std::string& path, History& history, int 
   EventLogReadStats stats;
   std::ifstream in(path, std::ios::binary);
   if (!in) return stats;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    const bool complete = end != std::string::npos;
-    if (!complete) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
+  // Line by line with bounded memory: a line longer than the limit is kept only in part, which is
+  // enough to report it.
+  std::string text;
+  size_t full = 0;
+  while (read_bounded_line(in, text, kMaxEventLineBytes + 1, &full)) {
+    const bool complete = !in.eof();
+    std::string_view line(text);
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     ++stats.lines;
     if (observe_event_line(line, history, default_attempt)) {

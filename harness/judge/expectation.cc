@@ -4,7 +4,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <regex>
+
+#include "line_regex.h"
 
 namespace ncclfi::harness {
 namespace {
@@ -149,10 +150,9 @@ Expectation parse_expectation(const nlohmann::json& doc, const std::string& poin
     } else if (field == "log_matches") {
       if (auto patterns = read.strings(field, v)) {
         for (const auto& p : *patterns) {
-          try {
-            std::regex re(p, std::regex::ECMAScript);
-          } catch (const std::regex_error& err) {
-            read.problem(field, "", std::string("a valid regular expression (") + err.what() + ")", p);
+          if (auto error = LineRegex::check(p)) {
+            read.problem(field, "", "a valid RE2 regular expression (" + *error + ")",
+                         p.substr(0, kMaxPatternBytes));
           }
         }
         if (!e.problem_for(field)) e.log_matches = *patterns;

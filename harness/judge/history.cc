@@ -96,6 +96,7 @@ nlohmann::json to_json(const History& history) {
                         {"line", c.line},
                         {"count", c.count}});
   }
+  doc["records_lost"] = history.records_lost;
   auto& events = doc["events"] = nlohmann::json::array();
   for (const auto& e : history.events) events.push_back(event_to_json(e));
   auto& exits = doc["exits"] = nlohmann::json::array();
@@ -135,6 +136,7 @@ History history_from_json(const nlohmann::json& doc) {
     read_opt(c, "count", e.count);
     h.contract_errors.push_back(std::move(e));
   }
+  read_opt(doc, "records_lost", h.records_lost);
   for (const auto& e : doc.value("events", nlohmann::json::array())) h.events.push_back(event_from_json(e));
   for (const auto& x : doc.value("exits", nlohmann::json::array())) h.exits.push_back(exit_from_json(x));
   for (const auto& d : doc.value("detections", nlohmann::json::array())) {

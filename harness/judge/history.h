@@ -89,6 +89,9 @@ struct History {
   // inject event never passes.
   std::vector<std::string> armed_faults;
   std::vector<ContractError> contract_errors;
+  // What of the run's records could not be written (a rank's events_lost line, the harness's own
+  // failed writes, a full file system): such a run is judged unknown, never pass.
+  std::vector<std::string> records_lost;
 };
 
 nlohmann::json to_json(const History& history);

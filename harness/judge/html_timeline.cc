@@ -19,6 +19,7 @@ constexpr int kJobRow = 22;         // the job's own row (harness actions, contr
 constexpr int kLane = 64;           // one rank's lane
 constexpr int kAxis = 30;           // the time axis below the lanes
 constexpr size_t kMaxPoints = 600;  // latency points per rank; more are sampled evenly
+constexpr int kMaxRankLanes = 4096;  // the schema's largest workload.ranks
 
 std::string fixed(double v, int decimals) {
   char buf[64];
@@ -80,16 +81,25 @@ std::string timeline_svg(const History& h, const std::string& id) {
   const bool from_injection = zero != 0;
   if (!from_injection) zero = t0;
 
+  // One lane per rank of the job. Only a history without a world size sizes the lanes by the ranks it
+  // holds, and never past the largest job a scenario may name: a stated rank (from a verdict written
+  // before events outside the job were refused) must not size the picture.
   int max_rank = h.world_size - 1;
-  for (const auto& e : h.events) max_rank = std::max(max_rank, e.rank);
-  for (const auto& x : h.exits) max_rank = std::max(max_rank, x.rank);
+  if (h.world_size <= 0) {
+    for (const auto& e : h.events) max_rank = std::max(max_rank, e.rank);
+    for (const auto& x : h.exits) max_rank = std::max(max_rank, x.rank);
+    max_rank = std::min(max_rank, kMaxRankLanes - 1);
+  }
   const int lanes_top = kTop + kJobRow;
   const int height = lanes_top + (max_rank + 1) * kLane + kAxis;
   const double span = static_cast<double>(t1 - t0);
   const double plot_width = kWidth - kLeft - kRight;
   auto x_of = [&](int64_t t) { return kLeft + static_cast<double>(t - t0) / span * plot_width; };
-  auto lane_top = [&](int rank) { return rank < 0 ? kTop : lanes_top + rank * kLane; };
-  auto lane_bottom = [&](int rank) { return rank < 0 ? kTop + kJobRow : lanes_top + (rank + 1) * kLane; };
+  // A rank outside the lanes (out of contract) is drawn on the job's row.
+  auto lane_top = [&](int rank) { return rank < 0 || rank > max_rank ? kTop : lanes_top + rank * kLane; };
+  auto lane_bottom = [&](int rank) {
+    return rank < 0 || rank > max_rank ? kTop + kJobRow : lanes_top + (rank + 1) * kLane;
+  };
   auto rel = [&](int64_t t) {
     const double s = static_cast<double>(t - zero) / 1e9;
     return (s >= 0 ? "+" : "") + fixed(s, 3) + " s";

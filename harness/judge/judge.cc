@@ -147,6 +147,7 @@ Judgement judge(History& history, const Expectation& expect, const JudgeOptions&
   }
   if (auto r = check_injection(ctx)) add(std::move(*r));
   if (auto r = check_events_contract(ctx)) add(std::move(*r));
+  if (auto r = check_records(ctx)) add(std::move(*r));
   if (history.interrupted)
     add(CheckResult{"run", Answer::kUnknown, "ncclfi was interrupted: the run is incomplete"});
   settle_verdict(j);

@@ -26,7 +26,8 @@ std::string_view to_string(Answer answer);  // "pass", "unknown", "fail"
 Answer worst(Answer a, Answer b);
 
 struct CheckResult {
-  std::string field;  // the expect field ("outcome", "detection_s", ...) or "injection", "events", "run"
+  std::string
+      field;  // the expect field ("outcome", "detection_s", ...) or "injection", "events", "records", "run"
   Answer answer = Answer::kUnknown;
   std::string reason;  // always set: what was expected and what was observed
 };
@@ -106,5 +107,7 @@ CheckResult check_result(const CheckContext& ctx);
 // The judge's own checks: set only when they apply.
 std::optional<CheckResult> check_injection(const CheckContext& ctx);
 std::optional<CheckResult> check_events_contract(const CheckContext& ctx);
+// Unknown when history.records_lost says some of the run's records could not be written.
+std::optional<CheckResult> check_records(const CheckContext& ctx);
 
 }  // namespace ncclfi::harness

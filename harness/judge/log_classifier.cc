@@ -1,6 +1,7 @@
 // Rank output classifiers: the exact lines of docs/failure-signatures.md (PyTorch ProcessGroupNCCL,
 // torchrun, NCCL, nccl-tests, Open MPI) mapped to detection mechanisms, evidence or restarts.
 #include <fstream>
+#include <istream>
 #include <stdexcept>
 
 #include "observe.h"
@@ -12,8 +13,7 @@ constexpr size_t kMaxEvidenceChars = 400;
 
 LogPattern make(const char* name, LineKind kind, const char* mechanism, const char* regex,
                 const char* must_contain = "") {
-  return LogPattern{name, kind, mechanism, std::regex(regex, std::regex::ECMAScript | std::regex::optimize),
-                    must_contain};
+  return LogPattern{name, kind, mechanism, LineRegex(regex), must_contain};
 }
 
 std::vector<LogPattern> builtin_patterns() {
@@ -113,17 +113,11 @@ void LogClassifier::add_pattern(const std::string& mechanism, const std::string&
     throw std::invalid_argument("log pattern " + name + ": unknown detection mechanism \"" + mechanism +
                                 "\"");
   }
-  LogPattern p;
-  p.name = name;
-  p.kind = LineKind::kDetection;
-  p.mechanism = mechanism;
-  try {
-    p.regex = std::regex(regex, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    throw std::invalid_argument("log pattern " + name + ": bad regular expression \"" + regex +
-                                "\": " + e.what());
+  if (auto problem = LineRegex::check(regex)) {
+    throw std::invalid_argument("log pattern " + name + ": bad regular expression \"" +
+                                regex.substr(0, kMaxPatternBytes) + "\": " + *problem);
   }
-  add(std::move(p), /*front=*/true);
+  add(LogPattern{name, LineKind::kDetection, mechanism, LineRegex(regex), ""}, /*front=*/true);
 }
 
 void LogClassifier::add(LogPattern pattern, bool front) {
@@ -139,8 +133,9 @@ void LogClassifier::add(LogPattern pattern, bool front) {
 
 std::optional<LineMatch> LogClassifier::classify(std::string_view line) const {
   for (const auto& p : patterns_) {
-    if (!p.must_contain.empty() && line.find(p.must_contain) == std::string_view::npos) continue;
-    if (std::regex_search(line.begin(), line.end(), p.regex)) return LineMatch{&p};
+    const std::string_view head = line.substr(0, kMaxLineBytes);
+    if (!p.must_contain.empty() && head.find(p.must_contain) == std::string_view::npos) continue;
+    if (p.regex.search(head)) return LineMatch{&p};
   }
   return std::nullopt;
 }
@@ -158,6 +153,7 @@ std::optional<LineMatch> observe_log_line(History& history, const LogClassifier&
   e.attempt = line.attempt;
   e.source = "log";
   e.fields = {{"pattern", p.name}, {"line", clip(line.text)}, {"stream", line.stream}};
+  if (line.text.size() > kMaxLineBytes) e.fields["truncated_from_bytes"] = line.text.size();
   switch (p.kind) {
     case LineKind::kDetection:
       e.event = "detection";
@@ -184,7 +180,7 @@ size_t observe_log_file(History& history, const LogClassifier& classifier, const
   if (!in) return 0;
   size_t count = 0;
   std::string text;
-  while (std::getline(in, text)) {
+  while (read_bounded_line(in, text, kMaxLineBytes)) {
     ++count;
     if (!text.empty() && text.back() == '\r') text.pop_back();
     OutputLine line{fallback_ts_ns, rank, attempt, "stdout", {}};
@@ -201,6 +197,25 @@ size_t observe_log_file(History& history, const LogClassifier& classifier, const
     text.clear();
   }
   return count;
+}
+
+bool read_bounded_line(std::istream& in, std::string& line, size_t max_bytes, size_t* full_bytes) {
+  line.clear();
+  size_t full = 0;
+  std::streambuf* buf = in.rdbuf();
+  bool any = false;
+  bool newline = false;
+  for (int c = buf->sbumpc(); c != std::char_traits<char>::eof(); c = buf->sbumpc()) {
+    any = true;
+    if (c == '\n') {
+      newline = true;
+      break;
+    }
+    if (full++ < max_bytes) line.push_back(static_cast<char>(c));
+  }
+  if (full_bytes != nullptr) *full_bytes = full;
+  if (!newline) in.setstate(std::ios::eofbit);  // like getline: eof() says the line had no newline
+  return any;
 }
 
 }  // namespace ncclfi::harness

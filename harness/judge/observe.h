@@ -12,12 +12,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "history.h"
+#include "line_regex.h"
 
 namespace ncclfi::harness {
 
@@ -29,6 +29,10 @@ bool is_known_mechanism(std::string_view name);
 
 // ---------------------------------------------------------------------------------------------
 // Event log (events.jsonl)
+
+// An event line is a few hundred bytes; a longer one than this is out of contract (reported, not
+// parsed), so no line can cost the harness more than this to read.
+constexpr size_t kMaxEventLineBytes = 64 << 10;
 
 struct EventLogReadStats {
   size_t lines = 0;        // non-empty lines seen
@@ -42,10 +46,11 @@ struct EventLogReadStats {
 // `default_attempt`), and adds a Detection for each workload event that means detection:
 // watchdog_fired -> workload_watchdog, nccl_error -> api_error, async_error -> async_error,
 // result_mismatch and done{verified:false} -> verification, nan_detected -> nan_check.
-// A line without an event name, a wall-clock ts_ns or a rank breaks the events contract: it stays
-// out of the timeline and lands in history.contract_errors (once per source and rank, with the
-// line; later ones only counted). A missing file reads as empty. Tolerates a torn last line. Never
-// throws on bad content.
+// A line without an event name, a wall-clock ts_ns or a rank, with a rank outside the job (when
+// history.world_size is set), longer than kMaxEventLineBytes or nested deeper than kMaxJsonDepth
+// breaks the events contract: it stays out of the timeline and lands in history.contract_errors (once
+// per source and rank, with the line; later ones only counted). A missing file reads as empty.
+// Tolerates a torn last line. Never throws on bad content.
 EventLogReadStats read_event_log(const std::string& path, History& history, int default_attempt = 0);
 
 // Same for one already-read line (used by the above and by live tailing). Returns false if the line
@@ -66,9 +71,9 @@ struct LogPattern {
   std::string name;  // short id shown in reports, e.g. "torch.watchdog_timeout"
   LineKind kind = LineKind::kDetection;
   std::string mechanism;  // for kDetection: a known mechanism; for kEvidence: a label like "nccl_warn"
-  std::regex regex;       // searched (std::regex_search) in the line
+  LineRegex regex;        // searched in the line's first kMaxLineBytes
   // Optional literal the line must contain before the regex is tried (a cheap prefilter: most
-  // output lines match nothing, and std::regex is slow).
+  // output lines match nothing).
   std::string must_contain;
 };
 
@@ -84,13 +89,13 @@ class LogClassifier {
   // "Out of bounds values : N FAILED" and #wrong columns.
   static LogClassifier builtin();
 
-  // Adds a scenario pattern (ECMAScript regex) that maps to `mechanism` (a detection). Throws
+  // Adds a scenario pattern (RE2 syntax, line_regex.h) that maps to `mechanism` (a detection). Throws
   // std::invalid_argument naming the pattern when the regex does not compile or the mechanism is
   // unknown. Scenario patterns are tried before the built-in ones.
   void add_pattern(const std::string& mechanism, const std::string& regex, const std::string& name);
   void add(LogPattern pattern, bool front = false);
 
-  // The first pattern (in order) whose regex is found in `line`, or nullopt.
+  // The first pattern (in order) whose regex is found in `line`'s first kMaxLineBytes, or nullopt.
   std::optional<LineMatch> classify(std::string_view line) const;
   const std::vector<LogPattern>& patterns() const { return patterns_; }
 
@@ -110,7 +115,8 @@ struct OutputLine {
   std::string host{};             // the harness's host, whose clock mono_ns is
 };
 
-// Classifies one line. A detection adds a Detection and a HistoryEvent{source "log", event
+// Classifies one line (its first kMaxLineBytes; a longer line's entry says `truncated_from_bytes`).
+// A detection adds a Detection and a HistoryEvent{source "log", event
 // "detection"}; evidence adds a HistoryEvent{source "log", event "log_evidence"}; a restart line adds
 // HistoryEvent{source "log", event "restart"} and bumps torchrun_restarts. Returns the match (or
 // nullopt). Thread-compatible: callers serialise access to `history`.
@@ -118,10 +124,16 @@ std::optional<LineMatch> observe_log_line(History& history, const LogClassifier&
                                           const OutputLine& line);
 
 // Classifies a whole captured log file after the fact (used for re-reads): lines get `ts_ns` =
-// `fallback_ts_ns` unless they start with "@<ts_ns> " (a stamp the runner may prefix). Returns the
-// number of lines read; a missing file gives 0.
+// `fallback_ts_ns` unless they start with "@<ts_ns> " (a stamp the runner may prefix). Reads lines
+// with bounded memory (read_bounded_line). Returns the number of lines read; a missing file gives 0.
 size_t observe_log_file(History& history, const LogClassifier& classifier, const std::string& path, int rank,
                         int attempt, int64_t fallback_ts_ns);
+
+// Reads one line of `in` into `line` (without its newline), keeping at most `max_bytes` of it and
+// skipping the rest, so one endless line costs bounded memory. Returns false at the end of input;
+// `*full_bytes` (when given) gets the line's real length; in.eof() after a true return: the line
+// had no newline.
+bool read_bounded_line(std::istream& in, std::string& line, size_t max_bytes, size_t* full_bytes = nullptr);
 
 // ---------------------------------------------------------------------------------------------
 // Exit statuses

@@ -205,11 +205,16 @@ RasReport probe_ras(const RasProbeOptions& options) {
   }
   report.ok = true;
   if (!closed) report.error = "RAS report cut short by the timeout";
-  parse_ras_report(report);
+  try {
+    parse_ras_report(report);
+  } catch (const std::exception& e) {  // a number out of range: whatever answered is not NCCL's RAS
+    report.error = std::string("RAS report not understood: ") + e.what();
+  }
   return report;
 }
 
 void parse_ras_report(RasReport& report) {
+  constexpr size_t kMaxRasLineBytes = 1024;
   static const std::regex section_header(
       R"(^(#\d+-\d+ \([0-9a-fA-F]+\) )?(INCOMPLETE|DEAD|ERROR|MISMATCH|TIMEOUT)\s*$)");
   static const std::regex rank_line(R"(^\s+Rank (\d+)\b(.*)$)");
@@ -242,6 +247,9 @@ void parse_ras_report(RasReport& report) {
   std::string pending_problem;  // a header waiting for its first detail line
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    // NCCL's RAS lines are short; std::regex recurses per character, so a long line from whatever
+    // answers on the port must not reach it.
+    if (line.size() > kMaxRasLineBytes) line.resize(kMaxRasLineBytes);
     std::smatch m;
     if (std::regex_match(line, m, section_header)) {
       close_counts();

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ncclfi/bounded_input.h"
 #include "reports.h"
 
 namespace ncclfi::harness {
@@ -59,7 +60,9 @@ std::vector<RunRecord> load_runs(const std::string& dir) {
     std::stringstream text;
     text << in.rdbuf();
     try {
-      RunRecord r = run_record_from_json(nlohmann::json::parse(text.str()));
+      // A verdict nests an event's fields a few levels down; deeper is no verdict ncclfi wrote (and
+      // rendering it would recurse once per level).
+      RunRecord r = run_record_from_json(parse_json_input(text.str(), {kMaxJsonDepth + 16, false}));
       if (r.run_dir.empty()) r.run_dir = path.parent_path().string();
       records.push_back(std::move(r));
     } catch (const std::exception& e) {

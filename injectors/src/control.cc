@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -66,7 +68,37 @@ Reply send_one(const std::string& prefix, const std::string& command, int timeou
   return Reply::kAck;  // 0 = done; -1 = e.g. disabling a point that was not enabled: answered either way
 }
 
+// The pid in `ncclfi-<source>-<pid><suffix>`, or 0 when `name` is not such a FIFO name.
+pid_t control_fifo_pid(const std::string& name, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  if (name.rfind("ncclfi-", 0) != 0 || name.size() < 7 + n || name.compare(name.size() - n, n, suffix) != 0)
+    return 0;
+  const std::string stem = name.substr(0, name.size() - n);
+  const auto dash = stem.rfind('-');
+  if (dash == std::string::npos) return 0;
+  const long pid = std::strtol(stem.c_str() + dash + 1, nullptr, 10);
+  return pid > 0 ? static_cast<pid_t>(pid) : 0;
+}
+
 }  // namespace
+
+int remove_dead_control_fifos(const std::string& run_dir) {
+  DIR* dir = ::opendir(run_dir.c_str());
+  if (dir == nullptr) return 0;
+  int removed = 0;
+  while (dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    pid_t pid = control_fifo_pid(name, ".in");
+    if (pid == 0) pid = control_fifo_pid(name, ".out");
+    if (pid == 0 || process_alive(pid)) continue;
+    std::string path = run_dir;
+    path.append("/").append(name);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode) && ::unlink(path.c_str()) == 0) ++removed;
+  }
+  ::closedir(dir);
+  return removed;
+}
 
 bool open_control_fifo(const std::string& run_dir, const std::string& source) {
   ensure_fiu_initialised();
@@ -82,13 +114,9 @@ ControlResult send_control(const std::string& run_dir, const std::string& fault_
   std::string command = std::string(arm ? "enable" : "disable") + " name=ncclfi/fault/" + fault_id;
   while (dirent* entry = ::readdir(dir)) {
     std::string name = entry->d_name;
-    // ncclfi-<source>-<pid>.in
-    if (name.rfind("ncclfi-", 0) != 0 || name.size() < 4 || name.substr(name.size() - 3) != ".in") continue;
+    const pid_t pid = control_fifo_pid(name, ".in");
+    if (pid == 0) continue;
     std::string stem = name.substr(0, name.size() - 3);
-    auto dash = stem.rfind('-');
-    if (dash == std::string::npos) continue;
-    pid_t pid = static_cast<pid_t>(std::strtol(stem.c_str() + dash + 1, nullptr, 10));
-    if (pid <= 0) continue;
     if (!process_alive(pid)) {
       ++result.skipped_dead;
       continue;

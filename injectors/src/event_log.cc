@@ -36,7 +36,12 @@ EventLog::EventLog(const std::string& path, std::string source, int rank)
 }
 
 EventLog::EventLog(EventLog&& other) noexcept
-    : fd_(other.fd_), source_(std::move(other.source_)), host_(std::move(other.host_)), rank_(other.rank_) {
+    : fd_(other.fd_),
+      lost_(other.lost_.load()),
+      unreported_(other.unreported_.load()),
+      source_(std::move(other.source_)),
+      host_(std::move(other.host_)),
+      rank_(other.rank_) {
   other.fd_ = -1;
 }
 
@@ -44,6 +49,8 @@ EventLog& EventLog::operator=(EventLog&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = other.fd_;
+    lost_.store(other.lost_.load());
+    unreported_.store(other.unreported_.load());
     source_ = std::move(other.source_);
     host_ = std::move(other.host_);
     rank_ = other.rank_;
@@ -67,6 +74,17 @@ bool EventLog::write_for_rank(int rank, const std::string& event, const nlohmann
 bool EventLog::write_for_rank(int rank, const std::string& event, const nlohmann::json& fields,
                               EventTime at) const {
   if (fd_ < 0) return false;
+  if (const uint64_t missing = unreported_.exchange(0); missing > 0) {
+    if (!write_line(rank_, ev::kEventsLost, {{"lost", missing}}, at)) unreported_ += missing;
+  }
+  if (write_line(rank, event, fields, at)) return true;
+  ++lost_;
+  ++unreported_;
+  return false;
+}
+
+bool EventLog::write_line(int rank, const std::string& event, const nlohmann::json& fields,
+                          EventTime at) const {
   nlohmann::json line = {
       {"ts_ns", at.wall_ns}, {"mono_ns", at.mono_ns}, {"rank", rank},  {"pid", static_cast<int>(::getpid())},
       {"host", host_},       {"source", source_},     {"event", event}};

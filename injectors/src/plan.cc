@@ -2,11 +2,10 @@
 // field, what was expected and what was found; no input crashes the parser (tests/fuzz).
 #include "ncclfi/plan.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "kinds/kind_support.h"
+#include "ncclfi/bounded_input.h"
 #include "ncclfi/fault_kinds.h"
 #include "plan_json.h"
 
@@ -46,7 +45,7 @@ const char* to_string(Direction direction) {
 }
 
 PlanError::PlanError(std::string file, std::string pointer, std::string expected, std::string found)
-    : std::runtime_error(file + ": " + pointer + ": expected " + expected + ", got " + found),
+    : std::runtime_error(printable(file + ": " + pointer + ": expected " + expected + ", got " + found)),
       file_(std::move(file)),
       pointer_(std::move(pointer)),
       expected_(std::move(expected)),
@@ -157,15 +156,16 @@ FaultPlan parse_plan(const nlohmann::json& doc, const std::string& file) {
 }
 
 FaultPlan load_plan_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw PlanError(path, "/", "a readable plan file", "a file that cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
+  // Every rank reads the plan before its first NCCL call: a FIFO must not block it and a huge file must
+  // not cost it seconds and gigabytes (bounded_input.h).
+  std::string text;
+  if (const std::string problem = read_regular_file(path, kMaxInputFileBytes, text); !problem.empty())
+    throw PlanError(path, "/", "a readable plan file", "a file that is " + problem);
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw PlanError(path, "/", "valid JSON", "a syntax error at byte " + std::to_string(e.byte));
+    doc = parse_json_input(text);
+  } catch (const JsonInputError& e) {
+    throw PlanError(path, e.pointer().empty() ? "/" : e.pointer(), e.expected(), e.found());
   }
   return parse_plan(doc, path);
 }

@@ -8,11 +8,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "ncclfi/event_log.h"
 #include "ncclfi/workload_contract.h"
@@ -96,15 +100,145 @@ void send_blob(int fd, const std::string& blob, Deadline d) {
   send_all(fd, blob.data(), blob.size(), d);
 }
 
+// The workloads exchange ids and addresses of a few hundred bytes.
+constexpr uint32_t kMaxRendezvousBlobBytes = 1u << 20;
+// A rank sends its hello right after connecting; a connection silent for longer is not a rank.
+constexpr int64_t kRendezvousHelloMs = 2000;
+constexpr uint32_t kHelloMagic = 0x4e434649;  // "NCFI"
+
+// What a joining rank sends first. Fixed size, network byte order.
+struct Hello {
+  uint32_t magic;
+  uint32_t rank;
+  uint64_t key_hash;
+};
+
+// FNV-1a: the hello carries a hash of the job key, not the key.
+uint64_t key_hash(const std::string& key) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const char c : key) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+uint64_t to_network64(uint64_t v) {
+  return (static_cast<uint64_t>(htonl(static_cast<uint32_t>(v))) << 32) |
+         htonl(static_cast<uint32_t>(v >> 32));
+}
+
 std::string recv_blob(int fd, Deadline d) {
   uint32_t len = 0;
   recv_all(fd, &len, sizeof(len), d);
   len = ntohl(len);
-  if (len > (64u << 20)) throw std::runtime_error("rendezvous: oversized message");
+  if (len > kMaxRendezvousBlobBytes) throw std::runtime_error("rendezvous: oversized message");
   std::string blob(len, '\0');
   recv_all(fd, blob.data(), len, d);
   return blob;
 }
+
+// Why `hello` does not admit a rank of this job, or "" when it does (the rank is then free).
+std::string hello_problem(const Hello& hello, const RendezvousInfo& info, const std::vector<int>& peer_fds) {
+  if (ntohl(hello.magic) != kHelloMagic) return "not an ncclfi rendezvous hello";
+  if (to_network64(hello.key_hash) != key_hash(info.job_key)) return "a hello without this job's key";
+  const uint32_t peer = ntohl(hello.rank);
+  if (peer == 0 || peer >= static_cast<uint32_t>(info.world_size))
+    return "rank " + std::to_string(peer) + " is not a peer in a world of " + std::to_string(info.world_size);
+  if (peer_fds[peer] >= 0) return "rank " + std::to_string(peer) + " joined already";
+  return "";
+}
+
+// Rank 0's side of joining: every connection reads its hello at its own pace, side by side, so a
+// stranger that connects and says nothing (or too little) costs the ranks nothing; it is dropped after
+// kRendezvousHelloMs.
+class JoiningConnections {
+ public:
+  JoiningConnections() = default;
+  JoiningConnections(const JoiningConnections&) = delete;
+  JoiningConnections& operator=(const JoiningConnections&) = delete;
+  ~JoiningConnections() {
+    for (const auto& c : pending_) refuse(c, "no hello before every rank had joined");
+  }
+
+  // Fills peer_fds[1..] with a connection per rank, or throws when `d` passes first.
+  void gather(int listen_fd, const RendezvousInfo& info, std::vector<int>& peer_fds, int64_t d) {
+    for (int joined = 1; joined < info.world_size;) {
+      if (ms_left(d) == 0)
+        throw std::runtime_error("rendezvous: timed out while waiting for the other ranks to connect");
+      std::vector<pollfd> fds{{listen_fd, POLLIN, 0}};
+      int wait_ms = ms_left(d);
+      for (const auto& c : pending_) {
+        fds.push_back({c.fd, POLLIN, 0});
+        wait_ms = std::min(wait_ms, ms_left(c.hello_by));
+      }
+      if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR)
+        throw std::runtime_error("rendezvous: poll failed while waiting for the other ranks to connect");
+      if ((fds[0].revents & POLLIN) != 0) accept_all(listen_fd);
+      for (size_t i = pending_.size(); i-- > 0;) {
+        Pending& c = pending_[i];
+        const std::optional<std::string> problem = read_hello(c, info, peer_fds);
+        if (!problem) continue;  // its hello may still come
+        if (problem->empty()) {
+          peer_fds[ntohl(c.hello.rank)] = c.fd;
+          ++joined;
+        } else {
+          refuse(c, *problem);
+        }
+        pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+    }
+  }
+
+ private:
+  struct Pending {
+    int fd;
+    sockaddr_in from;
+    Hello hello;
+    size_t got;
+    int64_t hello_by;  // CLOCK_MONOTONIC ns
+  };
+  void accept_all(int listen_fd) {
+    for (;;) {
+      Pending c{-1, {}, {}, 0, Clock::mono_ns() + kRendezvousHelloMs * 1000000};
+      socklen_t len = sizeof(c.from);
+      c.fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&c.from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (c.fd < 0) return;
+      pending_.push_back(c);
+    }
+  }
+
+  // "" when the whole hello is in and admits a rank, nullopt while it may still come, else why not.
+  static std::optional<std::string> read_hello(Pending& c, const RendezvousInfo& info,
+                                               const std::vector<int>& peer_fds) {
+    while (c.got < sizeof(c.hello)) {
+      const ssize_t n = ::recv(c.fd, reinterpret_cast<char*>(&c.hello) + c.got, sizeof(c.hello) - c.got, 0);
+      if (n > 0) {
+        c.got += static_cast<size_t>(n);
+      } else if (n == 0) {
+        return "closed before its hello was complete";
+      } else if (errno == EINTR) {
+        continue;
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (ms_left(c.hello_by) > 0) return std::nullopt;
+        return "no complete hello within " + std::to_string(kRendezvousHelloMs) + " ms";
+      } else {
+        return std::string("a broken connection (") + std::strerror(errno) + ")";
+      }
+    }
+    return hello_problem(c.hello, info, peer_fds);
+  }
+
+  static void refuse(const Pending& c, const std::string& why) {
+    char addr_text[INET_ADDRSTRLEN] = "?";
+    ::inet_ntop(AF_INET, &c.from.sin_addr, addr_text, sizeof addr_text);
+    std::fprintf(stderr, "ncclfi rendezvous: refused a connection from %s:%d: %s\n", addr_text,
+                 ntohs(c.from.sin_port), why.c_str());
+    ::close(c.fd);
+  }
+
+  std::vector<Pending> pending_;
+};
 
 sockaddr_in resolve(const std::string& host, int port) {
   addrinfo hints{};
@@ -188,6 +322,7 @@ RendezvousInfo rendezvous_from_env() {
   }
   if (info.master_port <= 0 || info.master_port > 65535)
     throw std::runtime_error("MASTER_PORT is not a port");
+  info.job_key = env_or("NCCLFI_JOB_KEY", "");
   return info;
 }
 
@@ -216,25 +351,8 @@ Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds tim
       }
       ::listen(listen_fd_, 1024);
       peer_fds_.assign(static_cast<size_t>(info_.world_size), -1);
-      for (int joined = 1; joined < info_.world_size;) {
-        wait_fd(listen_fd_, POLLIN, d, "waiting for the other ranks to connect");
-        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) continue;
-        uint32_t peer = 0;
-        try {
-          recv_all(fd, &peer, sizeof(peer), d);
-        } catch (...) {
-          ::close(fd);
-          throw;
-        }
-        peer = ntohl(peer);
-        if (peer == 0 || peer >= static_cast<uint32_t>(info_.world_size) || peer_fds_[peer] >= 0) {
-          ::close(fd);
-          continue;
-        }
-        peer_fds_[peer] = fd;
-        ++joined;
-      }
+      JoiningConnections joining;
+      joining.gather(listen_fd_, info_, peer_fds_, d);
     } catch (...) {
       close_all();
       throw;
@@ -245,8 +363,9 @@ Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds tim
     int fd = make_socket();
     if (connect_before(fd, addr, d)) {
       try {
-        uint32_t me = htonl(static_cast<uint32_t>(info_.rank));
-        send_all(fd, &me, sizeof(me), d);
+        const Hello hello{htonl(kHelloMagic), htonl(static_cast<uint32_t>(info_.rank)),
+                          to_network64(key_hash(info_.job_key))};
+        send_all(fd, &hello, sizeof(hello), d);
       } catch (...) {
         ::close(fd);
         throw;

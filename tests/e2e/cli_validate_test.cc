@@ -97,7 +97,9 @@ TEST(CliValidate, RunRejectsBadInputBeforeLaunchingAnything) {
   write_scenario(dir.path, bad);
   const auto r = run_cli({"run", dir.path, "--out", dir.path + "/runs"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("/deadline_s: expected a number > 0, got -1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/deadline_s: expected a number of seconds > 0 and at most 604800 (a week), got -1"),
+            std::string::npos)
+      << r.err;
   EXPECT_FALSE(file_exists(dir.path + "/launched"));
 }
 

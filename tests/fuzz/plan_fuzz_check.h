@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ncclfi/bounded_input.h"
 #include "ncclfi/fault_kinds.h"
 #include "ncclfi/plan.h"
 
@@ -36,7 +37,7 @@ inline PlanInput check_plan_input(const uint8_t* data, size_t size) {
     if (e.pointer().empty() || e.pointer()[0] != '/') invariant_broken("pointer", e.what());
     if (e.expected().empty() || e.found().empty()) invariant_broken("parts", e.what());
     std::string text = e.file() + ": " + e.pointer() + ": expected " + e.expected() + ", got " + e.found();
-    if (text != e.what()) invariant_broken("message", e.what());
+    if (printable(text) != e.what()) invariant_broken("message", e.what());
     return PlanInput::kRejected;
   }
   // An accepted plan round-trips through to_json and every fault attaches to at least one point.

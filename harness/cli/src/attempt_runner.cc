@@ -1,6 +1,8 @@
 #include "attempt_runner.h"
 
 #include <signal.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <algorithm>
@@ -12,9 +14,11 @@
 #include <set>
 
 #include "interrupt.h"
+#include "ncclfi/injector.h"
 #include "orphan_guard.h"
 #include "output_tailer.h"
 #include "proc_faults.h"
+#include "run_cgroup.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -22,6 +26,9 @@ namespace {
 using harness::History;
 
 constexpr int64_t kPollNs = 5'000'000;  // 5 ms: the resolution of output-line timestamps
+// Less room than this left in the run directory's file system after an attempt: a line may not have
+// fit (an event line is well under this, a rank's output line can be longer).
+constexpr uint64_t kMinFreeBytes = 64 << 10;
 
 int64_t seconds_to_ns(double seconds) {
   return static_cast<int64_t>(seconds * 1e9);
@@ -45,7 +52,7 @@ class AttemptLoop final : public RankSignaller {
         clock_(in.clock != nullptr ? *in.clock : AttemptClock::system()),
         history_(history),
         events_(in.ctx.events_path, "harness"),
-        event_tail_(in.ctx.events_path, in.events_offset) {}
+        event_tail_(in.ctx.events_path, in.events_offset, harness::kMaxEventLineBytes + 1) {}
 
   AttemptResult run() {
     const EventTime start = clock_.now();
@@ -80,6 +87,11 @@ class AttemptLoop final : public RankSignaller {
     schedule_.release_stopped(*this);
     finish_ras_probe(true);
     follow_output(true);
+    report_truncated_lines();
+    follow_events(true);
+    kill_cgroup();                               // what a rank left running (a daemon) dies with its attempt
+    remove_dead_control_fifos(in_.ctx.run_dir);  // on every way out: a killed rank leaves its FIFOs
+    check_records_written();
     result_.end_ns = clock_.now().wall_ns;
     result_.events_end_offset = event_tail_.offset();
     return result_;
@@ -140,7 +152,8 @@ class AttemptLoop final : public RankSignaller {
       logs.resize(static_cast<size_t>(in_.ctx.attempt) + 1);
     auto& attempt_logs = logs[static_cast<size_t>(in_.ctx.attempt)];
     attempt_logs.assign(static_cast<size_t>(in_.ctx.scenario->workload.ranks), "");
-    for (const auto& spec : specs) {
+    for (auto spec : specs) {
+      if (cgroup_) spec.cgroup_procs = cgroup_->path() + "/cgroup.procs";
       std::unique_ptr<RankProcess> process;
       try {
         process = RankProcess::spawn(spec);
@@ -160,7 +173,7 @@ class AttemptLoop final : public RankSignaller {
                               {"pid", process->pid()},
                               {"argv", spec.argv},
                               {"launcher", to_string(in_.ctx.scenario->launcher.kind)}});
-      procs_.push_back({std::move(process), OutputTailer(spec.log_path), false});
+      procs_.push_back({std::move(process), OutputTailer(spec.log_path, 0, harness::kMaxLineBytes), false});
     }
   }
 
@@ -181,11 +194,53 @@ class AttemptLoop final : public RankSignaller {
                                   {now.wall_ns, rank, in_.ctx.attempt, "stdout", text, now.mono_ns, host_});
       }
     }
+    follow_events(final);
+  }
+
+  void follow_events(bool final) {
     const auto lines = final ? event_tail_.read_rest() : event_tail_.read_lines();
     for (const auto& line : lines) {
       if (line.find("\"inject\"") != std::string::npos && line.find("\"harness\"") == std::string::npos)
         ++injections_;
       harness::observe_event_line(line, history_, in_.ctx.attempt);
+    }
+  }
+
+  // Freezes and kills whatever is left in the attempt's cgroup, and reaps those that were re-parented to
+  // ncclfi (a child subreaper).
+  void kill_cgroup() {
+    if (!cgroup_) return;
+    for (int pid : cgroup_->kill_all()) ::waitpid(pid, nullptr, WNOHANG);
+  }
+
+  // The harness's lines and the ranks' output and events all land in the run directory. A line the
+  // harness could not write, or a file system left without room (where a rank's failed write leaves no
+  // trace the harness could read), means the records may have holes: the run cannot pass.
+  void check_records_written() {
+    auto note = [&](const std::string& why) {
+      auto& lost = history_.records_lost;
+      if (std::find(lost.begin(), lost.end(), why) == lost.end()) lost.push_back(why);
+    };
+    if (events_.lost() > 0)
+      note("the harness could not write " + std::to_string(events_.lost()) + " event line(s) to " +
+           in_.ctx.events_path);
+    struct statvfs fs {};
+    if (::statvfs(in_.ctx.run_dir.c_str(), &fs) == 0) {
+      const auto free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+      if (free_bytes < kMinFreeBytes)
+        note("the file system of " + in_.ctx.run_dir + " is full (" + std::to_string(free_bytes) +
+             " bytes free): rank output and events may be missing");
+    }
+  }
+
+  // Lines longer than the classifiers read were classified on their head only: the timeline says so.
+  void report_truncated_lines() {
+    for (const auto& p : procs_) {
+      if (p.output.truncated_lines() == 0) continue;
+      events_.write_for_rank(p.process->spec().rank, "output_truncated",
+                             {{"attempt", in_.ctx.attempt},
+                              {"lines", p.output.truncated_lines()},
+                              {"kept_bytes", harness::kMaxLineBytes}});
     }
   }
 
@@ -239,7 +294,9 @@ class AttemptLoop final : public RankSignaller {
       sleep_ns(kPollNs);
     }
     signal_processes_with_harness_id(in_.ctx.harness_id, SIGKILL);
+    kill_cgroup();
     if (why != "launch_failed") result_.failed = true;
+    remove_dead_control_fifos(in_.ctx.run_dir);
   }
 
   // `now`: the monotonic clock, like every timer of the schedule.
@@ -288,6 +345,12 @@ class AttemptLoop final : public RankSignaller {
     in_.progress(st);
   }
 
+  // A fresh cgroup per attempt (nullptr where the host has none): the last teardown layer.
+  static std::unique_ptr<RunCgroup> make_cgroup(const std::string& harness_id) {
+    static int serial = 0;
+    return RunCgroup::create("ncclfi-" + harness_id + "-" + std::to_string(++serial));
+  }
+
   const AttemptInputs& in_;
   const AttemptClock& clock_;
   History& history_;
@@ -304,6 +367,7 @@ class AttemptLoop final : public RankSignaller {
   bool ras_started_ = false;
   int64_t ras_ts_ = 0;
   std::future<harness::RasReport> ras_;
+  std::unique_ptr<RunCgroup> cgroup_ = make_cgroup(in_.ctx.harness_id);
 };
 
 }  // namespace

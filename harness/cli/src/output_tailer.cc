@@ -7,14 +7,17 @@
 
 namespace ncclfi::cli {
 
-OutputTailer::OutputTailer(std::string path, long start_offset)
-    : path_(std::move(path)), offset_(start_offset) {}
+OutputTailer::OutputTailer(std::string path, long start_offset, size_t max_line_bytes)
+    : path_(std::move(path)), offset_(start_offset), max_line_bytes_(max_line_bytes) {}
 
 OutputTailer::OutputTailer(OutputTailer&& other) noexcept
     : path_(std::move(other.path_)),
       offset_(other.offset_),
       file_(other.file_),
-      partial_(std::move(other.partial_)) {
+      partial_(std::move(other.partial_)),
+      max_line_bytes_(other.max_line_bytes_),
+      skipping_(other.skipping_),
+      truncated_lines_(other.truncated_lines_) {
   other.file_ = nullptr;
 }
 
@@ -43,19 +46,37 @@ std::vector<std::string> OutputTailer::read_lines(size_t max_bytes) {
     partial_.append(buf, n);
     offset_ += static_cast<long>(n);
     taken += n;
+    take_lines(lines);  // per chunk: the held partial never grows past one line's limit and a chunk
   }
+  return lines;
+}
+
+void OutputTailer::take_lines(std::vector<std::string>& lines) {
   size_t start = 0, nl;
   while ((nl = partial_.find('\n', start)) != std::string::npos) {
-    lines.push_back(partial_.substr(start, nl - start));
+    if (skipping_) {
+      skipping_ = false;  // the end of a line already handed out cut
+    } else {
+      const size_t length = nl - start;
+      if (length > max_line_bytes_) ++truncated_lines_;
+      lines.push_back(partial_.substr(start, std::min(length, max_line_bytes_)));
+    }
     start = nl + 1;
   }
   partial_.erase(0, start);
-  return lines;
+  if (skipping_) {
+    partial_.clear();
+  } else if (partial_.size() > max_line_bytes_) {
+    ++truncated_lines_;
+    lines.push_back(partial_.substr(0, max_line_bytes_));
+    partial_.clear();
+    skipping_ = true;
+  }
 }
 
 std::vector<std::string> OutputTailer::read_rest() {
   auto lines = read_lines(SIZE_MAX);
-  if (!partial_.empty()) {
+  if (!partial_.empty() && !skipping_) {
     lines.push_back(partial_);
     partial_.clear();
   }

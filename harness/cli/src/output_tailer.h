@@ -11,7 +11,10 @@ namespace ncclfi::cli {
 
 class OutputTailer {
  public:
-  explicit OutputTailer(std::string path, long start_offset = 0);
+  // Lines longer than `max_line_bytes` are handed out cut to that length and the rest of the line is
+  // skipped (counted in truncated_lines()): a rank that prints one endless line costs bounded memory.
+  explicit OutputTailer(std::string path, long start_offset = 0,
+                        size_t max_line_bytes = kMaxLineBytesDefault);
   OutputTailer(OutputTailer&&) noexcept;
   OutputTailer& operator=(OutputTailer&&) = delete;
   OutputTailer(const OutputTailer&) = delete;
@@ -21,6 +24,7 @@ class OutputTailer {
   // the proc faults: a job that logs faster than a starved harness can parse (4 ranks spinning on 2
   // busy CPUs wrote events for 46 s before one unbounded read caught up) must not hold the loop.
   static constexpr size_t kMaxBytesPerRead = 256 << 10;
+  static constexpr size_t kMaxLineBytesDefault = 64 << 10;
 
   // The complete lines written since the last call (without their newline), from at most `max_bytes`
   // more of the file; the rest waits for the next call.
@@ -29,6 +33,7 @@ class OutputTailer {
   std::vector<std::string> read_rest();
   const std::string& path() const { return path_; }
   long offset() const { return offset_; }  // bytes consumed (complete lines and the held partial)
+  size_t truncated_lines() const { return truncated_lines_; }
   // Current size of `path` (0 when missing): where a later tailer should start.
   static long file_size(const std::string& path);
 
@@ -37,6 +42,11 @@ class OutputTailer {
   long offset_;
   std::FILE* file_ = nullptr;
   std::string partial_;
+  size_t max_line_bytes_;
+  bool skipping_ = false;  // inside the rest of a line that was already handed out cut
+  size_t truncated_lines_ = 0;
+
+  void take_lines(std::vector<std::string>& lines);
 };
 
 }  // namespace ncclfi::cli

@@ -6,25 +6,20 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
 
 #include "ncclfi/shared_gpu.h"
 
 extern char** environ;
 
+#include "line_regex.h"
+
 namespace ncclfi::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string prepend_path_list(const std::string& first, const std::map<std::string, std::string>& env,
-                              const std::string& key, char sep) {
-  const auto it = env.find(key);
-  if (it == env.end() || it->second.empty()) return first;
-  return first + sep + it->second;
-}
 
 std::string rank_log_name(const LaunchContext& ctx, int rank) {
   return ctx.log_dir + "/" + (rank < 0 ? std::string("launcher") : "rank-" + std::to_string(rank)) + ".log";
@@ -75,9 +70,13 @@ void append_env_command(std::vector<std::string>& argv, const std::map<std::stri
 }
 
 // The rank a launcher's line prefix names (its first capture group), or -1.
-int rank_from_prefix(const std::string& line, const std::regex& prefix) {
-  std::smatch m;
-  return std::regex_search(line, m, prefix) ? std::stoi(m[1].str()) : -1;
+// A number too large for an int is no rank.
+int rank_from_prefix(const std::string& line, const harness::LineRegex& prefix) {
+  std::string digits;
+  if (!prefix.search(line, &digits)) return -1;
+  int rank = -1;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+  return ec == std::errc() && end == digits.data() + digits.size() ? rank : -1;
 }
 
 // local: one process per rank, torchrun-style rendezvous variables.
@@ -125,7 +124,7 @@ class MpirunLauncher : public RankLauncher {
     return {spec};
   }
   int rank_of_line(const std::string& line) const override {
-    static const std::regex prefix(R"(^\[\d+,(\d+)\]<(stdout|stderr)>:)");
+    static const harness::LineRegex prefix(R"(^\[\d+,(\d+)\]<(stdout|stderr)>:)");
     return rank_from_prefix(line, prefix);
   }
 };
@@ -154,7 +153,7 @@ class SrunLauncher : public RankLauncher {
     return {spec};
   }
   int rank_of_line(const std::string& line) const override {
-    static const std::regex prefix(R"(^\s*(\d+): )");
+    static const harness::LineRegex prefix(R"(^\s*(\d+): )");
     return rank_from_prefix(line, prefix);
   }
 };
@@ -178,7 +177,7 @@ class TorchrunLauncher : public RankLauncher {
     return {spec};
   }
   int rank_of_line(const std::string& line) const override {
-    static const std::regex prefix(R"(^\[(?:default)?rank(\d+)\]:)");
+    static const harness::LineRegex prefix(R"(^\[(?:default)?rank(\d+)\]:)");
     return rank_from_prefix(line, prefix);
   }
 };
@@ -217,6 +216,11 @@ std::map<std::string, std::string> current_environment() {
   return env;
 }
 
+bool is_reserved_env(std::string_view name) {
+  return name.rfind("NCCLFI_", 0) == 0 || name == "LD_PRELOAD" || name == "NCCL_NET_PLUGIN";
+}
+
+
 namespace {
 
 void add_shared_gpu_env(std::map<std::string, std::string>& env, const LaunchContext& ctx, int rank) {
@@ -248,11 +252,11 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   env["NCCLFI_EVENTS"] = ctx.events_path;
   env["NCCLFI_RUN_DIR"] = ctx.run_dir;
   env["NCCLFI_ATTEMPT"] = std::to_string(ctx.attempt);
+  if (!ctx.job_key.empty()) env["NCCLFI_JOB_KEY"] = ctx.job_key;
   env["NCCLFI_WORLD_SIZE"] = std::to_string(s.workload.ranks);
   if (rank >= 0) env["NCCLFI_RANK"] = std::to_string(rank);
   if (s.layer_api) {
-    env["LD_PRELOAD"] =
-        prepend_path_list(ctx.install.lib_dir + "/libncclfi-preload.so", s.env, "LD_PRELOAD", ':');
+    env["LD_PRELOAD"] = ctx.install.lib_dir + "/libncclfi-preload.so";  // a scenario's env may not set it
   }
   if (s.layer_net) {
     env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";

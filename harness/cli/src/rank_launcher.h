@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu_placement.h"
@@ -36,7 +37,8 @@ struct LaunchContext {
   std::string log_dir;                 // absolute: where this attempt's logs go
   std::string plan_path, events_path;  // absolute
   int master_port = 29500;
-  std::string harness_id;                         // NCCLFI_HARNESS_ID for every process of the job
+  std::string harness_id;  // NCCLFI_HARNESS_ID for every process of the job
+  std::string job_key;     // NCCLFI_JOB_KEY: drawn per attempt, the workloads' rendezvous checks it
   std::map<std::string, std::string> parent_env;  // ncclfi's own environment
   GpuPlacement gpu;                               // shared: each rank a host of its own on a shared GPU
   std::map<std::string, std::string> mps_env;     // the job's MPS daemon (shared mode), for every process
@@ -59,6 +61,11 @@ std::unique_ptr<RankLauncher> make_launcher(LauncherKind kind);
 // for rank -1 (a launcher starts the ranks) NCCLFI_SHARED_GPUS and the preload, which applies them in
 // each rank before its main.
 std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int rank);
+// Variables the harness sets for the ranks and a scenario's `env` may not: every NCCLFI_* (the plan,
+// the events, the harness id the orphan guard finds ranks by), LD_PRELOAD and NCCL_NET_PLUGIN (which
+// front ends are loaded). A scenario that set NCCLFI_PLAN ran a fault in its baseline while plan.json
+// recorded none; one that set NCCLFI_HARNESS_ID escaped the orphan guard.
+bool is_reserved_env(std::string_view name);
 // The workload's argv with {rank}, {world_size}, {attempt}, {run_dir}, {bin_dir}, {lib_dir},
 // {data_dir}, {master_port} and {env:NAME} replaced (rank -1 leaves {rank} as 0).
 std::vector<std::string> workload_argv(const LaunchContext& ctx, int rank);

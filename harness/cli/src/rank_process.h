@@ -19,6 +19,9 @@ struct ProcessSpec {
   std::string log_path;                    // stdout and stderr, together, truncated first
   std::string cwd;                         // empty: ncclfi's
   std::string slurm_job_name;              // srun: the job's --job-name, scancelled if ncclfi dies
+  // The `cgroup.procs` file of the attempt's cgroup (run_cgroup.h), or empty. The child enters it
+  // itself before exec, so nothing it starts can be forked outside it.
+  std::string cgroup_procs;
 };
 
 class RankProcess {

@@ -1,4 +1,5 @@
 // The single translation unit that uses Boost.Process (see rank_process.h for why).
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -30,10 +31,19 @@ class BoostRankProcess final : public RankProcess {
     for (const auto& [k, v] : spec_.env) env[k] = v;
     const std::vector<std::string> args(spec_.argv.begin() + 1, spec_.argv.end());
     const pid_t harness = getpid();
-    // In the child between fork and exec: its own process group (so a signal reaches the rank and
-    // its children, and the terminal's Ctrl-C reaches only ncclfi), death with the harness, and
-    // default signal handling (the harness's handlers and mask must not leak into the job).
-    auto setup = bp::extend::on_exec_setup([harness](auto&) {
+    const char* cgroup_procs = spec_.cgroup_procs.empty() ? nullptr : spec_.cgroup_procs.c_str();
+    // In the child between fork and exec: the attempt's cgroup (before anything can fork), its own
+    // process group (so a signal reaches the rank and its children, and the terminal's Ctrl-C reaches
+    // only ncclfi), death with the harness, and default signal handling (the harness's handlers and
+    // mask must not leak into the job). Only async-signal-safe calls.
+    auto setup = bp::extend::on_exec_setup([harness, cgroup_procs](auto&) {
+      if (cgroup_procs != nullptr) {
+        const int fd = open(cgroup_procs, O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+          (void)!write(fd, "0", 1);  // "0": the writing process itself
+          close(fd);
+        }
+      }
       setpgid(0, 0);
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != harness) _exit(127);  // the harness died before prctl took effect

@@ -29,8 +29,11 @@ void update_latest_link(const std::string& parent, const std::string& target_nam
   if (!ec) fs::rename(tmp, fs::path(parent) / "latest", ec);
 }
 
-std::string make_run_dir(const std::string& out_root, const std::string& scenario) {
-  const fs::path parent = fs::absolute(fs::path(out_root) / scenario);
+namespace {
+
+// mkdir is the lock: it fails when the name exists, whoever made it, so a taken name moves on to the
+// next suffix.
+std::string make_stamped_dir(const fs::path& parent) {
   fs::create_directories(parent);
   const std::string stamp = utc_stamp();
   for (int n = 1; n < 1000; ++n) {
@@ -43,6 +46,16 @@ std::string make_run_dir(const std::string& out_root, const std::string& scenari
     if (ec) throw std::runtime_error("cannot create " + (parent / name).string() + ": " + ec.message());
   }
   throw std::runtime_error("cannot create a run directory under " + parent.string());
+}
+
+}  // namespace
+
+std::string make_run_dir(const std::string& out_root, const std::string& scenario) {
+  return make_stamped_dir(fs::absolute(fs::path(out_root) / scenario));
+}
+
+std::string make_suite_dir(const std::string& out_root) {
+  return make_stamped_dir(fs::absolute(fs::path(out_root) / "suites"));
 }
 
 }  // namespace ncclfi::cli

@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -92,6 +93,11 @@ struct Scenario {
 // then name the line too), its {param:NAME} placeholders replaced (scenario_params.h; `params`
 // overrides their defaults). Throws ScenarioError.
 Scenario load_scenario(const std::string& path, const std::map<std::string, std::string>& params = {});
+// Same for a text already in memory (the limits of bounded_input.h apply; the fuzz target uses it).
+Scenario scenario_from_text(std::string_view text, const std::string& file);
+// Only the reading of a scenario file into JSON, with the same limits (sweeps patch the document).
+nlohmann::json read_scenario_json(const std::string& path);
+nlohmann::json scenario_json_from_text(std::string_view text, const std::string& file);
 // Same for a document already in memory (sweeps patch documents before loading them).
 Scenario scenario_from_json(const nlohmann::json& doc, const std::string& file,
                             const std::map<std::string, std::string>& params = {});

@@ -1,11 +1,10 @@
 // Loading a scenario: JSON syntax, then the schema (unknown keys, wrong types), then the values the
 // schema hands on (faults through ncclfi::parse_fault, mechanisms, regexes), then the cross-field rules.
 #include <algorithm>
-#include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
+#include "ncclfi/bounded_input.h"
 #include "observe.h"
 #include "scenario.h"
 #include "scenario_params.h"
@@ -23,8 +22,9 @@ std::string join_problems(const std::string& file, const std::vector<ScenarioErr
   std::string text;
   for (const auto& p : problems) {
     if (!text.empty()) text += "\n";
-    text += file + (p.line > 0 ? ":" + std::to_string(p.line) : "") + ": " +
-            (p.pointer.empty() ? "/" : p.pointer) + ": expected " + p.expected + ", got " + p.found;
+    // printable: a NUL in a key would end the message where it stands and hide the problems after it.
+    text += printable(file + (p.line > 0 ? ":" + std::to_string(p.line) : "") + ": " +
+                      (p.pointer.empty() ? "/" : p.pointer) + ": expected " + p.expected + ", got " + p.found);
   }
   return text;
 }
@@ -54,11 +54,9 @@ void check_deferred(const json& doc, const std::string& file, const SchemaResult
         problems.push_back({d.pointer, "a detection mechanism (" + known + ")", describe_json(value)});
       }
     } else if (d.kind == "regex") {
-      try {
-        std::regex re(value.get<std::string>(), std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
+      if (auto error = harness::LineRegex::check(value.get<std::string>())) {
         problems.push_back(
-            {d.pointer, std::string("a valid regular expression (") + e.what() + ")", describe_json(value)});
+            {d.pointer, "a valid RE2 regular expression (" + *error + ")", describe_json(value)});
       }
     }
   }
@@ -185,17 +183,26 @@ Scenario scenario_from_json(const json& written, const std::string& file, const 
 
 namespace {
 
-// A YAML scenario: converted to JSON, checked as one, and each problem given its line.
-Scenario load_yaml_scenario(const std::string& path, std::ifstream& in, const ParamOverrides& params) {
-  std::stringstream text;
-  text << in.rdbuf();
-  LineMap lines;
-  json doc;
+// The file's text, with the limits of bounded_input.h (a FIFO or a 200 MB file is a clear error).
+std::string read_scenario_text(const std::string& path) {
+  std::string text;
+  if (const std::string problem = read_regular_file(path, kMaxInputFileBytes, text); !problem.empty())
+    throw ScenarioError(path, {{"", "a readable scenario file", "a file that is " + problem}});
+  return text;
+}
+
+json yaml_scenario_json(const std::string& text, const std::string& path, LineMap& lines) {
   try {
-    doc = yaml_to_json(text.str(), lines);
+    return yaml_to_json(text, lines);
   } catch (const std::runtime_error& e) {
     throw ScenarioError(path, {{"", "valid YAML", std::string("a syntax error at ") + e.what()}});
   }
+}
+
+// A YAML scenario: converted to JSON, checked as one, and each problem given its line.
+Scenario load_yaml_scenario(const std::string& text, const std::string& path, const ParamOverrides& params) {
+  LineMap lines;
+  const json doc = yaml_scenario_json(text, path, lines);
   try {
     return scenario_from_json(doc, path, params);
   } catch (const ScenarioError& e) {
@@ -208,16 +215,32 @@ Scenario load_yaml_scenario(const std::string& path, std::ifstream& in, const Pa
 }  // namespace
 
 Scenario load_scenario(const std::string& path, const ParamOverrides& params) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path, {{"", "a readable scenario file", "a file that cannot be opened"}});
-  if (is_yaml_path(path)) return load_yaml_scenario(path, in, params);
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw ScenarioError(path, {{"", "valid JSON", "a syntax error at byte " + std::to_string(e.byte)}});
+  const std::string text = read_scenario_text(path);
+  if (is_yaml_path(path)) return load_yaml_scenario(text, path, params);
+  return scenario_from_json(scenario_json_from_text(text, path), path, params);
+}
+
+json read_scenario_json(const std::string& path) {
+  // Size, file type, nesting, duplicate keys and number range are checked before or while parsing
+  // (bounded_input.h): a FIFO, a 200 MB file of '[' or a 1e400 is a clear error, not a hang or a crash.
+  const std::string text = read_scenario_text(path);
+  if (is_yaml_path(path)) {
+    LineMap lines;
+    return yaml_scenario_json(text, path, lines);
   }
-  return scenario_from_json(doc, path, params);
+  return scenario_json_from_text(text, path);
+}
+
+json scenario_json_from_text(std::string_view text, const std::string& file) {
+  try {
+    return parse_json_input(text);
+  } catch (const JsonInputError& e) {
+    throw ScenarioError(file, {{e.pointer(), e.expected(), e.found()}});
+  }
+}
+
+Scenario scenario_from_text(std::string_view text, const std::string& file) {
+  return scenario_from_json(scenario_json_from_text(text, file), file);
 }
 
 }  // namespace ncclfi::cli

@@ -27,8 +27,8 @@ std::vector<std::string> expand_scenario_paths(const std::vector<std::string>& p
       }
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());
-    } else if (fs::is_regular_file(p, ec)) {
-      files.push_back(p);
+    } else if (fs::exists(p, ec)) {
+      files.push_back(p);  // a FIFO or a device too: load_scenario refuses it, saying what it is
     } else {
       throw ScenarioError(p, {{"", "a scenario file or a directory of them", "no such file or directory"}});
     }

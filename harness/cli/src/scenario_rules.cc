@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rank_launcher.h"
+
 namespace ncclfi::cli {
 
 using nlohmann::json;
@@ -174,9 +176,24 @@ void check_expectation(const Scenario& s, std::vector<ScenarioError::Problem>& p
   }
 }
 
+// Names the harness gives a meaning of its own under --out: runs/suites/ holds the suites (and
+// runs/suites/latest would point at a scenario's run).
+void check_name_and_env(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
+  if (s.name == "suites")
+    problems.push_back({"/name", "a name other than \"suites\" (reserved)", "\"suites\""});
+  for (const auto& [key, value] : s.env) {
+    if (is_reserved_env(key)) {
+      problems.push_back({(json::json_pointer("/env") / key).to_string(),
+                          "no variable the harness sets (NCCLFI_*, LD_PRELOAD, NCCL_NET_PLUGIN)",
+                          "\"" + key + "\""});
+    }
+  }
+}
+
 }  // namespace
 
 void check_scenario_rules(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
+  check_name_and_env(s, problems);
   check_workload(s, problems);
   check_faults(s, problems);
   check_times(s, problems);

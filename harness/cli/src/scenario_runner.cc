@@ -3,7 +3,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <random>
 
 #include "interrupt.h"
 #include "judge.h"
@@ -20,6 +22,14 @@ namespace fs = std::filesystem;
 using harness::History;
 
 namespace {
+
+// 128 random bits in hex: the attempt's rendezvous key (a stranger on MASTER_PORT cannot know it).
+std::string draw_job_key() {
+  std::random_device random;
+  char text[33];
+  std::snprintf(text, sizeof text, "%08x%08x%08x%08x", random(), random(), random(), random());
+  return text;
+}
 
 harness::LogClassifier make_classifier(const Scenario& s) {
   auto classifier = harness::LogClassifier::builtin();
@@ -109,6 +119,7 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
     in.ctx.events_path = events_path;
     in.ctx.master_port = pick_free_port();
     in.ctx.harness_id = OrphanGuard::harness_id();
+    in.ctx.job_key = draw_job_key();
     in.ctx.parent_env = current_environment();
     in.ctx.gpu = opt.gpu;
     in.ctx.mps_env = mps.start(in.ctx.log_dir, in.ctx.harness_id);
@@ -141,7 +152,7 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
     }
   }
   // Anything written after the last attempt's final read (the restart line of an interrupted pass).
-  OutputTailer rest(events_path, events_offset);
+  OutputTailer rest(events_path, events_offset, harness::kMaxEventLineBytes + 1);
   for (const auto& line : rest.read_rest()) harness::observe_event_line(line, history, history.attempts - 1);
   harness::observe_exits(history);
 }
@@ -169,6 +180,7 @@ void run_round(const Scenario& s, const ScenarioRunOptions& opt, const std::stri
     const auto perf = harness::measure_performance(baseline);
     history.baselines.push_back({perf.total_s, perf.steps_s});
     history.interrupted = history.interrupted || baseline.interrupted;
+    for (const auto& why : baseline.records_lost) history.records_lost.push_back("baseline: " + why);
   };
   const int before = (baseline_runs + 1) / 2;
   for (int i = 0; i < before && !history.interrupted; ++i) run_baseline(i);
@@ -238,6 +250,11 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
   record.judgement = std::move(judgements[rounds.chosen]);
   if (rounds.check) harness::add_check(record.judgement, *rounds.check);
   History& history = record.history;
+  // A run whose records have holes is judged unknown (check_records) and is a harness error: what ncclfi
+  // was asked to keep, it could not.
+  if (!history.records_lost.empty() && record.harness_error.empty()) {
+    record.harness_error = "the run's records are incomplete: " + history.records_lost.front();
+  }
   if (history.interrupted && record.harness_error.empty()) {
     record.harness_error = "interrupted by signal " + std::to_string(interrupt_signal()) + ": partial run";
   }

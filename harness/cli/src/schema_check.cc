@@ -1,7 +1,6 @@
 #include "schema_check.h"
 
-#include <regex>
-
+#include "line_regex.h"
 #include "ncclfi/plan.h"
 
 namespace ncclfi::cli {
@@ -64,6 +63,8 @@ std::string expectation(const json& schema) {
   if (schema.contains("maximum")) words += " <= " + number_text(schema["maximum"].get<double>());
   if (schema.contains("minItems")) words = "a non-empty array";
   if (schema.contains("minLength")) words = "a non-empty string";
+  if (schema.contains("maxLength"))
+    words += " of at most " + number_text(schema["maxLength"].get<double>()) + " characters";
   return words;
 }
 
@@ -119,8 +120,11 @@ class Checker {
       if (schema.contains("minLength") && s.size() < schema["minLength"].get<size_t>()) {
         return fail(expectation(schema));
       }
-      if (schema.contains("pattern") &&
-          !std::regex_search(s, std::regex(schema["pattern"].get<std::string>()))) {
+      // maxLength before pattern: the pattern then reads a short string whole.
+      if (schema.contains("maxLength") && s.size() > schema["maxLength"].get<size_t>()) {
+        return fail(expectation(schema));
+      }
+      if (schema.contains("pattern") && !harness::LineRegex(schema["pattern"].get<std::string>()).search(s)) {
         return fail(expectation(schema));
       }
     }
@@ -128,6 +132,9 @@ class Checker {
     bool ok = true;
     if (value.is_array()) {
       if (schema.contains("minItems") && value.size() < schema["minItems"].get<size_t>()) {
+        return fail(expectation(schema));
+      }
+      if (schema.contains("maxItems") && value.size() > schema["maxItems"].get<size_t>()) {
         return fail(expectation(schema));
       }
       if (schema.contains("items")) {

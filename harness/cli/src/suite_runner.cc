@@ -14,7 +14,6 @@
 #include "terminal.h"
 
 namespace ncclfi::cli {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -70,11 +69,7 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
   const int gpus = count_visible_gpus();
   harness::SuiteInfo suite;
   suite.start_ns = Clock::wall_ns();
-  const fs::path suites = fs::absolute(fs::path(options.out_root) / "suites");
-  fs::create_directories(suites);
-  suite.out_dir = (suites / utc_stamp()).string();
-  fs::create_directories(suite.out_dir);
-  update_latest_link(suites.string(), fs::path(suite.out_dir).filename().string());
+  suite.out_dir = make_suite_dir(options.out_root);
   ScenarioRunOptions run_options;
   run_options.out_root = options.out_root;
   run_options.install = Installation::discover();

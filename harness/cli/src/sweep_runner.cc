@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
 
 #include "interrupt.h"
+#include "ncclfi/bounded_input.h"
 #include "reports.h"
 #include "run_dir.h"
 #include "scenario.h"
@@ -72,8 +72,8 @@ json apply_sweep_value(const json& doc, const std::string& axis, const std::stri
   const bool keep_string = patched.contains(ptr) && patched[ptr].is_string();
   if (!keep_string) {
     try {
-      parsed = json::parse(value);
-    } catch (const json::parse_error&) {
+      parsed = parse_json_input(value);
+    } catch (const JsonInputError&) {  // not JSON (or 1e400, or too deep): the text itself
       parsed = value;
     }
   }
@@ -99,30 +99,10 @@ std::vector<std::vector<std::string>> sweep_combinations(const std::vector<Sweep
 
 namespace {
 
-json load_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path, {{"", "a readable scenario file", "a file that cannot be opened"}});
-  if (is_yaml_path(path)) {
-    std::stringstream text;
-    text << in.rdbuf();
-    LineMap lines;
-    try {
-      return yaml_to_json(text.str(), lines);
-    } catch (const std::runtime_error& e) {
-      throw ScenarioError(path, {{"", "valid YAML", std::string("a syntax error at ") + e.what()}});
-    }
-  }
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw ScenarioError(path, {{"", "valid JSON", "a syntax error at byte " + std::to_string(e.byte)}});
-  }
-}
-
 // Loads every combination of `path` (validated before anything runs).
 std::vector<Scenario> patched_scenarios(const std::string& path, const std::vector<SweepAxis>& axes,
                                         const std::vector<std::vector<std::string>>& combos) {
-  const json doc = load_json_file(path);
+  const json doc = read_scenario_json(path);
   std::vector<Scenario> out;
   for (const auto& combo : combos) {
     json patched = doc;

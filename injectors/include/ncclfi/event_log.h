@@ -4,6 +4,7 @@
 // pid, host and source, plus the event's own fields.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -29,6 +30,9 @@ inline constexpr const char* kResume = "resume";                   // iter, path
 inline constexpr const char* kDone = "done";                       // iters, seconds, verified
 inline constexpr const char* kExit = "exit";                       // code
 inline constexpr const char* kControl = "control";  // ncclfi arm/disarm: action, fault_id, acknowledged, ...
+// lost: lines this writer could not write (disk full, I/O error) before this one; the harness judges
+// a run whose records are incomplete unknown.
+inline constexpr const char* kEventsLost = "events_lost";
 }  // namespace ev
 
 struct Clock {
@@ -62,15 +66,23 @@ class EventLog {
   void set_rank(int rank) { rank_ = rank; }
   int rank() const { return rank_; }
   // Appends {"ts_ns","mono_ns","rank","pid","host","source","event", ...fields}. Thread-safe,
-  // async-signal-unsafe. Returns false if the line could not be written whole.
+  // async-signal-unsafe. Returns false if the line could not be written whole; such lines are counted
+  // (lost()) and the next line that can be written is preceded by an `events_lost` line saying how
+  // many went missing, so the harness never mistakes a log with holes for a whole one.
   bool write(const std::string& event, const nlohmann::json& fields = nlohmann::json::object()) const;
   // Same, with an explicit rank (the preload knows each communicator's rank).
   bool write_for_rank(int rank, const std::string& event, const nlohmann::json& fields) const;
   // Same, stamped with `at` instead of the time of writing.
   bool write_for_rank(int rank, const std::string& event, const nlohmann::json& fields, EventTime at) const;
+  // Lines that could not be written so far.
+  uint64_t lost() const { return lost_.load(std::memory_order_relaxed); }
 
  private:
+  bool write_line(int rank, const std::string& event, const nlohmann::json& fields, EventTime at) const;
+
   int fd_ = -1;
+  mutable std::atomic<uint64_t> lost_{0};
+  mutable std::atomic<uint64_t> unreported_{0};  // lost lines no events_lost line has named yet
   std::string source_;
   std::string host_;
   int rank_ = -1;

@@ -74,4 +74,9 @@ struct ControlResult {
 ControlResult send_control(const std::string& run_dir, const std::string& fault_id, bool arm,
                            int timeout_ms = 2000);
 
+// Removes the control FIFOs in `run_dir` whose process is gone. libfiu removes its FIFOs only at a
+// normal exit; a rank killed at teardown leaves them, so the harness calls this after every attempt.
+// Returns the number of FIFOs removed.
+int remove_dead_control_fifos(const std::string& run_dir);
+
 }  // namespace ncclfi

@@ -28,6 +28,9 @@ struct RendezvousInfo {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   std::string launcher;  // "torchrun-env", "openmpi", "slurm" or "" when nothing was found
+  // NCCLFI_JOB_KEY: a secret the harness draws per attempt. Every rank proves it knows it when it joins,
+  // so a stranger's connection to MASTER_PORT is refused ("" without the harness: the magic only).
+  std::string job_key;
 };
 
 // Reads RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT, else OMPI_COMM_WORLD_{RANK,SIZE,LOCAL_RANK},
@@ -38,6 +41,9 @@ RendezvousInfo rendezvous_from_env();
 // A tiny TCP rendezvous on master_addr:master_port: rank 0 serves, the others connect (retrying until
 // `timeout`). allgather() exchanges one fixed-size blob per rank; barrier() waits for every rank.
 // Every call fails with std::runtime_error on timeout or a dead peer, never hangs past its timeout.
+// A rank joins with a hello (magic, rank, a hash of the job key) that rank 0 reads within
+// kRendezvousHelloMs; a connection that sends anything else, or nothing, is refused and logged on
+// stderr, never fatal. Blobs are at most kMaxRendezvousBlobBytes.
 class Rendezvous {
  public:
   Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds timeout);

@@ -20,8 +20,9 @@ namespace ncclfi::net {
 namespace {
 
 // What travels to the peer in NCCL's handle buffer, plus the connector's in-progress state (NCCL calls
-// connect() again with the same buffer until it returns a comm).
-struct ConnectState;
+// connect() again with the same buffer until it returns a comm). The handle comes from another process
+// through NCCL's bootstrap, so it carries no pointer: the state is named by a token that is looked up
+// in this process's table (a forged pointer in a handle killed rank 0 with SIGBUS).
 struct TcpHandle {
   uint32_t magic;
   uint16_t nsocks;
@@ -32,8 +33,10 @@ struct TcpHandle {
   uint64_t min_chunk;
   uint64_t listen_id;
   TcpAddress addr;
-  ConnectState* state;  // connector side only; null until the first connect() call
+  uint64_t state_token;  // connector side only; 0 until the first connect() call
 };
+// The most sockets per connection the shim opens (net_shim.cc clamps NCCLFI_NET_NSOCKS to it).
+constexpr uint16_t kMaxHandleSockets = 64;
 static_assert(sizeof(TcpHandle) <= NCCL_NET_HANDLE_MAXSIZE, "handle must fit NCCL_NET_HANDLE_MAXSIZE");
 
 struct ConnectState {
@@ -41,6 +44,34 @@ struct ConnectState {
   std::vector<bool> ready;
   uint64_t conn_id = 0;
 };
+
+// The connectors' states by token. A token no connect() handed out is refused, never dereferenced.
+class ConnectStates {
+ public:
+  uint64_t add(std::unique_ptr<ConnectState> state, uint64_t token) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    states_[token] = std::move(state);
+    return token;
+  }
+  ConnectState* find(uint64_t token) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = states_.find(token);
+    return it == states_.end() ? nullptr : it->second.get();
+  }
+  void erase(uint64_t token) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    states_.erase(token);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<uint64_t, std::unique_ptr<ConnectState>> states_;
+};
+
+ConnectStates& connect_states() {
+  static auto* states = new ConnectStates();  // never destroyed: NCCL's threads may call late
+  return *states;
+}
 
 struct PendingSocket {
   int fd;
@@ -201,7 +232,7 @@ NetStatus TcpTransport::listen(void*, int dev, void* handle, void** listen_comm)
   h->min_chunk = config_.min_chunk;
   h->listen_id = comm->listen_id;
   h->addr = addr;
-  h->state = nullptr;
+  h->state_token = 0;
   *listen_comm = comm;
   return kNetOk;
 }
@@ -209,25 +240,30 @@ NetStatus TcpTransport::listen(void*, int dev, void* handle, void** listen_comm)
 NetStatus TcpTransport::connect(void*, int dev, void* handle, void** send_comm) {
   *send_comm = nullptr;
   auto* h = static_cast<TcpHandle*>(handle);
-  if (dev != 0 || h->magic != kTcpMagic || h->min_chunk == 0) return -EINVAL;
-  ConnectState* state = h->state;
-  if (!state) {
-    state = new ConnectState();
-    state->conn_id = random_id();
+  if (dev != 0 || h->magic != kTcpMagic || h->min_chunk == 0 || h->nsocks > kMaxHandleSockets) return -EINVAL;
+  ConnectState* state = nullptr;
+  if (h->state_token != 0) {
+    state = connect_states().find(h->state_token);
+    if (state == nullptr) return -EINVAL;  // not a token of this process: a forged or stale handle
+  } else {
+    auto fresh = std::make_unique<ConnectState>();
+    fresh->conn_id = random_id();
     const size_t nfds = size_t{1} + h->nsocks;
     for (size_t i = 0; i < nfds; ++i) {
       const int fd = socket(h->addr.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
       if (fd < 0 || (::connect(fd, &h->addr.sa, address_length(h->addr)) != 0 && errno != EINPROGRESS)) {
         const int err = errno;
         if (fd >= 0) close(fd);
-        for (int open_fd : state->fds) close(open_fd);
-        delete state;
+        for (int open_fd : fresh->fds) close(open_fd);
         return -err;
       }
-      state->fds.push_back(fd);
-      state->ready.push_back(false);
+      fresh->fds.push_back(fd);
+      fresh->ready.push_back(false);
     }
-    h->state = state;
+    state = fresh.get();
+    uint64_t token = 0;
+    while (token == 0) token = random_id();
+    h->state_token = connect_states().add(std::move(fresh), token);
   }
   bool all_ready = true;
   for (size_t i = 0; i < state->fds.size(); ++i) {
@@ -246,8 +282,8 @@ NetStatus TcpTransport::connect(void*, int dev, void* handle, void** send_comm) 
     if (err != 0 || send(state->fds[i], &hello, sizeof(hello), MSG_NOSIGNAL) != sizeof(hello)) {
       if (err == 0) err = errno;
       for (int fd : state->fds) close(fd);
-      delete state;
-      h->state = nullptr;
+      connect_states().erase(h->state_token);
+      h->state_token = 0;
       return -err;
     }
     set_socket_options(state->fds[i]);
@@ -258,8 +294,8 @@ NetStatus TcpTransport::connect(void*, int dev, void* handle, void** send_comm) 
   framing.inline_bytes = h->inline_bytes;
   framing.min_chunk = h->min_chunk;
   *send_comm = new TcpComm(framing, /*is_send=*/true, std::move(state->fds), h->rank);
-  delete state;
-  h->state = nullptr;
+  connect_states().erase(h->state_token);
+  h->state_token = 0;
   return kNetOk;
 }
 
@@ -284,16 +320,21 @@ NetStatus TcpTransport::accept(void* listen_comm, void** recv_comm) {
       ++i;
       continue;
     }
-    if (bad || p.hello.magic != kTcpMagic || p.hello.listen_id != lc->listen_id ||
-        p.hello.index > p.hello.nsocks) {
-      close(p.fd);  // a stray or broken connection: ignore it
+    PartialConn* conn = nullptr;
+    if (!bad && p.hello.magic == kTcpMagic && p.hello.listen_id == lc->listen_id &&
+        p.hello.nsocks <= kMaxHandleSockets && p.hello.index <= p.hello.nsocks) {
+      conn = &lc->partial[p.hello.conn_id];
+      if (conn->fds.empty()) conn->fds.assign(size_t{1} + p.hello.nsocks, -1);
+      // A hello that disagrees with its connection's first one, or repeats an index, is not ours.
+      if (conn->fds.size() != size_t{1} + p.hello.nsocks || conn->fds[p.hello.index] >= 0) conn = nullptr;
+    }
+    if (conn == nullptr) {
+      close(p.fd);  // a stray, broken or forged connection: ignore it
     } else {
-      PartialConn& conn = lc->partial[p.hello.conn_id];
-      if (conn.fds.empty()) conn.fds.assign(size_t{1} + p.hello.nsocks, -1);
-      conn.fds[p.hello.index] = p.fd;
-      conn.rank = p.hello.rank;
+      conn->fds[p.hello.index] = p.fd;
+      conn->rank = p.hello.rank;
       set_socket_options(p.fd);
-      ++conn.count;
+      ++conn->count;
     }
     lc->pending.erase(lc->pending.begin() + static_cast<long>(i));
   }

@@ -52,7 +52,9 @@ TEST(Scenario, ErrorMessageFormat) {
     scenario_from_json(d, "f.json");
     FAIL();
   } catch (const ScenarioError& e) {
-    EXPECT_STREQ(e.what(), "f.json: /deadline_s: expected a number > 0, got \"soon\"");
+    EXPECT_STREQ(
+        e.what(),
+        "f.json: /deadline_s: expected a number of seconds > 0 and at most 604800 (a week), got \"soon\"");
   }
 }
 

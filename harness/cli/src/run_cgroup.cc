@@ -1,0 +1,113 @@
+#include "run_cgroup.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace ncclfi::cli {
+namespace {
+
+// The first cgroup2 mount in /proc/self/mounts ("" when none).
+std::string cgroup2_mount() {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string device, dir, type, rest;
+  while (mounts >> device >> dir >> type && std::getline(mounts, rest)) {
+    if (type == "cgroup2") return dir;
+  }
+  return "";
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text << std::flush;
+  return static_cast<bool>(out);
+}
+
+void say_unavailable_once(const std::string& why) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::cerr << "ncclfi: no cgroup per run (" << why
+              << "): teardown uses process groups and the harness id only; a rank's daemon that leaves both "
+                 "can outlive its run\n";
+  });
+}
+
+// An ncclfi that was SIGKILLed could not remove its cgroup (its orphan guard killed the members):
+// empty `ncclfi-<pid>-...` cgroups whose ncclfi is gone are removed by the next one.
+void remove_stale_cgroups(const std::string& root) {
+  DIR* dir = ::opendir(root.c_str());
+  if (dir == nullptr) return;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name.rfind("ncclfi-", 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + 7, nullptr, 10);
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    ::rmdir((root + "/" + name).c_str());  // fails, harmlessly, while it still has members
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
+
+std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& name) {
+  const std::string root = cgroup2_mount();
+  if (root.empty()) {
+    say_unavailable_once("no cgroup v2 hierarchy is mounted");
+    return nullptr;
+  }
+  static std::once_flag swept;
+  std::call_once(swept, [&] { remove_stale_cgroups(root); });
+  const std::string path = root + "/" + name;
+  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+    say_unavailable_once("cannot create " + path + ": " + std::strerror(errno));
+    return nullptr;
+  }
+  if (::access((path + "/cgroup.kill").c_str(), W_OK) != 0) {
+    ::rmdir(path.c_str());
+    say_unavailable_once(path + " has no cgroup.kill (Linux 5.14 or later)");
+    return nullptr;
+  }
+  return std::unique_ptr<RunCgroup>(new RunCgroup(path));
+}
+
+RunCgroup::~RunCgroup() {
+  kill_all();
+  ::rmdir(path_.c_str());
+}
+
+bool RunCgroup::add(int pid) const {
+  return write_file(path_ + "/cgroup.procs", std::to_string(pid));
+}
+
+std::vector<int> RunCgroup::members() const {
+  std::ifstream in(path_ + "/cgroup.procs");
+  std::vector<int> pids;
+  int pid = 0;
+  while (in >> pid) pids.push_back(pid);
+  return pids;
+}
+
+std::vector<int> RunCgroup::kill_all() const {
+  std::vector<int> left = members();
+  if (left.empty()) return left;
+  write_file(path_ + "/cgroup.freeze", "1");  // no fork and no reaction between the look and the kill
+  write_file(path_ + "/cgroup.kill", "1");    // SIGKILL to every member, frozen or not, and to new ones
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!members().empty() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  write_file(path_ + "/cgroup.freeze", "0");
+  return left;
+}
+
+}  // namespace ncclfi::cli

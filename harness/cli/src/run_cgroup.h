@@ -1,0 +1,37 @@
+// One cgroup (v2) per attempt: every process the harness starts is moved into it, and at the end of the
+// attempt the cgroup is frozen and everything left in it killed. A daemon that left its process group
+// (setsid) and dropped NCCLFI_HARNESS_ID from its environment (env -i) escapes the other teardown
+// layers, but not its cgroup. Where no cgroup v2 hierarchy can be written (no mount, not permitted),
+// teardown keeps to process groups and the harness id, and ncclfi says so once on stderr.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ncclfi::cli {
+
+class RunCgroup {
+ public:
+  // A fresh cgroup named `name` under the writable cgroup v2 hierarchy, or nullptr (and the one-time
+  // notice) where there is none.
+  static std::unique_ptr<RunCgroup> create(const std::string& name);
+  ~RunCgroup();  // kills what is left and removes the cgroup
+  RunCgroup(const RunCgroup&) = delete;
+  RunCgroup& operator=(const RunCgroup&) = delete;
+
+  // Moves `pid` (and its later children) into the cgroup. A child the process forked before the move
+  // stays outside, so the ranks enter it themselves before exec (ProcessSpec::cgroup_procs).
+  bool add(int pid) const;
+  // Freezes the cgroup (nothing in it can fork or react), kills every member, and waits (at most 5 s)
+  // until none is left. Returns the pids that were still there.
+  std::vector<int> kill_all() const;
+  std::vector<int> members() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit RunCgroup(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+}  // namespace ncclfi::cli
