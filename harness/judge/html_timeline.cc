@@ -14,11 +14,11 @@ namespace {
 constexpr int kWidth = 960;  // drawing width in px
 constexpr int kLeft = 90;    // room for lane labels
 constexpr int kRight = 10;
-constexpr int kTop = 28;            // room for attempt and fault labels
-constexpr int kJobRow = 22;         // the job's own row (harness actions, control commands)
-constexpr int kLane = 64;           // one rank's lane
-constexpr int kAxis = 30;           // the time axis below the lanes
-constexpr size_t kMaxPoints = 600;  // latency points per rank; more are sampled evenly
+constexpr int kTop = 28;             // room for attempt and fault labels
+constexpr int kJobRow = 22;          // the job's own row (harness actions, control commands)
+constexpr int kLane = 64;            // one rank's lane
+constexpr int kAxis = 30;            // the time axis below the lanes
+constexpr size_t kMaxPoints = 600;   // latency points per rank; more are sampled evenly
 constexpr int kMaxRankLanes = 4096;  // the schema's largest workload.ranks
 
 std::string fixed(double v, int decimals) {

@@ -220,7 +220,6 @@ bool is_reserved_env(std::string_view name) {
   return name.rfind("NCCLFI_", 0) == 0 || name == "LD_PRELOAD" || name == "NCCL_NET_PLUGIN";
 }
 
-
 namespace {
 
 void add_shared_gpu_env(std::map<std::string, std::string>& env, const LaunchContext& ctx, int rank) {
@@ -238,8 +237,7 @@ void add_shared_gpu_env(std::map<std::string, std::string>& env, const LaunchCon
   env[kSharedGpusVar] = std::to_string(ctx.gpu.gpus);
   env[kSharedGpuListVar] = visible;
   if (!ctx.scenario->layer_api) {  // inert without a plan: here only to apply the variables
-    env["LD_PRELOAD"] = prepend_path_list(ctx.install.lib_dir + "/libncclfi-preload.so", ctx.scenario->env,
-                                          "LD_PRELOAD", ':');
+    env["LD_PRELOAD"] = ctx.install.lib_dir + "/libncclfi-preload.so";
   }
 }
 

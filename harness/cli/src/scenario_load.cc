@@ -23,8 +23,9 @@ std::string join_problems(const std::string& file, const std::vector<ScenarioErr
   for (const auto& p : problems) {
     if (!text.empty()) text += "\n";
     // printable: a NUL in a key would end the message where it stands and hide the problems after it.
-    text += printable(file + (p.line > 0 ? ":" + std::to_string(p.line) : "") + ": " +
-                      (p.pointer.empty() ? "/" : p.pointer) + ": expected " + p.expected + ", got " + p.found);
+    text +=
+        printable(file + (p.line > 0 ? ":" + std::to_string(p.line) : "") + ": " +
+                  (p.pointer.empty() ? "/" : p.pointer) + ": expected " + p.expected + ", got " + p.found);
   }
   return text;
 }

@@ -529,8 +529,9 @@ std::string matrix_text(const MatrixReport& r) {
   out += "healthy: " + std::to_string(h.clean) + "/" + std::to_string(h.trials) + " clean; step median " +
          secs(h.median_step_s) + ", largest " + secs(h.largest_step_s) + ", spread (p95-p5) " +
          secs(h.step_spread_s) + "; longest op " +
-         (h.longest_op_s ? secs(h.longest_op_s) : std::string("(no op events beyond steps)")) + "; startup " +
-         secs(h.startup_s) + "; total " + secs(h.total_s) + "\n\n";
+         (h.longest_op_s ? secs(h.longest_op_s) : std::string("(no op events beyond steps)")) +
+         "; startup (launch to first step) " + secs(h.startup_s) + "; the job's own total " +
+         secs(h.total_s) + "\n\n";
   // Column widths: the fault label, then one column per setting.
   size_t first = 5;
   for (const auto f : r.faults) first = std::max(first, fault_label(f, r.stall_s).size());

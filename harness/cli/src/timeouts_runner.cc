@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -21,6 +23,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+// How long after its detection a PyTorch job may take to end by itself: the watchdog's default wait for
+// the debug dump is a minute (TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC), then the teardown.
+constexpr double kTeardownRoomS = 75;
 
 json read_json_file(const std::string& path) {
   std::ifstream in(path);
@@ -157,6 +163,7 @@ int run_timeouts(const TimeoutsOptions& o) {
       static_cast<size_t>(healthy_trials) + settings.size() * faults.size() * static_cast<size_t>(o.trials);
   size_t index = 0;
   bool harness_error = false;
+  bool cut = false;  // a run was interrupted
   auto note = [&](const std::string& line) {
     if (!o.quiet) std::cerr << "[" << index << "/" << total << "] " << line << "\n";
   };
@@ -199,7 +206,8 @@ int run_timeouts(const TimeoutsOptions& o) {
         ++index;
         run.index = index;
         const harness::RunRecord r = run_scenario(v.scenario, run);
-        harness_error = harness_error || !r.harness_error.empty();
+        harness_error = harness_error || (!r.harness_error.empty() && !r.history.interrupted);
+        cut = cut || r.history.interrupted;
         cell.trials.push_back(read_trial(r, f));
         note(s.name + " x " + to_string(f) + " trial " + std::to_string(t + 1) + ": " +
              Cell{s.name, f, {cell.trials.back()}}.text() + "  " + r.run_dir);
@@ -214,11 +222,30 @@ int run_timeouts(const TimeoutsOptions& o) {
       }
     }
   }
-  if (interrupted()) {
-    report.interrupted =
-        "interrupted after " + std::to_string(index) + " of " + std::to_string(total) + " runs";
+  if (cut || index < total) {
+    report.interrupted = "interrupted: " + std::to_string(index) + " of " + std::to_string(total) +
+                         " runs started, the last one cut short";
   }
   report.findings = matrix_findings(settings, report.cells, report.recommendation);
+  // A job still running at the deadline may only have been slow to end: PyTorch waits for its debug
+  // dump (a minute by default) before it tears a process down. Say so when the deadline left less.
+  const double trial_deadline = o.deadline_s > 0 ? o.deadline_s : base.deadline_s;
+  double longest_timeout = 0;
+  for (const auto& st : settings) longest_timeout = std::max(longest_timeout, st.timeout_s.value_or(0.0));
+  const double after_detection = trial_deadline - report.healthy.startup_s.value_or(0.0) - longest_timeout;
+  const bool left = std::any_of(report.cells.begin(), report.cells.end(),
+                                [](const Cell& c) { return c.left_running() > 0; });
+  if (left && after_detection < kTeardownRoomS) {
+    char text[320];
+    std::snprintf(
+        text, sizeof text,
+        "the trial deadline (%.0f s) left about %.0f s after the expected detection (startup %.1f s + "
+        "timeout %.0f s): a job 'still running at the deadline' may only have been slow to end; rerun "
+        "with --deadline-s %.0f or more",
+        trial_deadline, std::max(0.0, after_detection), report.healthy.startup_s.value_or(0.0),
+        longest_timeout, std::ceil(trial_deadline - after_detection + kTeardownRoomS));
+    report.findings.push_back(text);
+  }
   if (report.healthy.clean < report.healthy.trials) {
     report.findings.insert(report.findings.begin(), "the healthy job was clean in only " +
                                                         std::to_string(report.healthy.clean) + "/" +
