@@ -100,7 +100,9 @@ TEST(RobustValidate, FifoIsRefusedWithoutBlocking) {
 // Before: the NUL ended the message there; the problems after it were lost.
 TEST(RobustValidate, NulInKeyIsEscapedAndLaterProblemsSurvive) {
   TempDir dir;
-  const std::string file = write_text(dir.path, "nul.json", R"({"a\u0000b":1,"faults":[]})");
+  // (With a name it is a scenario; {"a\u0000b":1,"faults":[]} alone is read as a bare fault plan.)
+  const std::string file =
+      write_text(dir.path, "nul.json", R"({"a\u0000b":1,"name":"bad name","faults":[]})");
   const auto r = run_cli({"validate", file});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(file + ": /a\\u0000b: expected no such key"), std::string::npos) << r.err;

@@ -9,6 +9,7 @@
 
 #include "cli_json.h"
 #include "commands.h"
+#include "ncclfi/bounded_input.h"
 #include "ncclfi/event_log.h"
 #include "ncclfi/fault_kinds.h"
 #include "ncclfi/injector.h"
@@ -29,8 +30,10 @@ namespace {
 // still a scenario, and is told so).
 bool is_fault_plan_file(const std::string& path) {
   if (is_yaml_path(path)) return false;
-  std::ifstream in(path);
-  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  // Bounded and non-blocking like every input (a FIFO or a huge file is the scenario loader's to refuse).
+  std::string text;
+  if (!read_regular_file(path, kMaxInputFileBytes, text).empty()) return false;
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   return doc.is_object() && doc.contains("faults") && !doc.contains("workload") && !doc.contains("name") &&
          !doc.contains("expect");
 }
