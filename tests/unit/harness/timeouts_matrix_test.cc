@@ -2,6 +2,9 @@
 // the findings (a setting that never detects a hang, false alarms) and the recommended timeout.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+
 #include "ncclfi/event_log.h"
 #include "timeouts_matrix.h"
 
@@ -231,6 +234,25 @@ TEST(Settings, ParsedWithErrorsThatNameTheField) {
                 .find("/settings/0/timeout: expected one of"),
             std::string::npos);
   EXPECT_NE(error_of({{"settings", {{{"name", "a b"}}}}}).find("letters, digits"), std::string::npos);
+}
+
+TEST(Settings, TheDefaultFileParsesAndCoversEveryKnob) {
+  std::ifstream in(std::string(NCCLFI_SOURCE_DIR) + "/workloads/torch/timeout-settings.json");
+  const auto settings = parse_timeout_settings(json::parse(in), "timeout-settings.json");
+  std::set<std::string> knobs;
+  bool restarts = false;
+  for (const auto& s : settings) {
+    for (const auto& [k, v] : s.env) knobs.insert(k + "=" + v);
+    restarts = restarts || s.max_restarts.value_or(0) > 0;
+    EXPECT_TRUE(s.params.count("pg_timeout_s")) << s.name;  // the torch-job template's timeout
+  }
+  for (const char* knob :
+       {"TORCH_NCCL_ASYNC_ERROR_HANDLING=0", "TORCH_NCCL_ASYNC_ERROR_HANDLING=1",
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING=2", "TORCH_NCCL_ASYNC_ERROR_HANDLING=3",
+        "TORCH_NCCL_BLOCKING_WAIT=1", "TORCH_NCCL_ENABLE_MONITORING=1", "TORCH_NCCL_DUMP_ON_TIMEOUT=1"}) {
+    EXPECT_TRUE(knobs.count(knob)) << knob;
+  }
+  EXPECT_TRUE(restarts);
 }
 
 TEST(MatrixFaults, EachBecomesAFaultOnTheChosenRank) {
