@@ -268,14 +268,18 @@ void add_control_commands(CLI::App& app, int& status) {
         status = kBadInput;
         return;
       }
+      // Stamped when the command was given: a rank armed by it may inject before the answers are in.
+      const EventTime given = EventTime::now();
       const auto r = send_control(*dir, *id, arm, *timeout_ms);
       // On the run's own timeline, beside the injections it enables or stops.
       EventLog(*dir + "/events.jsonl", "control")
-          .write(ev::kControl, {{"action", name},
-                                {"fault_id", *id},
-                                {"acknowledged", r.acknowledged},
-                                {"skipped_dead", r.skipped_dead},
-                                {"timed_out", r.timed_out}});
+          .write_for_rank(-1, ev::kControl,
+                          {{"action", name},
+                           {"fault_id", *id},
+                           {"acknowledged", r.acknowledged},
+                           {"skipped_dead", r.skipped_dead},
+                           {"timed_out", r.timed_out}},
+                          given);
       std::cout << (arm ? "armed " : "disarmed ") << *id << ": " << r.acknowledged << " acknowledged, "
                 << r.skipped_dead << " dead skipped, " << r.timed_out << " timed out\n";
       status = r.acknowledged > 0 ? kAllPassed : kSomeFailed;
