@@ -159,34 +159,6 @@ const std::vector<std::string>& detection_mechanisms() {
   return harness::known_mechanisms();
 }
 
-namespace {
-
-// With schema problems the cross-field rules still run when the rest of the document reads as a scenario,
-// so that one pass reports every error of the file; a rule about a place the schema already rejected
-// (or a place inside it) is left out, and a document that does not read at all adds nothing.
-void add_rule_problems_if_possible(const json& doc, const std::string& file,
-                                   std::vector<ScenarioError::Problem>& problems) {
-  std::vector<ScenarioError::Problem> more;
-  try {
-    Scenario s;
-    s.file = file;
-    fill(s, doc);
-    for (const auto& p : s.expectation.problems) more.push_back({p.pointer, p.expected, p.found});
-    check_scenario_rules(s, more);
-  } catch (const std::exception&) {
-    return;
-  }
-  const std::vector<ScenarioError::Problem> reported = problems;
-  for (const auto& p : more) {
-    const bool covered = std::any_of(reported.begin(), reported.end(), [&](const ScenarioError::Problem& r) {
-      return p.pointer == r.pointer || p.pointer.rfind(r.pointer + "/", 0) == 0 || r.pointer.empty();
-    });
-    if (!covered) problems.push_back(p);
-  }
-}
-
-}  // namespace
-
 Scenario scenario_from_json(const json& written, const std::string& file, const ParamOverrides& params) {
   // Named parameters first: the schema and every later check see the values they stand for.
   const json doc = apply_scenario_params(written, params, file);
@@ -196,10 +168,7 @@ Scenario scenario_from_json(const json& written, const std::string& file, const 
   // The values the schema handed on are checked even when other places broke the schema, so that one
   // pass reports every error the file has up to the cross-field rules (which need a whole scenario).
   check_deferred(doc, file, schema, problems);
-  if (!problems.empty()) {
-    add_rule_problems_if_possible(doc, file, problems);
-    throw ScenarioError(file, problems);
-  }
+  if (!problems.empty()) throw ScenarioError(file, problems);
   Scenario s;
   s.file = file;
   try {

@@ -45,20 +45,6 @@ TEST(Scenario, MinimalLoadsWithDefaults) {
   EXPECT_DOUBLE_EQ(s.grace_s, 3);
 }
 
-TEST(Scenario, SchemaAndCrossFieldErrorsComeInOnePass) {
-  json d = minimal();
-  d["colour"] = "red";  // the schema: no such key
-  d["faults"] = {{{"id", "p"}, {"layer", "proc"}, {"kind", "kill"}, {"target", {{"ranks", {7}}}}}};  // a rule
-  const auto problems = problems_of(d);
-  ASSERT_EQ(problems.size(), 2u) << problems.size();
-  EXPECT_EQ(problems[0].pointer, "/colour");
-  EXPECT_EQ(problems[1].pointer, "/faults/0/target/ranks/0");
-  // A rule about a place the schema already rejected is not reported twice.
-  json twice = minimal();
-  twice["deadline_s"] = -1;
-  for (const auto& p : problems_of(twice)) EXPECT_EQ(p.pointer, "/deadline_s");
-}
-
 TEST(Scenario, ErrorMessageFormat) {
   json d = minimal();
   d["deadline_s"] = "soon";
