@@ -13,19 +13,9 @@ namespace {
 
 constexpr std::string_view kOpen = "{param:";
 
-// A key as one JSON-pointer token (RFC 6901: ~ is ~0, / is ~1).
-std::string escape_pointer_token(const std::string& key) {
-  std::string out;
-  for (const char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
+// `pointer` extended by the object key `key`, escaped as RFC 6901 says (the library's json_pointer).
+std::string child_pointer(const std::string& pointer, const std::string& key) {
+  return pointer + (json::json_pointer() / key).to_string();
 }
 
 struct Substituter {
@@ -106,7 +96,7 @@ struct Substituter {
     if (node.is_object()) {
       json out = json::object();
       for (const auto& [k, v] : node.items()) {
-        out[k] = pointer.empty() && k == "params" ? v : walk(v, pointer + "/" + escape_pointer_token(k));
+        out[k] = pointer.empty() && k == "params" ? v : walk(v, child_pointer(pointer, k));
       }
       return out;
     }
@@ -117,7 +107,7 @@ struct Substituter {
 // `text` read as the type of `default_value`.
 json typed_override(const std::string& name, const std::string& text, const json& default_value,
                     std::vector<ScenarioError::Problem>& problems) {
-  const std::string pointer = "/params/" + escape_pointer_token(name);
+  const std::string pointer = child_pointer("/params", name);
   if (default_value.is_number()) {
     try {
       size_t used = 0;
@@ -207,9 +197,9 @@ json apply_scenario_params(const json& doc, const ParamOverrides& overrides, con
   {
     Substituter once{values, file, problems};
     for (auto& [k, v] : resolved.items()) {
-      v = once.walk(v, "/params/" + escape_pointer_token(k));
+      v = once.walk(v, child_pointer("/params", k));
       if (v.dump().find(kOpen) != std::string::npos) {
-        problems.push_back({"/params/" + escape_pointer_token(k),
+        problems.push_back({child_pointer("/params", k),
                             "a value naming parameters that name no other parameter", describe_json(v)});
       }
     }

@@ -11,17 +11,7 @@ using nlohmann::json;
 namespace {
 
 std::string escape_token(const std::string& key) {
-  std::string out;
-  for (const char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return (json::json_pointer() / key).to_string().substr(1);  // the library escapes ~ and / (RFC 6901)
 }
 
 // A plain (unquoted) scalar by the YAML 1.2 core schema.
