@@ -27,8 +27,12 @@ std::vector<LogPattern> builtin_patterns() {
   // Heartbeat monitor (step 8), and the older wording.
   p.push_back(make("torch.heartbeat_stuck", K::kDetection, "torch_heartbeat",
                    R"(ProcessGroupNCCL's watchdog got stuck for \d+ seconds)", "watchdog got stuck"));
+  // The monitor's kill, whatever woke it: "due to ProcessGroupNCCL watchdog hang" (no heartbeat) or "due to
+  // collective timeout or exception" (a timeout signalled a dump, and the watchdog did not end the process
+  // within the heartbeat timeout after it, e.g. stuck in ncclCommAbort: seen on PyTorch 2.11).
   p.push_back(make("torch.heartbeat_terminate", K::kDetection, "torch_heartbeat",
-                   R"(due to ProcessGroupNCCL watchdog hang)", "watchdog hang"));
+                   R"(Terminating the process after attempting to dump debug info, due to)",
+                   "Terminating the process after attempting"));
   p.push_back(make("torch.heartbeat_timeout", K::kDetection, "torch_heartbeat",
                    R"(Heartbeat monitor timed out)", "Heartbeat monitor"));
   // NCCL async errors as PyTorch's watchdog reports them (step 7), then NCCL's own text.

@@ -210,9 +210,25 @@ ncclResult_t intercept_init(const InitCall& call, ForwardFn forward_fn) {
   return rc;
 }
 
-ncclResult_t intercept_teardown(ncclComm_t comm, bool forget, ForwardFn forward) {
+ncclResult_t intercept_teardown(ncclComm_t comm, bool forget, bool fault_point, ForwardFn forward_fn) {
   ReentryScope scope;
-  ncclResult_t rc = forward();
+  Forwarder forward(forward_fn);
+  ncclResult_t rc = ncclSuccess;
+  bool fault_decided = false;
+  if (fault_point && !scope.nested()) {
+    try {
+      CommInfo* info = comms().lookup(comm);
+      const CallSite site = site_for(info, "abort");
+      FaultPoint& point = comm_abort_point();
+      if (const ArmedFault* fault = point.check(site)) {
+        rc = apply_fault(FiredFault{fault, point.name(), site, info, 0}, forward, nullptr);
+        fault_decided = true;
+      }
+    } catch (const std::exception& e) {
+      report_internal_error("ncclCommAbort", e);
+    }
+  }
+  if (!fault_decided) rc = forward();
   if (scope.nested() || !forget) return rc;
   try {
     comms().remove(comm);

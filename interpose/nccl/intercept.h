@@ -31,8 +31,9 @@ struct InitCall {
 };
 ncclResult_t intercept_init(const InitCall& call, ForwardFn forward);
 
-// Finalize (forget=false), Destroy and Abort (forget=true: the registry drops the comm).
-ncclResult_t intercept_teardown(ncclComm_t comm, bool forget, ForwardFn forward);
+// Finalize (forget=false), Destroy and Abort (forget=true: the registry drops the comm). Abort is also the
+// fault point nccl/comm/abort (`fault_point` set).
+ncclResult_t intercept_teardown(ncclComm_t comm, bool forget, bool fault_point, ForwardFn forward);
 
 // What a wrapper returns when the loaded NCCL lacks its symbol (logged once per name with NCCLFI_LOG).
 ncclResult_t missing_symbol(const char* name);

@@ -21,6 +21,8 @@ FaultPoint g_op_points[kOpKindCount] = {
     FaultPoint("nccl/p2p/send"),           FaultPoint("nccl/p2p/recv")};
 FaultPoint g_group_end_point("nccl/group/end");
 FaultPoint g_comm_init_point("nccl/comm/init");
+// ncclCommAbort: a hang here is the watchdog thread stuck in teardown, which only the heartbeat monitor sees.
+FaultPoint g_comm_abort_point("nccl/comm/abort");
 
 Injector* g_injector = nullptr;
 bool g_trace_ops = false;
@@ -64,10 +66,11 @@ Mode initialise() {
         return;
       }
       Injector& inj = Injector::instance(Layer::kApi, "preload");
-      std::array<FaultPoint*, kOpKindCount + 2> points{};
+      std::array<FaultPoint*, kOpKindCount + 3> points{};
       for (int i = 0; i < kOpKindCount; ++i) points[static_cast<size_t>(i)] = &g_op_points[i];
       points[kOpKindCount] = &g_group_end_point;
       points[kOpKindCount + 1] = &g_comm_init_point;
+      points[kOpKindCount + 2] = &g_comm_abort_point;
       inj.install(points);
       g_injector = &inj;
       g_trace_ops = inj.params().trace_ops && inj.events().enabled();
@@ -104,6 +107,9 @@ FaultPoint& group_end_point() {
 }
 FaultPoint& comm_init_point() {
   return g_comm_init_point;
+}
+FaultPoint& comm_abort_point() {
+  return g_comm_abort_point;
 }
 
 ReentryScope::ReentryScope() : nested_(t_wrapper_depth > 0) {

@@ -42,6 +42,7 @@ bool trace_ops();
 FaultPoint& op_point(OpKind kind);
 FaultPoint& group_end_point();
 FaultPoint& comm_init_point();
+FaultPoint& comm_abort_point();
 
 // The thread-local re-entrancy guard. NCCL calls its own public names through the PLT (ncclBcast ->
 // ncclBroadcast, ncclCommInitAll -> ncclGetUniqueId, ...); those nested calls must reach NCCL

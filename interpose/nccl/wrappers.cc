@@ -139,6 +139,7 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* exclu
     NCCLFI_REAL(name);                                                             \
     if (fast_path()) return fn args;                                               \
     return intercept_teardown(comm, std::string_view(#name) != "ncclCommFinalize", \
+                              std::string_view(#name) == "ncclCommAbort",          \
                               [&]() -> ncclResult_t { return fn args; });          \
   }
 NCCLFI_TEARDOWN_BASE(NCCLFI_DEFINE_TEARDOWN)

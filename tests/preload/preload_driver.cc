@@ -38,6 +38,7 @@ struct Options {
   bool group = false;
   bool nonblocking = false;
   int linger_ms = 0;
+  bool abort = false;  // tear the comm down with ncclCommAbort instead of ncclCommDestroy
 };
 
 double now_ms() {
@@ -279,7 +280,12 @@ int ops(const std::string& op, int n, const Options& o) {
         .write(reinterpret_cast<const char*>(recv.data()), static_cast<std::streamsize>(recv.size()));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(o.linger_ms));
-  ncclCommDestroy(comm);
+  if (o.abort) {
+    say("abort start");
+    say("abort rc=" + std::to_string(ncclCommAbort(comm)));
+  } else {
+    ncclCommDestroy(comm);
+  }
   say("done");
   return 0;
 }
@@ -367,6 +373,8 @@ int main(int argc, char** argv) {
       o.nonblocking = true;
     else if (a == "--linger-ms")
       o.linger_ms = std::atoi(next().c_str());
+    else if (a == "--abort")
+      o.abort = true;
     else
       pos.push_back(a);
   }

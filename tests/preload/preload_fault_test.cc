@@ -71,6 +71,33 @@ TEST_F(PreloadTest, HangForeverIsObservedAsAHang) {
   EXPECT_EQ(inj[0]["forever"], true);
 }
 
+// The thread that aborts a comm (PyTorch's watchdog on a timeout) stuck in ncclCommAbort: ops are untouched,
+// the abort never returns and never reaches NCCL.
+TEST_F(PreloadTest, HangAtAbortBlocksTheTeardownOnly) {
+  write_plan(json::array(
+      {fault("h", "hang", json::object(), {{"ranks", {0}}, {"ops", {"abort"}}}, json::object())}));
+  auto r = run({"ops", "allreduce", "3", "--abort"}, {}, true, /*timeout_s=*/1.5);
+  EXPECT_TRUE(r.timed_out) << r.out;
+  for (int i = 1; i <= 3; ++i) EXPECT_EQ(outcomes(r.out).count(i), 1u) << "call " << i << ": " << r.out;
+  EXPECT_TRUE(has_line(r.out, "abort start")) << r.out;
+  EXPECT_FALSE(has_line(r.out, "done")) << r.out;
+  EXPECT_TRUE(calls_named("ncclCommAbort").empty());
+  auto inj = events("inject");
+  ASSERT_EQ(inj.size(), 1u);
+  EXPECT_EQ(inj[0]["op"], "abort");
+  EXPECT_EQ(inj[0]["forever"], true);
+}
+
+TEST_F(PreloadTest, HangAtAbortWithMsLetsTheAbortThrough) {
+  write_plan(
+      json::array({fault("h", "hang", {{"ms", 200}}, {{"ranks", {0}}, {"ops", {"abort"}}}, json::object())}));
+  auto r = run({"ops", "allreduce", "2", "--abort"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(has_line(r.out, "abort rc=0")) << r.out;
+  EXPECT_EQ(calls_named("ncclCommAbort").size(), 1u);
+  EXPECT_EQ(calls_named("ncclAllReduce").size(), 2u);
+}
+
 TEST_F(PreloadTest, SkipReturnsSuccessWithoutReachingNccl) {
   write_plan(
       json::array({fault("s", "skip", json::object(), on_allreduce(0), {{"after_calls", 2}, {"count", 2}})}));

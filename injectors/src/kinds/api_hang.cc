@@ -25,7 +25,7 @@ constinit const FaultKindSpec kApiHang{
     Layer::kApi,
     "hang",
     "the calling thread blocks in the call (for ms, then the call goes on, or for ever)",
-    kApiOpsAndGroupEnd,
+    kApiOpsGroupEndAndAbort,
     kParams,
     resolve};
 

@@ -30,6 +30,11 @@ inline constexpr std::string_view kApiReceivingOps[] = {
     "nccl/coll/reduce",    "nccl/coll/broadcast", "nccl/coll/alltoall",
     "nccl/coll/gather",    "nccl/coll/scatter",   "nccl/p2p/recv"};
 inline constexpr std::string_view kApiInit[] = {"nccl/comm/init"};
+// hang also reaches ncclCommAbort: the thread that tears a comm down (PyTorch's watchdog) stuck there.
+inline constexpr std::string_view kApiOpsGroupEndAndAbort[] = {
+    "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter", "nccl/coll/reduce",
+    "nccl/coll/broadcast", "nccl/coll/alltoall",  "nccl/coll/gather",        "nccl/coll/scatter",
+    "nccl/p2p/send",       "nccl/p2p/recv",       "nccl/group/end",          "nccl/comm/abort"};
 inline constexpr std::string_view kNetPosts[] = {"net/isend", "net/irecv"};
 inline constexpr std::string_view kNetConnects[] = {"net/connect", "net/accept"};
 

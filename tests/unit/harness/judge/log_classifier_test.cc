@@ -64,6 +64,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog "
              "hang.",
              K::kDetection, "torch_heartbeat"},
+        Case{"[rank1]:[F1201 18:21:56.938416142 ProcessGroupNCCL.cpp:1653] [PG ID 0 PG GUID 0(default_pg) "
+             "Rank 1] "
+             "[PG ID 0 PG GUID 0(default_pg) Rank 1] Terminating the process after attempting to dump debug "
+             "info, "
+             "due to collective timeout or exception.",
+             K::kDetection, "torch_heartbeat"},
         Case{"[Rank 0] Heartbeat monitor timed out! Process will be terminated after dumping debug info.",
              K::kDetection, "torch_heartbeat"},
         // 2.3: after an abort
