@@ -27,6 +27,10 @@ struct CudaDriver {
   CUresult (*mem_host_get_device_pointer)(CUdeviceptr*, void*, unsigned int) = nullptr;
   CUresult (*stream_wait_value_32)(CUstream, CUdeviceptr, cuuint32_t, unsigned int) = nullptr;
   std::string stream_wait_missing;
+  // pcie_downgrade's lookup of the current GPU's PCI address, another optional group.
+  CUresult (*ctx_get_device)(CUdevice*) = nullptr;
+  CUresult (*device_get_pci_bus_id)(char*, int, CUdevice) = nullptr;
+  std::string pci_missing;
 };
 
 // The driver, loaded once; nullptr (with `error` set) when libcuda or a function is missing.

@@ -1,5 +1,6 @@
 #include "fault_actions.h"
 
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -8,10 +9,12 @@
 #include <string>
 #include <thread>
 
+#include "bandwidth_cap.h"
 #include "corrupt.h"
 #include "gpu_hang.h"
 #include "nccl_codes.h"
 #include "preload_state.h"
+#include "topology_fault.h"
 
 namespace ncclfi::preload {
 namespace {
@@ -82,6 +85,44 @@ ncclResult_t corrupt_after(const FiredFault& fired, Forwarder& forward, const Op
   } else {
     enqueue();
   }
+  record(fired, extra);
+  return rc;
+}
+
+// A line as NCCL's own WARN prints it ("host:pid:tid [dev] NCCL WARN ..."), so a fault that imitates a
+// failure NCCL reports leaves the line an operator would find.
+void warn_as_nccl(const std::string& text, int device) {
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  std::fprintf(stderr, "%s:%d:%ld [%d] NCCL WARN %s\n", host, static_cast<int>(getpid()),
+               static_cast<long>(syscall(SYS_gettid)), device < 0 ? 0 : device, text.c_str());
+  std::fflush(stderr);
+}
+
+ncclResult_t cap_bandwidth(const FiredFault& fired, Forwarder& forward, const OpCall& op,
+                           const BandwidthCap& cap, nlohmann::json& extra) {
+  const double seconds = op_bus_bytes(op, fired.site.world_size) / (cap.gb_per_s * 1e9);
+  const int device = fired.comm != nullptr ? fired.comm->device.load() : -1;
+  extra["gb_per_s"] = cap.gb_per_s;
+  extra["hold_ms_at_most"] = seconds * 1e3;
+  GroupState& group = group_state();
+  if (group.depth > 0) {
+    // Launched at the outermost ncclGroupEnd: hold the stream for the whole time after it.
+    extra["deferred"] = "group_end";
+    group.deferred.emplace_back(fired.comm, [stream = op.stream, device, seconds] {
+      BandwidthHold hold(stream, device, seconds);
+      if (std::string why = hold.hold_after(); !why.empty())
+        injector().log("bandwidth_cap not applied: " + why);
+    });
+    record(fired, extra);
+    return forward();
+  }
+  BandwidthHold hold(op.stream, device, seconds);
+  const std::string no_mark = hold.mark_start();
+  const ncclResult_t rc = forward();
+  std::string why;
+  if (rc == ncclSuccess || rc == ncclInProgress) why = hold.hold_after();
+  if (!no_mark.empty() || !why.empty()) extra["effect"] = "none: " + (why.empty() ? no_mark : why);
   record(fired, extra);
   return rc;
 }
@@ -161,6 +202,8 @@ ncclResult_t apply_fault(const FiredFault& fired, Forwarder& forward, const OpCa
                         [&](const AsyncError& async) -> ncclResult_t {
                           const ncclResult_t code = to_nccl_result(async.code);
                           extra["code"] = static_cast<int>(code);
+                          if (!async.warn.empty())
+                            warn_as_nccl(async.warn, fired.comm != nullptr ? fired.comm->device.load() : -1);
                           if (fired.comm != nullptr) {
                             fired.comm->async_error.store(static_cast<int>(code), std::memory_order_release);
                           } else {
@@ -184,6 +227,19 @@ ncclResult_t apply_fault(const FiredFault& fired, Forwarder& forward, const OpCa
                           extra["exit_code"] = exit.code;
                           record(fired, extra);
                           _exit(exit.code);
+                        },
+                        [&](const BandwidthCap& cap) -> ncclResult_t {
+                          if (op != nullptr) return cap_bandwidth(fired, forward, *op, cap, extra);
+                          extra["effect"] = "none: not an op with a stream";
+                          record(fired, extra);
+                          return forward();
+                        },
+                        [&](const TopologyChange& change) -> ncclResult_t {
+                          const std::string why = apply_topology_change(change, injector().params().run_dir,
+                                                                        fired.site.rank, extra);
+                          if (!why.empty()) extra["effect"] = "none: " + why;
+                          record(fired, extra);
+                          return forward();
                         },
                     },
                     *action);

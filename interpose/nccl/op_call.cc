@@ -66,6 +66,27 @@ uint64_t op_bytes(const OpCall& call, int nranks) {
   return scales_with_ranks(call.kind) ? bytes * n : bytes;
 }
 
+double op_bus_bytes(const OpCall& call, int nranks) {
+  const double n = nranks < 1 ? 1.0 : static_cast<double>(nranks);
+  const double bytes = static_cast<double>(op_bytes(call, nranks));
+  switch (call.kind) {
+    case OpKind::kAllReduce:
+      return bytes * 2.0 * (n - 1.0) / n;
+    case OpKind::kAllGather:
+    case OpKind::kReduceScatter:
+    case OpKind::kAlltoAll:
+    case OpKind::kGather:
+    case OpKind::kScatter:
+      return bytes * (n - 1.0) / n;
+    case OpKind::kReduce:
+    case OpKind::kBroadcast:
+    case OpKind::kSend:
+    case OpKind::kRecv:
+      return bytes;
+  }
+  return bytes;
+}
+
 size_t op_result_elements(const OpCall& call, int rank, int nranks) {
   size_t n = nranks < 1 ? 1 : static_cast<size_t>(nranks);
   switch (call.kind) {

@@ -43,6 +43,9 @@ size_t datatype_size(ncclDataType_t datatype);
 // The op's size as nccl-tests reports it: the larger of its send and receive buffers in bytes
 // (count * nranks for allgather, reducescatter, alltoall, gather, scatter). nranks < 1 counts as 1.
 uint64_t op_bytes(const OpCall& call, int nranks);
+// The bytes each rank's links carry for the op, as nccl-tests counts them for busbw (all_reduce
+// 2(n-1)/n of the buffer, all_gather and friends (n-1)/n of the whole, broadcast and point-to-point all).
+double op_bus_bytes(const OpCall& call, int nranks);
 
 // Elements the op writes into recvbuff on `rank` (0 when it writes none there: send, a reduce or
 // gather on a non-root rank).

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <variant>
 
 #include "ncclfi/nccl_results.h"
@@ -48,7 +49,20 @@ struct Skip {  // the call returns ncclSuccess without reaching NCCL
 };
 struct AsyncError {  // the call goes on; ncclCommGetAsyncError reports the code from then on
   NcclError code = NcclError::kRemoteError;
+  std::string warn;  // when set, printed once as NCCL prints a WARN line (the real fault's own line)
   friend bool operator==(const AsyncError&, const AsyncError&) = default;
+};
+struct BandwidthCap {  // each op's stream is held until the op took bus_bytes / gb_per_s (nccl-tests busbw)
+  double gb_per_s = 1;
+  friend bool operator==(const BandwidthCap&, const BandwidthCap&) = default;
+};
+// At communicator creation, before NCCL reads its environment and topology: what the node looks like to
+// NCCL changes for the rest of the process.
+struct TopologyChange {
+  bool p2p_off = false;           // NCCL_P2P_DISABLE=1: no NVLink/PCIe peer path, NCCL falls back to SHM
+  std::optional<int> pcie_width;  // the GPU's PCIe link width in NCCL's topology (NCCL_TOPO_FILE)
+  std::optional<std::string> pcie_speed;  // its speed, as sysfs writes it ("16.0 GT/s PCIe")
+  friend bool operator==(const TopologyChange&, const TopologyChange&) = default;
 };
 struct CorruptElements {  // `count` elements of the receive buffer altered after the op
   CorruptMode mode = CorruptMode::kBitflip;
@@ -98,7 +112,7 @@ struct KillProcess {  // the harness sends this signal (one of signals.h's accep
 };
 
 using ApiAction = std::variant<Delay, Hang, GpuHang, Skip, FailWithCode, AsyncError, CorruptElements,
-                               DieBySignal, ExitWithCode>;
+                               DieBySignal, ExitWithCode, BandwidthCap, TopologyChange>;
 using NetAction = std::variant<Delay, Throttle, Drop, CorruptBits, FailWithCode, Stall, ConnectFail>;
 using ProcAction = std::variant<StopProcess, KillProcess>;
 using FaultAction = std::variant<NetAction, ApiAction, ProcAction>;

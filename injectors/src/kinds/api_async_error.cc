@@ -10,7 +10,7 @@ constexpr ParamSpec kParams[] = {{.name = "code",
                                   .meaning = "the ncclResult_t reported"}};
 
 FaultAction resolve(const ParamReader& p) {
-  return ApiAction{AsyncError{p.code("code")}};
+  return ApiAction{AsyncError{.code = p.code("code"), .warn = {}}};
 }
 
 }  // namespace

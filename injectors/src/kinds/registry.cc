@@ -18,10 +18,14 @@
   X(kApiSkip)              \
   X(kApiError)             \
   X(kApiAsyncError)        \
+  X(kApiNvlinkError)       \
   X(kApiCorrupt)           \
   X(kApiCrash)             \
   X(kApiInitFail)          \
   X(kApiInitHang)          \
+  X(kApiBandwidthCap)      \
+  X(kApiNvlinkDown)        \
+  X(kApiPcieDowngrade)     \
   X(kProcStop)             \
   X(kProcKill)
 

@@ -88,6 +88,18 @@ API cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* user) {
   return CUDA_SUCCESS;
 }
 
+// pcie_downgrade's lookup of the current GPU: device 0 at a fixed address (upper case, as the driver writes
+// it).
+API cuCtxGetDevice(CUdevice* device) {
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+
+API cuDeviceGetPCIBusId(char* id, int len, CUdevice) {
+  std::snprintf(id, static_cast<size_t>(len), "0000:1A:00.0");
+  return CUDA_SUCCESS;
+}
+
 #ifndef NCCLFI_CUDA_DOUBLE_NO_STREAM_WAIT
 API cuMemHostRegister_v2(void* p, size_t bytes, unsigned int flags) {
   // The preload must ask for a device mapping: the GPU reads the flag through it.

@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "call_format.h"
@@ -145,9 +147,37 @@ NCCL_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
 
 // ---- communicators
 
+// What NCCL reads from its environment at communicator creation, as far as the topology faults change it:
+// the double records the variables it would obey and writes a topology where NCCL would dump one.
+void imitate_init_environment(int device) {
+  for (const char* name : {"NCCL_P2P_DISABLE", "NCCL_TOPO_FILE"}) {
+    if (const char* v = std::getenv(name)) record(std::string("env ") + name + "=" + v);
+  }
+  if (const char* dump = std::getenv("NCCL_TOPO_DUMP_FILE")) {
+    std::FILE* f = std::fopen(dump, "w");
+    if (f == nullptr) return;
+    // The shape of NCCL's dump: the GPU's PCI node with its link, under a switch, under the CPU.
+    std::fprintf(f,
+                 "<system version=\"1\">\n"
+                 "  <cpu host_hash=\"0x1\" numaid=\"0\" affinity=\"ff\" arch=\"x86_64\">\n"
+                 "    <pci busid=\"0000:17:00.0\" class=\"0x060400\" link_speed=\"32.0 GT/s PCIe\" "
+                 "link_width=\"16\">\n"
+                 "      <pci busid=\"0000:1a:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s PCIe\" "
+                 "link_width=\"16\">\n"
+                 "        <gpu dev=\"%d\" sm=\"90\" rank=\"0\" gdr=\"1\"/>\n"
+                 "      </pci>\n"
+                 "    </pci>\n"
+                 "  </cpu>\n"
+                 "</system>\n",
+                 device);
+    std::fclose(f);
+  }
+}
+
 NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
   record(call_line("ncclCommInitRank", arg("comm", comm), arg("nranks", nranks),
                    arg("commId", id_str(commId)), arg("rank", rank)));
+  imitate_init_environment(t_device);
   *comm = new_comm(rank, nranks, t_device);
   return ncclSuccess;
 }
@@ -156,6 +186,7 @@ NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks, ncc
          ncclConfig_t* config) {
   record(call_line("ncclCommInitRankConfig", arg("comm", comm), arg("nranks", nranks),
                    arg("commId", id_str(commId)), arg("rank", rank), arg("config", config_str(config))));
+  imitate_init_environment(t_device);
   *comm = new_comm(rank, nranks, t_device);
   if (config != nullptr && config->blocking == 0) {
     as_comm(*comm)->nonblocking = 1;
@@ -170,6 +201,7 @@ NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, const int* d
   ncclUniqueId id;
   ncclResult_t rc = ncclGetUniqueId(&id);  // through the PLT, as NCCL does
   if (rc != ncclSuccess) return rc;
+  imitate_init_environment(devlist != nullptr && ndev > 0 ? devlist[0] : 0);
   for (int i = 0; i < ndev; ++i) comm[i] = new_comm(i, ndev, devlist != nullptr ? devlist[i] : i);
   return ncclSuccess;
 }
