@@ -69,7 +69,7 @@ std::string events_table(const History& h) {
   size_t shown = 0;
   const int64_t t0 = h.start_ns > 0 ? h.start_ns : (h.events.empty() ? 0 : h.events.front().ts_ns);
   for (const auto& e : h.events) {
-    if (e.event == "op" || e.event == "op_enqueue") continue;  // drawn, too many to list
+    if (e.event == "op" || e.event == "op_enqueue" || e.event == "op_time") continue;  // too many to list
     if (++shown > kMax) break;
     s += "<tr><td>" + fixed(static_cast<double>(e.ts_ns - t0) / 1e9, 3) + "</td><td>" +
          std::to_string(e.rank) + "</td><td>" + std::to_string(e.attempt + 1) + "</td><td>" +

@@ -61,6 +61,7 @@ Params Params::from_env() {
   p.attempt = static_cast<int>(env_long("NCCLFI_ATTEMPT", 0));
   p.log = env_flag("NCCLFI_LOG");
   p.trace_ops = env_flag("NCCLFI_TRACE_OPS");
+  p.time_ops = env_flag("NCCLFI_TIME_OPS");
   p.net_inner = env_string("NCCLFI_NET_INNER");
   p.net_nsocks = static_cast<int>(std::clamp(env_long("NCCLFI_NET_NSOCKS", p.net_nsocks), 0L, 64L));
   p.net_nthreads = static_cast<int>(std::clamp(env_long("NCCLFI_NET_NTHREADS", p.net_nthreads), 0L, 16L));

@@ -52,6 +52,8 @@ const CudaDriver* cuda_driver(std::string* error) {
     load(lib, "cuStreamWaitValue32_v2", driver.stream_wait_value_32, driver.stream_wait_missing);
     load(lib, "cuCtxGetDevice", driver.ctx_get_device, driver.pci_missing);
     load(lib, "cuDeviceGetPCIBusId", driver.device_get_pci_bus_id, driver.pci_missing);
+    driver.stream_is_capturing =
+        reinterpret_cast<decltype(driver.stream_is_capturing)>(dlsym(lib, "cuStreamIsCapturing"));
     ok = driver.init(0) == CUDA_SUCCESS;
     if (!ok) load_error = "cuInit failed";
   });

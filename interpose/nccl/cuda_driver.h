@@ -31,6 +31,8 @@ struct CudaDriver {
   CUresult (*ctx_get_device)(CUdevice*) = nullptr;
   CUresult (*device_get_pci_bus_id)(char*, int, CUdevice) = nullptr;
   std::string pci_missing;
+  // op timing must not add host functions to a CUDA graph being captured; absent: timing is off.
+  CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
 };
 
 // The driver, loaded once; nullptr (with `error` set) when libcuda or a function is missing.

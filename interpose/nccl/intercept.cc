@@ -1,10 +1,12 @@
 #include "intercept.h"
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <string>
 
 #include "fault_actions.h"
+#include "op_timing.h"
 #include "preload_state.h"
 
 namespace ncclfi::preload {
@@ -59,14 +61,20 @@ ncclResult_t intercept_op(const OpCall& call, ForwardFn forward_fn) {
   ReentryScope scope;
   if (scope.nested()) return forward_fn();
   Forwarder forward(forward_fn);
+  const auto called = std::chrono::steady_clock::now();
+  CommInfo* info = nullptr;
+  CallSite site;
+  uint64_t seq = 0;
+  bool described = false;
   try {
-    CommInfo* info = comms().lookup(call.comm);
-    CallSite site = site_for(info, op_name(call.kind));
+    info = comms().lookup(call.comm);
+    site = site_for(info, op_name(call.kind));
     site.peer = call.peer;
     if (call.kind == OpKind::kSend) site.direction = Direction::kSend;
     if (call.kind == OpKind::kRecv) site.direction = Direction::kRecv;
     site.bytes = op_bytes(call, site.world_size);
-    const uint64_t seq = info != nullptr ? info->next_seq() : 0;
+    seq = info != nullptr ? info->next_seq() : 0;
+    described = true;
     GroupState& group = group_state();
     if (group.depth > 0 && group.first_comm == nullptr) group.first_comm = call.comm;
     if (trace_ops()) trace_op(call, site, seq, group.depth > 0);
@@ -77,7 +85,15 @@ ncclResult_t intercept_op(const OpCall& call, ForwardFn forward_fn) {
   } catch (const std::exception& e) {
     report_internal_error(op_name(call.kind), e);
   }
-  return forward();
+  const ncclResult_t rc = forward();
+  if (described && time_ops()) {
+    try {
+      time_op(call, site, seq, info, rc, called);
+    } catch (const std::exception& e) {
+      report_internal_error("op timing", e);
+    }
+  }
+  return rc;
 }
 
 ncclResult_t intercept_group_start(ForwardFn forward) {

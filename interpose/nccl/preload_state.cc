@@ -26,6 +26,7 @@ FaultPoint g_comm_abort_point("nccl/comm/abort");
 
 Injector* g_injector = nullptr;
 bool g_trace_ops = false;
+bool g_time_ops = false;
 
 // Real query functions: the registry asks NCCL directly, never through our own wrappers.
 using QueryFn = ncclResult_t (*)(const ncclComm_t, int*);
@@ -61,7 +62,7 @@ Mode initialise() {
     try {
       // No plan and no trace: do not even build the injector (it would open the event log).
       const Params& params = Params::get();
-      if (params.plan_path.empty() && !params.trace_ops) {
+      if (params.plan_path.empty() && !params.trace_ops && !params.time_ops) {
         g_mode.store(Mode::kFast, std::memory_order_release);
         return;
       }
@@ -74,7 +75,8 @@ Mode initialise() {
       inj.install(points);
       g_injector = &inj;
       g_trace_ops = inj.params().trace_ops && inj.events().enabled();
-      if (!inj.inert() || g_trace_ops) mode = Mode::kActive;
+      g_time_ops = inj.params().time_ops && inj.events().enabled();
+      if (!inj.inert() || g_trace_ops || g_time_ops) mode = Mode::kActive;
       if (mode == Mode::kActive)
         inj.log("preload active: " + std::to_string(inj.faults().size()) + " api faults");
     } catch (const std::exception& e) {
@@ -97,6 +99,9 @@ CommRegistry& comms() {
 }
 bool trace_ops() {
   return g_trace_ops;
+}
+bool time_ops() {
+  return g_time_ops;
 }
 
 FaultPoint& op_point(OpKind kind) {

@@ -37,6 +37,7 @@ inline bool fast_path() {
 Injector& injector();
 CommRegistry& comms();
 bool trace_ops();
+bool time_ops();  // NCCLFI_TIME_OPS: op_time events (op_timing.h)
 
 // The fault points of the API layer.
 FaultPoint& op_point(OpKind kind);

@@ -45,11 +45,13 @@ TEST_F(PreloadTest, PcieDowngradeHandsNcclItsOwnTopologyWithTheGpuLinkLowered) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string xml = text.str();
-  EXPECT_NE(xml.find(R"(<pci busid="0000:1a:00.0" class="0x030200" link_speed="16.0 GT/s PCIe" link_width="4">)"),
-            std::string::npos)
+  EXPECT_NE(
+      xml.find(R"(<pci busid="0000:1a:00.0" class="0x030200" link_speed="16.0 GT/s PCIe" link_width="4">)"),
+      std::string::npos)
       << xml;
-  EXPECT_NE(xml.find(R"(<pci busid="0000:17:00.0" class="0x060400" link_speed="32.0 GT/s PCIe" link_width="16">)"),
-            std::string::npos)
+  EXPECT_NE(
+      xml.find(R"(<pci busid="0000:17:00.0" class="0x060400" link_speed="32.0 GT/s PCIe" link_width="16">)"),
+      std::string::npos)
       << "the switch above the GPU must keep its link: " << xml;
   auto inj = events("inject");
   ASSERT_EQ(inj.size(), 1u);
@@ -61,25 +63,28 @@ TEST_F(PreloadTest, PcieDowngradeHandsNcclItsOwnTopologyWithTheGpuLinkLowered) {
 }
 
 TEST_F(PreloadTest, NvlinkErrorWarnsAsNcclAndReportsUnhandledCudaError) {
-  write_plan(json::array({fault("nvl", "nvlink_error", json::object(), {{"ranks", {0}}, {"ops", {"allreduce"}}},
-                                {{"after_calls", 2}})}));
+  write_plan(json::array({fault("nvl", "nvlink_error", json::object(),
+                                {{"ranks", {0}}, {"ops", {"allreduce"}}}, {{"after_calls", 2}})}));
   auto r = run({"ops", "allreduce", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto codes = async_codes(r.out);
   EXPECT_EQ(codes[1], 0);
   EXPECT_EQ(codes[2], 1) << "ncclUnhandledCudaError from the faulted call on";
   EXPECT_EQ(codes[3], 1);
-  EXPECT_NE(r.err.find("NCCL WARN Cuda failure 220 'uncorrectable NVLink error detected during the execution'"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("NCCL WARN Cuda failure 220 'uncorrectable NVLink error detected during the execution'"),
+      std::string::npos)
       << r.err;
   EXPECT_EQ(calls_named("ncclAllReduce").size(), 3u) << "the op itself goes on";
 }
 
 // The CUDA double runs host functions at once, so the hold is seen in the call's own time.
 TEST_F(PreloadTest, BandwidthCapHoldsEachOpForItsBusBytesAtTheCap) {
-  // all_reduce of 262144 floats on 2 ranks: 1 MiB buffer, bus bytes 2(n-1)/n of it = 1 MiB: 105 ms at 0.01 GB/s.
-  write_plan(json::array({fault("cap", "bandwidth_cap", {{"gb_per_s", 0.01}}, {{"ranks", {0}}, {"ops", {"allreduce"}}},
-                                {{"after_calls", 2}, {"count", 0}})}));
+  // all_reduce of 262144 floats on 2 ranks: 1 MiB buffer, bus bytes 2(n-1)/n of it = 1 MiB: 105 ms at 0.01
+  // GB/s.
+  write_plan(
+      json::array({fault("cap", "bandwidth_cap", {{"gb_per_s", 0.01}},
+                         {{"ranks", {0}}, {"ops", {"allreduce"}}}, {{"after_calls", 2}, {"count", 0}})}));
   auto r = run({"ops", "allreduce", "3", "--count", "262144"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto o = outcomes(r.out);
@@ -92,6 +97,45 @@ TEST_F(PreloadTest, BandwidthCapHoldsEachOpForItsBusBytesAtTheCap) {
   ASSERT_EQ(inj.size(), 2u);
   EXPECT_NEAR(inj[0]["hold_ms_at_most"].get<double>(), 104.8576, 0.01);
   EXPECT_EQ(inj[0]["gb_per_s"], 0.01);
+}
+
+// NCCLFI_TIME_OPS with no plan: one op_time event per op, from the call to the op's completion on its stream
+// (the CUDA double runs host functions at once, so that is the call's own time here).
+TEST_F(PreloadTest, OpTimingWritesEachOpsTimeFromCallToCompletion) {
+  auto r = run({"ops", "allreduce", "3"}, {{"NCCLFI_TIME_OPS", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto timed = events("op_time");
+  ASSERT_EQ(timed.size(), 3u);
+  for (size_t i = 0; i < timed.size(); ++i) {
+    EXPECT_EQ(timed[i]["op"], "allreduce");
+    EXPECT_EQ(timed[i]["seq"], i + 1);
+    EXPECT_GE(timed[i]["dur_us"].get<double>(), 0.0);
+    EXPECT_FALSE(timed[i].contains("in_group"));
+  }
+  EXPECT_EQ(calls_named("cuLaunchHostFunc").size(), 3u);
+
+  // In a group the note goes on the stream after the outermost ncclGroupEnd has launched the op.
+  std::filesystem::remove(path("events.jsonl"));
+  std::filesystem::remove(path("calls.log"));
+  auto g = run({"ops", "allreduce", "2", "--group"}, {{"NCCLFI_TIME_OPS", "1"}});
+  ASSERT_EQ(g.exit_code, 0) << g.out << g.err;
+  auto grouped = events("op_time");
+  ASSERT_EQ(grouped.size(), 2u);
+  EXPECT_EQ(grouped[0]["in_group"], true);
+  const auto log = calls();
+  const auto end = std::find_if(log.begin(), log.end(),
+                                [](const std::string& l) { return l.rfind("ncclGroupEnd", 0) == 0; });
+  const auto note = std::find_if(log.begin(), log.end(),
+                                 [](const std::string& l) { return l.rfind("cuLaunchHostFunc", 0) == 0; });
+  ASSERT_NE(end, log.end());
+  EXPECT_LT(end - log.begin(), note - log.begin()) << "the note came before the group launched the op";
+}
+
+TEST_F(PreloadTest, WithoutTimeOpsNothingIsTimed) {
+  auto r = run({"ops", "allreduce", "2"}, {{"NCCLFI_TRACE_OPS", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(events("op_time").empty());
+  EXPECT_TRUE(calls_named("cuLaunchHostFunc").empty());
 }
 
 }  // namespace

@@ -236,7 +236,7 @@ void add_shared_gpu_env(std::map<std::string, std::string>& env, const LaunchCon
   }
   env[kSharedGpusVar] = std::to_string(ctx.gpu.gpus);
   env[kSharedGpuListVar] = visible;
-  if (!ctx.scenario->layer_api) {  // inert without a plan: here only to apply the variables
+  if (!ctx.scenario->layer_api && !ctx.scenario->time_ops) {  // inert without a plan: only the variables
     env["LD_PRELOAD"] = ctx.install.lib_dir + "/libncclfi-preload.so";
   }
 }
@@ -253,9 +253,10 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   if (!ctx.job_key.empty()) env["NCCLFI_JOB_KEY"] = ctx.job_key;
   env["NCCLFI_WORLD_SIZE"] = std::to_string(s.workload.ranks);
   if (rank >= 0) env["NCCLFI_RANK"] = std::to_string(rank);
-  if (s.layer_api) {
+  if (s.layer_api || s.time_ops) {
     env["LD_PRELOAD"] = ctx.install.lib_dir + "/libncclfi-preload.so";  // a scenario's env may not set it
   }
+  if (s.time_ops) env["NCCLFI_TIME_OPS"] = "1";
   if (s.layer_net) {
     env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
     if (!s.env.count("NCCL_NET")) env["NCCL_NET"] = "ncclfi";

@@ -68,6 +68,9 @@ struct Scenario {
   LauncherSpec launcher;
   bool layer_net = false;  // load the net shim (NCCL_NET_PLUGIN)
   bool layer_api = false;  // load the preload (LD_PRELOAD)
+  // Not in the file format: `ncclfi timeouts` sets it for the healthy runs, whose ops the preload then times
+  // (NCCLFI_TIME_OPS: op_time events, the job's longest collective).
+  bool time_ops = false;
   std::map<std::string, std::string> env;
   FaultPlan plan;  // every fault; proc ones are the harness's
   double deadline_s = 60;

@@ -236,6 +236,13 @@ HealthyProfile profile_healthy(const std::vector<harness::RunRecord>& records) {
     if (perf.total_s) totals.push_back(*perf.total_s);
     bool first_step = true;
     for (const auto& e : h.events) {
+      // The preload's op_time: a collective from its call to its completion on the GPU, as a watchdog sees
+      // it.
+      if (e.source == "preload" && e.event == ev::kOpTime) {
+        if (const auto dur = e.fields.find("dur_us"); dur != e.fields.end() && dur->is_number())
+          p.longest_op_s = std::max(p.longest_op_s.value_or(0.0), dur->get<double>() / 1e6);
+        continue;
+      }
       if (e.source != "workload" || e.event != ev::kOp) continue;
       if (first_step && h.start_ns > 0) {
         startups.push_back(static_cast<double>(e.ts_ns - h.start_ns) / 1e9);

@@ -78,8 +78,9 @@ struct HealthyProfile {
   std::vector<double> step_s;            // every step of every trial
   std::optional<double> largest_step_s;  // the largest step seen across trials
   std::optional<double> median_step_s;
-  std::optional<double> step_spread_s;    // p95 - p5 of the steps
-  std::optional<double> longest_op_s;     // the longest op event other than a training step
+  std::optional<double> step_spread_s;  // p95 - p5 of the steps
+  std::optional<double>
+      longest_op_s;  // the longest op: the preload's op_time, or a workload op event other than a step
   std::optional<double> startup_s;        // launch -> first step done (median over trials)
   std::optional<double> total_s;          // the whole run (median over trials)
   std::vector<std::string> false_alarms;  // detections in healthy trials ("torch_watchdog in trial 2")

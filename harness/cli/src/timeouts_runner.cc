@@ -85,7 +85,10 @@ Variant make_variant(const json& written, const std::string& file, const ParamOv
   doc["baseline"] = false;
   doc["name"] = name;
   if (deadline_s > 0) doc["deadline_s"] = deadline_s;
-  return {scenario_from_json(doc, file, params), setting ? setting->name : "", fault};
+  Variant v{scenario_from_json(doc, file, params), setting ? setting->name : "", fault};
+  // The healthy job's collectives are timed by the preload (the longest one bounds the timeout too).
+  if (!fault) v.scenario.time_ops = true;
+  return v;
 }
 
 }  // namespace

@@ -15,9 +15,10 @@ namespace ncclfi {
 // Event names shared by the workloads, the injectors and the harness (their fields: docs/faults.md,
 // Events).
 namespace ev {
-inline constexpr const char* kStart = "start";    // workload started: world_size, args
-inline constexpr const char* kInject = "inject";  // a fault fired: fault_id, kind, layer, point, call, ...
-inline constexpr const char* kOp = "op";          // op milestone: seq, op, bytes, dur_us
+inline constexpr const char* kStart = "start";     // workload started: world_size, args
+inline constexpr const char* kInject = "inject";   // a fault fired: fault_id, kind, layer, point, call, ...
+inline constexpr const char* kOp = "op";           // op milestone: seq, op, bytes, dur_us
+inline constexpr const char* kOpTime = "op_time";  // preload op timing: comm, seq, op, bytes, dur_us
 inline constexpr const char* kOpTrace = "op_enqueue";              // preload op trace: comm, seq, op, bytes
 inline constexpr const char* kWatchdogFired = "watchdog_fired";    // op, seq, waited_ms, reason
 inline constexpr const char* kAbort = "abort";                     // reason

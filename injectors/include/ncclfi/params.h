@@ -16,6 +16,7 @@ struct Params {
   int attempt = 0;         // NCCLFI_ATTEMPT: restart attempt number, set by the harness (0 first)
   bool log = false;        // NCCLFI_LOG=1: one-line `ncclfi[rank pid]` records on stderr
   bool trace_ops = false;  // NCCLFI_TRACE_OPS=1: preload writes op_enqueue events
+  bool time_ops = false;   // NCCLFI_TIME_OPS=1: preload writes op_time events (enqueue to completion)
   std::string net_inner;   // NCCLFI_NET_INNER: wrap this net plugin (name or path)
   int net_nsocks = 4;      // NCCLFI_NET_NSOCKS: data sockets per connection (striping)
   int net_nthreads = 2;    // NCCLFI_NET_NTHREADS: helper threads per connection

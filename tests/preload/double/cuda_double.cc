@@ -100,6 +100,11 @@ API cuDeviceGetPCIBusId(char* id, int len, CUdevice) {
   return CUDA_SUCCESS;
 }
 
+API cuStreamIsCapturing(CUstream, CUstreamCaptureStatus* status) {
+  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
 #ifndef NCCLFI_CUDA_DOUBLE_NO_STREAM_WAIT
 API cuMemHostRegister_v2(void* p, size_t bytes, unsigned int flags) {
   // The preload must ask for a device mapping: the GPU reads the flag through it.

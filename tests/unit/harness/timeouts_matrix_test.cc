@@ -171,6 +171,20 @@ TEST(Recommendation, ALongerOpOfTheJobWins) {
   EXPECT_DOUBLE_EQ(*rec.timeout_s, 8.0);
 }
 
+// The preload's op_time (NCCLFI_TIME_OPS on the healthy runs): the longest collective, call to completion.
+TEST(Recommendation, TheLongestTimedCollectiveCounts) {
+  RunRecord r;
+  r.judgement.performance.steps_s = {0.2};
+  r.history.events.push_back(event("preload", ev::kOpTime, 5, {{"op", "allreduce"}, {"dur_us", 1.5e6}}));
+  r.history.events.push_back(event("preload", ev::kOpTime, 6, {{"op", "allreduce"}, {"dur_us", 9e4}}));
+  r.history.events.push_back(
+      event("preload", ev::kOpTrace, 7, {{"op", "allreduce"}, {"dur_us", 9e6}}));  // not a time
+  const HealthyProfile p = profile_healthy({r});
+  ASSERT_TRUE(p.longest_op_s);
+  EXPECT_DOUBLE_EQ(*p.longest_op_s, 1.5);
+  EXPECT_DOUBLE_EQ(*recommend_timeout(p, 2.0).timeout_s, 3.0);
+}
+
 TEST(Findings, NameTheSettingThatNeverDetectsAHangAndTheFalseAlarms) {
   std::vector<TimeoutSetting> settings = {{"abort", "", {}, {}, {}, 10.0},
                                           {"no-handling", "", {}, {}, {}, 2.0}};
