@@ -10,7 +10,7 @@
 
 #include "corrupt.h"
 #include "gpu_hang.h"
-#include "nccl_codes.h"
+#include "ncclfi_interpose/nccl_result.h"
 #include "preload_state.h"
 
 namespace ncclfi::preload {
