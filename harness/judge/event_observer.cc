@@ -181,8 +181,8 @@ bool observe_event_line(std::string_view line, History& history, int default_att
   const bool states_exit_code = stated_exit_code(e.event, e.fields).has_value();
   if (const std::string mechanism = mechanism_for_event(e.event, e.fields);
       !mechanism.empty() && !(states_exit_code && already_detected(history, mechanism, e.rank, e.attempt))) {
-    add_detection(history, 
-        Detection{mechanism, e.rank, e.attempt, e.ts_ns, evidence_for(e), e.mono_ns, e.host});
+    add_detection(history,
+                  Detection{mechanism, e.rank, e.attempt, e.ts_ns, evidence_for(e), e.mono_ns, e.host});
   }
   // The first lines that say records were lost are enough: the run is unknown either way.
   if (e.event == ev::kEventsLost && history.records_lost.size() < kMaxRecordsLost) {

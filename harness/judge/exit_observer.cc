@@ -106,9 +106,9 @@ void observe_exits(History& history) {
       // The deadline ended the attempt that hit it (the last one): one detection, at the first kill.
       if (history.deadline_hit && x.attempt == last_attempt && !deadline_recorded) {
         deadline_recorded = true;
-        add_detection(history, Detection{"harness_deadline", -1, x.attempt,
-                                               deadline_event_ns.value_or(x.ts_ns),
-                                               "deadline reached: " + describe(x)});
+        add_detection(history,
+                      Detection{"harness_deadline", -1, x.attempt, deadline_event_ns.value_or(x.ts_ns),
+                                "deadline reached: " + describe(x)});
       }
       continue;
     }
@@ -117,14 +117,14 @@ void observe_exits(History& history) {
       if (self_inflicted(history, x) || !peer_went_first) continue;
       mechanism = "peer_exit";
     }
-    add_detection(history, 
-        Detection{mechanism, x.rank, x.attempt, x.ts_ns, "exit: " + describe(x), x.mono_ns, x.host});
+    add_detection(
+        history, Detection{mechanism, x.rank, x.attempt, x.ts_ns, "exit: " + describe(x), x.mono_ns, x.host});
   }
   // A deadline with every rank already gone (e.g. a launcher that hung after its ranks): still one
   // harness_deadline detection, at the end of the run.
   if (history.deadline_hit && !deadline_recorded) {
-    add_detection(history, 
-        Detection{"harness_deadline", -1, last_attempt, history.end_ns, "deadline reached"});
+    add_detection(history,
+                  Detection{"harness_deadline", -1, last_attempt, history.end_ns, "deadline reached"});
   }
 }
 

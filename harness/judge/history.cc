@@ -50,14 +50,15 @@ void fold_event(History& h, History::Fold& fold, const HistoryEvent& e) {
 
 // Past the limits on kinds or held events: one "*" entry counts them, and the contract error says so.
 void fold_past_limits(History& h, const HistoryEvent& e) {
-  auto it = std::find_if(h.folded.begin(), h.folded.end(), [](const FoldedEvents& f) { return f.source == "*"; });
+  auto it =
+      std::find_if(h.folded.begin(), h.folded.end(), [](const FoldedEvents& f) { return f.source == "*"; });
   if (it == h.folded.end()) {
     h.folded.push_back(FoldedEvents{-1, -1, "*", "*"});
     it = h.folded.end() - 1;
     h.contract_errors.push_back(ContractError{
         "*", -1,
-        "more than " + std::to_string(kMaxEventKinds) + " kinds of event or " + std::to_string(kMaxKeptEvents) +
-            " events held: events of later kinds are counted, not judged",
+        "more than " + std::to_string(kMaxEventKinds) + " kinds of event or " +
+            std::to_string(kMaxKeptEvents) + " events held: events of later kinds are counted, not judged",
         e.source + ":" + e.event, 0});
   }
   count_folded(*it, e.ts_ns);
@@ -68,9 +69,7 @@ void fold_past_limits(History& h, const HistoryEvent& e) {
 }
 
 size_t held_events(const History& h) {
-  size_t n = h.events.size();
-  for (const auto& [key, fold] : h.event_folds) n += fold.last_events.size();
-  return n;
+  return h.events.size() + h.last_events_held;
 }
 
 template <typename T>
@@ -140,8 +139,8 @@ Detection detection_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json folded_to_json(const FoldedEvents& f) {
-  return {{"attempt", f.attempt},         {"rank", f.rank},          {"source", f.source},
-          {"event", f.event},             {"count", f.count},        {"first_ts_ns", f.first_ts_ns},
+  return {{"attempt", f.attempt},      {"rank", f.rank},   {"source", f.source},
+          {"event", f.event},          {"count", f.count}, {"first_ts_ns", f.first_ts_ns},
           {"last_ts_ns", f.last_ts_ns}};
 }
 
@@ -182,6 +181,8 @@ void add_event(History& history, HistoryEvent event) {
   if (fold.last_events.size() > kKeepLastEvents) {
     fold_event(history, fold, fold.last_events.front());
     fold.last_events.pop_front();
+  } else {
+    ++history.last_events_held;
   }
 }
 
@@ -195,7 +196,8 @@ void add_detection(History& history, Detection detection) {
   fold.last_detections.push_back(std::move(detection));
   if (fold.last_detections.size() > kKeepLastDetections) {
     const Detection& d = fold.last_detections.front();
-    count_folded(folded_entry(history, fold, FoldedEvents{d.attempt, d.rank, "detection", d.mechanism}), d.ts_ns);
+    count_folded(folded_entry(history, fold, FoldedEvents{d.attempt, d.rank, "detection", d.mechanism}),
+                 d.ts_ns);
     fold.last_detections.pop_front();
   }
 }
@@ -205,6 +207,7 @@ void settle_history(History& history) {
     for (auto& e : fold.last_events) history.events.push_back(std::move(e));
     fold.last_events.clear();
   }
+  history.last_events_held = 0;
   for (auto& [key, fold] : history.detection_folds) {
     for (auto& d : fold.last_detections) history.detections.push_back(std::move(d));
     fold.last_detections.clear();
@@ -233,9 +236,10 @@ nlohmann::json to_json(const History& history) {
   for (const auto& b : history.baselines) {
     // The judge has compared every step; the file keeps the first ones and how many there were.
     const size_t stored = std::min(b.step_s.size(), kStoredBaselineSteps);
-    baselines.push_back({{"total_s", b.total_s ? nlohmann::json(*b.total_s) : nlohmann::json()},
-                         {"step_s", std::vector<double>(b.step_s.begin(), b.step_s.begin() + static_cast<long>(stored))},
-                         {"steps", b.step_s.size()}});
+    baselines.push_back(
+        {{"total_s", b.total_s ? nlohmann::json(*b.total_s) : nlohmann::json()},
+         {"step_s", std::vector<double>(b.step_s.begin(), b.step_s.begin() + static_cast<long>(stored))},
+         {"steps", b.step_s.size()}});
   }
   doc["armed_faults"] = history.armed_faults;
   auto& contract = doc["contract_errors"] = nlohmann::json::array();

@@ -6,8 +6,8 @@
 #include <deque>
 #include <map>
 #include <optional>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -108,7 +108,7 @@ struct StepSample {
 
 // The step samples of one attempt's folded events: per seq the longest (NaN: none), then the rest.
 struct FoldedSteps {
-  std::vector<double> slowest_by_seq;                    // seq in [0, kDenseStepSeqs)
+  std::vector<double> slowest_by_seq;                   // seq in [0, kDenseStepSeqs)
   std::vector<std::pair<int64_t, double>> sparse_seqs;  // other seqs, one pair per event
   std::vector<double> unnumbered;
 };
@@ -149,6 +149,7 @@ struct History {
     std::deque<Detection> last_detections;
   };
   std::map<std::tuple<int, int, std::string, std::string>, Fold> event_folds;
+  size_t last_events_held = 0;  // in event_folds, not yet in `events`
   std::map<std::tuple<int, int, std::string>, Fold> detection_folds;
 };
 

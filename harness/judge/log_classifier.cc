@@ -158,8 +158,8 @@ std::optional<LineMatch> observe_log_line(History& history, const LogClassifier&
     case LineKind::kDetection:
       e.event = "detection";
       e.fields["mechanism"] = p.mechanism;
-      add_detection(history, Detection{p.mechanism, line.rank, line.attempt, line.ts_ns,
-                                             clip(line.text), line.mono_ns, line.host});
+      add_detection(history, Detection{p.mechanism, line.rank, line.attempt, line.ts_ns, clip(line.text),
+                                       line.mono_ns, line.host});
       break;
     case LineKind::kEvidence:
       e.event = "log_evidence";

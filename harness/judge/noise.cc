@@ -111,7 +111,8 @@ double median(std::vector<double> values) {
 
 std::optional<StepSample> step_sample(const HistoryEvent& e) {
   if (e.event != ev::kOp && e.event != "step") return std::nullopt;
-  if (auto w = e.fields.find("warmup"); w != e.fields.end() && w->is_boolean() && w->get<bool>()) return std::nullopt;
+  if (auto w = e.fields.find("warmup"); w != e.fields.end() && w->is_boolean() && w->get<bool>())
+    return std::nullopt;
   StepSample sample;
   if (auto us = number_field(e.fields, "dur_us"))
     sample.seconds = *us / 1e6;

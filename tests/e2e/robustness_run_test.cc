@@ -80,7 +80,8 @@ TEST(RobustRun, ManyEventsCostBoundedMemoryAndNoneIsLost) {
   // Every op event is either held or counted.
   int64_t ops = 0;
   for (const auto& e : verdict["history"]["events"]) ops += e["event"] == "op" ? 1 : 0;
-  for (const auto& f : verdict["history"]["folded"]) ops += f["event"] == "op" ? f["count"].get<int64_t>() : 0;
+  for (const auto& f : verdict["history"]["folded"])
+    ops += f["event"] == "op" ? f["count"].get<int64_t>() : 0;
   EXPECT_EQ(ops, 2 * kPerRank);
 }
 

@@ -79,9 +79,11 @@ TEST(RobustShimListener, SilentStrangersAreDroppedAndTheJobStillConnects) {
     void* recv_comm = nullptr;
     double t0 = now_ms();
     while (send_comm == nullptr || recv_comm == nullptr) {
-      if (send_comm == nullptr) CHILD_CHECK(plugin->connect(ctx, 0, handle, &send_comm) == ncclSuccess, "connect");
+      if (send_comm == nullptr)
+        CHILD_CHECK(plugin->connect(ctx, 0, handle, &send_comm) == ncclSuccess, "connect");
       if (recv_comm == nullptr) CHILD_CHECK(plugin->accept(listen_comm, &recv_comm) == ncclSuccess, "accept");
-      CHILD_CHECK(now_ms() - t0 < 10000, "the real peer did not connect within 10 s beside %d strangers", kStrangers);
+      CHILD_CHECK(now_ms() - t0 < 10000, "the real peer did not connect within 10 s beside %d strangers",
+                  kStrangers);
     }
     // NCCL keeps calling accept() for its other connections: the strangers are dropped on the way.
     t0 = now_ms();
@@ -91,8 +93,8 @@ TEST(RobustShimListener, SilentStrangersAreDroppedAndTheJobStillConnects) {
       CHILD_CHECK(plugin->accept(listen_comm, &none) == ncclSuccess && none == nullptr, "accept");
       dropped = 0;
       for (int fd : strangers) dropped += dropped_by_listener(fd) ? 1 : 0;
-      CHILD_CHECK(now_ms() - t0 < 20000, "after 20 s, %zu of %d strangers still held open", strangers.size() - dropped,
-                  kStrangers);
+      CHILD_CHECK(now_ms() - t0 < 20000, "after 20 s, %zu of %d strangers still held open",
+                  strangers.size() - dropped, kStrangers);
       usleep(10000);
     }
     for (int fd : strangers) close(fd);

@@ -4,8 +4,11 @@
 namespace ncclfi::kinds {
 
 extern const FaultKindSpec kApiError;
-constinit const FaultKindSpec kApiError{Layer::kApi,        "error", "returns the code without calling NCCL",
-                                        kApiOpsAndGroupEnd, kCodeParamsInternalError,
+constinit const FaultKindSpec kApiError{Layer::kApi,
+                                        "error",
+                                        "returns the code without calling NCCL",
+                                        kApiOpsAndGroupEnd,
+                                        kCodeParamsInternalError,
                                         resolve_code<ApiAction, FailWithCode>};
 
 }  // namespace ncclfi::kinds

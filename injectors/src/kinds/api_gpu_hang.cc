@@ -7,7 +7,11 @@ namespace ncclfi::kinds {
 extern const FaultKindSpec kApiGpuHang;
 // Only the ops: they carry the stream the wait goes on (group end and init have none).
 constinit const FaultKindSpec kApiGpuHang{
-    Layer::kApi, "gpu_hang", "the call returns; the op's stream waits before the op (for ms, or for ever)",
-    kApiOps,     kGpuHangMsParams, resolve_hang<GpuHang>};
+    Layer::kApi,
+    "gpu_hang",
+    "the call returns; the op's stream waits before the op (for ms, or for ever)",
+    kApiOps,
+    kGpuHangMsParams,
+    resolve_hang<GpuHang>};
 
 }  // namespace ncclfi::kinds

@@ -4,8 +4,11 @@
 namespace ncclfi::kinds {
 
 extern const FaultKindSpec kApiInitFail;
-constinit const FaultKindSpec kApiInitFail{
-    Layer::kApi, "init_fail", "communicator creation returns the code without calling NCCL",
-    kApiInit,    kCodeParamsSystemError, resolve_code<ApiAction, FailWithCode>};
+constinit const FaultKindSpec kApiInitFail{Layer::kApi,
+                                           "init_fail",
+                                           "communicator creation returns the code without calling NCCL",
+                                           kApiInit,
+                                           kCodeParamsSystemError,
+                                           resolve_code<ApiAction, FailWithCode>};
 
 }  // namespace ncclfi::kinds

@@ -5,7 +5,7 @@ namespace ncclfi::kinds {
 
 extern const FaultKindSpec kApiInitHang;
 constinit const FaultKindSpec kApiInitHang{
-    Layer::kApi,   "init_hang", "communicator creation blocks (for ms, then goes on, or for ever)",
-    kApiInit,      kHangMsParams, resolve_hang<Hang>};
+    Layer::kApi, "init_hang",   "communicator creation blocks (for ms, then goes on, or for ever)",
+    kApiInit,    kHangMsParams, resolve_hang<Hang>};
 
 }  // namespace ncclfi::kinds

@@ -9,8 +9,11 @@ constexpr std::string_view kNetErrorPoints[] = {"net/isend", "net/irecv", "net/t
 }  // namespace
 
 extern const FaultKindSpec kNetError;
-constinit const FaultKindSpec kNetError{Layer::kNet,     "error", "isend/irecv/test returns the code",
-                                        kNetErrorPoints, kCodeParamsSystemError,
+constinit const FaultKindSpec kNetError{Layer::kNet,
+                                        "error",
+                                        "isend/irecv/test returns the code",
+                                        kNetErrorPoints,
+                                        kCodeParamsSystemError,
                                         resolve_code<NetAction, FailWithCode>};
 
 }  // namespace ncclfi::kinds
