@@ -119,6 +119,7 @@ std::string contract_problem(const nlohmann::json& doc, int world_size) {
 // More distinct offenders than this are counted in the last entry: the list stays small however
 // many sources or ranks a hostile log invents.
 constexpr size_t kMaxContractErrors = 32;
+constexpr size_t kMaxRecordsLost = 32;
 
 void record_contract_error(History& history, const nlohmann::json& doc, std::string problem,
                            std::string_view line) {
@@ -180,15 +181,16 @@ bool observe_event_line(std::string_view line, History& history, int default_att
   const bool states_exit_code = stated_exit_code(e.event, e.fields).has_value();
   if (const std::string mechanism = mechanism_for_event(e.event, e.fields);
       !mechanism.empty() && !(states_exit_code && already_detected(history, mechanism, e.rank, e.attempt))) {
-    history.detections.push_back(
-        Detection{mechanism, e.rank, e.attempt, e.ts_ns, evidence_for(e), e.mono_ns, e.host});
+    add_detection(history,
+                  Detection{mechanism, e.rank, e.attempt, e.ts_ns, evidence_for(e), e.mono_ns, e.host});
   }
-  if (e.event == ev::kEventsLost) {
+  // The first lines that say records were lost are enough: the run is unknown either way.
+  if (e.event == ev::kEventsLost && history.records_lost.size() < kMaxRecordsLost) {
     history.records_lost.push_back(e.source + " rank " + std::to_string(e.rank) + " (pid " +
                                    std::to_string(e.pid) + ") could not write " +
                                    e.fields.value("lost", nlohmann::json(0)).dump() + " event line(s)");
   }
-  history.events.push_back(std::move(e));
+  add_event(history, std::move(e));
   return true;
 }
 

@@ -63,6 +63,7 @@ std::string mechanism_for_exit_code(int code) {
 }
 
 void observe_exits(History& history) {
+  settle_history(history);  // the latest injections of each kind too
   if (std::any_of(history.events.begin(), history.events.end(),
                   [](const HistoryEvent& e) { return e.source == "exit"; })) {
     return;  // already observed
@@ -94,7 +95,7 @@ void observe_exits(History& history) {
     e.fields = {{"killed_by_harness", x.killed_by_harness}, {"text", describe(x)}};
     if (x.exit_code) e.fields["code"] = *x.exit_code;
     if (x.signal) e.fields["signal"] = *x.signal;
-    history.events.push_back(std::move(e));
+    add_event(history, std::move(e));
 
     if (!abnormal(x)) continue;
     auto first = first_abnormal_ns.find(x.attempt);
@@ -105,9 +106,9 @@ void observe_exits(History& history) {
       // The deadline ended the attempt that hit it (the last one): one detection, at the first kill.
       if (history.deadline_hit && x.attempt == last_attempt && !deadline_recorded) {
         deadline_recorded = true;
-        history.detections.push_back(Detection{"harness_deadline", -1, x.attempt,
-                                               deadline_event_ns.value_or(x.ts_ns),
-                                               "deadline reached: " + describe(x)});
+        add_detection(history,
+                      Detection{"harness_deadline", -1, x.attempt, deadline_event_ns.value_or(x.ts_ns),
+                                "deadline reached: " + describe(x)});
       }
       continue;
     }
@@ -116,14 +117,14 @@ void observe_exits(History& history) {
       if (self_inflicted(history, x) || !peer_went_first) continue;
       mechanism = "peer_exit";
     }
-    history.detections.push_back(
-        Detection{mechanism, x.rank, x.attempt, x.ts_ns, "exit: " + describe(x), x.mono_ns, x.host});
+    add_detection(
+        history, Detection{mechanism, x.rank, x.attempt, x.ts_ns, "exit: " + describe(x), x.mono_ns, x.host});
   }
   // A deadline with every rank already gone (e.g. a launcher that hung after its ranks): still one
   // harness_deadline detection, at the end of the run.
   if (history.deadline_hit && !deadline_recorded) {
-    history.detections.push_back(
-        Detection{"harness_deadline", -1, last_attempt, history.end_ns, "deadline reached"});
+    add_detection(history,
+                  Detection{"harness_deadline", -1, last_attempt, history.end_ns, "deadline reached"});
   }
 }
 

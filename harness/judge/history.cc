@@ -1,8 +1,76 @@
-// JSON form of the History: what verdict.json stores so a report can be re-rendered later.
+// The History: adding events under its limits (folding), and its JSON form, what verdict.json stores so
+// a report can be re-rendered later.
 #include "history.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace ncclfi::harness {
 namespace {
+
+constexpr size_t kStoredBaselineSteps = 4096;
+
+FoldedEvents& folded_entry(History& h, History::Fold& fold, const FoldedEvents& kind) {
+  if (fold.folded_index == SIZE_MAX) {
+    fold.folded_index = h.folded.size();
+    h.folded.push_back(kind);
+  }
+  return h.folded[fold.folded_index];
+}
+
+void count_folded(FoldedEvents& entry, int64_t ts_ns) {
+  if (entry.count == 0 || ts_ns < entry.first_ts_ns) entry.first_ts_ns = ts_ns;
+  if (entry.count == 0 || ts_ns > entry.last_ts_ns) entry.last_ts_ns = ts_ns;
+  ++entry.count;
+}
+
+// A folded event keeps its step duration: timing verdicts compare every step.
+void keep_step_sample(History& h, const HistoryEvent& e) {
+  const auto sample = step_sample(e);
+  if (!sample) return;
+  FoldedSteps& steps = h.folded_steps[e.attempt];
+  if (!sample->seq) {
+    steps.unnumbered.push_back(sample->seconds);
+  } else if (*sample->seq >= 0 && *sample->seq < kDenseStepSeqs) {
+    const auto i = static_cast<size_t>(*sample->seq);
+    if (steps.slowest_by_seq.size() <= i)
+      steps.slowest_by_seq.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
+    double& slowest = steps.slowest_by_seq[i];
+    slowest = std::isnan(slowest) ? sample->seconds : std::max(slowest, sample->seconds);
+  } else {
+    steps.sparse_seqs.emplace_back(*sample->seq, sample->seconds);
+  }
+}
+
+void fold_event(History& h, History::Fold& fold, const HistoryEvent& e) {
+  count_folded(folded_entry(h, fold, FoldedEvents{e.attempt, e.rank, e.source, e.event}), e.ts_ns);
+  keep_step_sample(h, e);
+}
+
+// Past the limits on kinds or held events: one "*" entry counts them, and the contract error says so.
+void fold_past_limits(History& h, const HistoryEvent& e) {
+  auto it =
+      std::find_if(h.folded.begin(), h.folded.end(), [](const FoldedEvents& f) { return f.source == "*"; });
+  if (it == h.folded.end()) {
+    h.folded.push_back(FoldedEvents{-1, -1, "*", "*"});
+    it = h.folded.end() - 1;
+    h.contract_errors.push_back(ContractError{
+        "*", -1,
+        "more than " + std::to_string(kMaxEventKinds) + " kinds of event or " +
+            std::to_string(kMaxKeptEvents) + " events held: events of later kinds are counted, not judged",
+        e.source + ":" + e.event, 0});
+  }
+  count_folded(*it, e.ts_ns);
+  for (auto& c : h.contract_errors) {
+    if (c.source == "*") ++c.count;
+  }
+  keep_step_sample(h, e);
+}
+
+size_t held_events(const History& h) {
+  return h.events.size() + h.last_events_held;
+}
 
 template <typename T>
 void read_opt(const nlohmann::json& doc, const char* key, T& out) {
@@ -70,7 +138,89 @@ Detection detection_from_json(const nlohmann::json& j) {
   return d;
 }
 
+nlohmann::json folded_to_json(const FoldedEvents& f) {
+  return {{"attempt", f.attempt},      {"rank", f.rank},   {"source", f.source},
+          {"event", f.event},          {"count", f.count}, {"first_ts_ns", f.first_ts_ns},
+          {"last_ts_ns", f.last_ts_ns}};
+}
+
+FoldedEvents folded_from_json(const nlohmann::json& j) {
+  FoldedEvents f;
+  read_opt(j, "attempt", f.attempt);
+  read_opt(j, "rank", f.rank);
+  read_opt(j, "source", f.source);
+  read_opt(j, "event", f.event);
+  read_opt(j, "count", f.count);
+  read_opt(j, "first_ts_ns", f.first_ts_ns);
+  read_opt(j, "last_ts_ns", f.last_ts_ns);
+  return f;
+}
+
 }  // namespace
+
+void add_event(History& history, HistoryEvent event) {
+  // An injection's kind is its fault's: a crash that follows a million delays is its own kind, held.
+  std::string name = event.event;
+  if (const auto id = event.fields.find("fault_id"); id != event.fields.end() && id->is_string())
+    name += "#" + id->get<std::string>();
+  auto key = std::make_tuple(event.attempt, event.rank, event.source, std::move(name));
+  auto it = history.event_folds.find(key);
+  if (it == history.event_folds.end()) {
+    if (history.event_folds.size() >= kMaxEventKinds || held_events(history) >= kMaxKeptEvents) {
+      fold_past_limits(history, event);
+      return;
+    }
+    it = history.event_folds.emplace(std::move(key), History::Fold{}).first;
+  }
+  History::Fold& fold = it->second;
+  if (++fold.seen <= kKeepFirstEvents) {
+    history.events.push_back(std::move(event));
+    return;
+  }
+  fold.last_events.push_back(std::move(event));
+  if (fold.last_events.size() > kKeepLastEvents) {
+    fold_event(history, fold, fold.last_events.front());
+    fold.last_events.pop_front();
+  } else {
+    ++history.last_events_held;
+  }
+}
+
+void add_detection(History& history, Detection detection) {
+  auto key = std::make_tuple(detection.attempt, detection.rank, detection.mechanism);
+  History::Fold& fold = history.detection_folds[std::move(key)];  // mechanisms are a fixed list
+  if (++fold.seen <= kKeepFirstDetections) {
+    history.detections.push_back(std::move(detection));
+    return;
+  }
+  fold.last_detections.push_back(std::move(detection));
+  if (fold.last_detections.size() > kKeepLastDetections) {
+    const Detection& d = fold.last_detections.front();
+    count_folded(folded_entry(history, fold, FoldedEvents{d.attempt, d.rank, "detection", d.mechanism}),
+                 d.ts_ns);
+    fold.last_detections.pop_front();
+  }
+}
+
+void settle_history(History& history) {
+  for (auto& [key, fold] : history.event_folds) {
+    for (auto& e : fold.last_events) history.events.push_back(std::move(e));
+    fold.last_events.clear();
+  }
+  history.last_events_held = 0;
+  for (auto& [key, fold] : history.detection_folds) {
+    for (auto& d : fold.last_detections) history.detections.push_back(std::move(d));
+    fold.last_detections.clear();
+  }
+}
+
+int64_t total_events(const History& history) {
+  auto n = static_cast<int64_t>(held_events(history));
+  for (const auto& f : history.folded) {
+    if (f.source != "detection") n += f.count;
+  }
+  return n;
+}
 
 nlohmann::json to_json(const History& history) {
   nlohmann::json doc = {{"scenario", history.scenario},
@@ -84,8 +234,12 @@ nlohmann::json to_json(const History& history) {
                         {"rank_logs", history.rank_logs}};
   auto& baselines = doc["baselines"] = nlohmann::json::array();
   for (const auto& b : history.baselines) {
+    // The judge has compared every step; the file keeps the first ones and how many there were.
+    const size_t stored = std::min(b.step_s.size(), kStoredBaselineSteps);
     baselines.push_back(
-        {{"total_s", b.total_s ? nlohmann::json(*b.total_s) : nlohmann::json()}, {"step_s", b.step_s}});
+        {{"total_s", b.total_s ? nlohmann::json(*b.total_s) : nlohmann::json()},
+         {"step_s", std::vector<double>(b.step_s.begin(), b.step_s.begin() + static_cast<long>(stored))},
+         {"steps", b.step_s.size()}});
   }
   doc["armed_faults"] = history.armed_faults;
   auto& contract = doc["contract_errors"] = nlohmann::json::array();
@@ -99,10 +253,18 @@ nlohmann::json to_json(const History& history) {
   doc["records_lost"] = history.records_lost;
   auto& events = doc["events"] = nlohmann::json::array();
   for (const auto& e : history.events) events.push_back(event_to_json(e));
+  for (const auto& [key, fold] : history.event_folds) {
+    for (const auto& e : fold.last_events) events.push_back(event_to_json(e));  // not settled yet
+  }
   auto& exits = doc["exits"] = nlohmann::json::array();
   for (const auto& x : history.exits) exits.push_back(exit_to_json(x));
   auto& detections = doc["detections"] = nlohmann::json::array();
   for (const auto& d : history.detections) detections.push_back(detection_to_json(d));
+  for (const auto& [key, fold] : history.detection_folds) {
+    for (const auto& d : fold.last_detections) detections.push_back(detection_to_json(d));
+  }
+  auto& folded = doc["folded"] = nlohmann::json::array();
+  for (const auto& f : history.folded) folded.push_back(folded_to_json(f));
   return doc;
 }
 
@@ -141,6 +303,9 @@ History history_from_json(const nlohmann::json& doc) {
   for (const auto& x : doc.value("exits", nlohmann::json::array())) h.exits.push_back(exit_from_json(x));
   for (const auto& d : doc.value("detections", nlohmann::json::array())) {
     h.detections.push_back(detection_from_json(d));
+  }
+  for (const auto& f : doc.value("folded", nlohmann::json::array())) {
+    if (f.is_object()) h.folded.push_back(folded_from_json(f));
   }
   return h;
 }

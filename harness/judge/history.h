@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -68,6 +71,48 @@ struct BaselineRun {
   std::vector<double> step_s;
 };
 
+// How much of a long run the history holds. The events of one kind (attempt, rank, source, event name;
+// for an injection, also its fault id)
+// are kept while they are the first kKeepFirstEvents or the last kKeepLastEvents of their kind; the
+// ones between are counted (FoldedEvents) and their step durations kept as numbers (FoldedSteps), so
+// memory and verdict.json stay bounded however many events a run writes. events.jsonl, on disk, has
+// every line. Detections fold the same way per (mechanism, rank, attempt). A kind first seen once
+// kMaxKeptEvents events are held, or past kMaxEventKinds kinds, is counted only, and that is reported
+// as a contract error (the `events` check is then unknown, never pass).
+inline constexpr size_t kKeepFirstEvents = 32;
+inline constexpr size_t kKeepLastEvents = 32;
+inline constexpr size_t kKeepFirstDetections = 8;
+inline constexpr size_t kKeepLastDetections = 8;
+inline constexpr size_t kMaxEventKinds = 8192;
+inline constexpr size_t kMaxKeptEvents = 100000;
+// Step seqs below this are kept in a flat array (8 bytes a seq); others one pair per event.
+inline constexpr int64_t kDenseStepSeqs = int64_t{1} << 22;
+
+// Events of one kind the history counted instead of holding. source "detection": folded detections of
+// mechanism `event`; source "*": events of kinds past the limits.
+struct FoldedEvents {
+  int attempt = 0;
+  int rank = -1;
+  std::string source;
+  std::string event;
+  int64_t count = 0;
+  int64_t first_ts_ns = 0;
+  int64_t last_ts_ns = 0;
+};
+
+// One step sample: an op or step event's duration and seq (noise.cc decides which events are steps).
+struct StepSample {
+  std::optional<int64_t> seq;
+  double seconds = 0;
+};
+
+// The step samples of one attempt's folded events: per seq the longest (NaN: none), then the rest.
+struct FoldedSteps {
+  std::vector<double> slowest_by_seq;                   // seq in [0, kDenseStepSeqs)
+  std::vector<std::pair<int64_t, double>> sparse_seqs;  // other seqs, one pair per event
+  std::vector<double> unnumbered;
+};
+
 struct History {
   std::string scenario;
   int64_t start_ns = 0;
@@ -92,7 +137,33 @@ struct History {
   // What of the run's records could not be written (a rank's events_lost line, the harness's own
   // failed writes, a full file system): such a run is judged unknown, never pass.
   std::vector<std::string> records_lost;
+  // The events and detections counted instead of held (kKeepFirstEvents above).
+  std::vector<FoldedEvents> folded;
+  // Not in verdict.json: the folded events' step samples by attempt, and the folding's working state
+  // (per kind: how many seen, the latest ones held back until settle_history()).
+  std::map<int, FoldedSteps> folded_steps;
+  struct Fold {
+    size_t seen = 0;
+    size_t folded_index = SIZE_MAX;  // into `folded`
+    std::deque<HistoryEvent> last_events;
+    std::deque<Detection> last_detections;
+  };
+  std::map<std::tuple<int, int, std::string, std::string>, Fold> event_folds;
+  size_t last_events_held = 0;  // in event_folds, not yet in `events`
+  std::map<std::tuple<int, int, std::string>, Fold> detection_folds;
 };
+
+// Adds an event or a detection under the limits above. Every observer adds through these.
+void add_event(History& history, HistoryEvent event);
+void add_detection(History& history, Detection detection);
+// Moves the last events and detections of each kind into `events` and `detections` (judge() calls it
+// first); afterwards the history is one timeline again.
+void settle_history(History& history);
+// Events held and counted (history.events.size() + every folded count).
+int64_t total_events(const History& history);
+
+// The step sample of an event, or nullopt when it is not a timed op/step (noise.cc).
+std::optional<StepSample> step_sample(const HistoryEvent& event);
 
 nlohmann::json to_json(const History& history);
 History history_from_json(const nlohmann::json& doc);

@@ -77,7 +77,15 @@ std::string events_table(const History& h) {
          xml_escape(e.fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).substr(0, 300)) +
          "</code></td></tr>\n";
   }
-  return s + "</table></details>\n";
+  s += "</table>";
+  int64_t folded = 0;
+  for (const auto& f : h.folded) folded += f.source == "detection" ? 0 : f.count;
+  if (folded > 0) {
+    s += "<p>" + std::to_string(folded) +
+         " more events were counted, not kept (the first and last of each kind are); the run's "
+         "events.jsonl has every one.</p>";
+  }
+  return s + "</details>\n";
 }
 
 }  // namespace

@@ -97,6 +97,7 @@ Judgement judge(History& history, const nlohmann::json& expect, const JudgeOptio
 
 Judgement judge(History& history, const Expectation& expect, const JudgeOptions& options) {
   Judgement j;
+  settle_history(history);
   assign_attempts(history);
   sort_history(history);
 

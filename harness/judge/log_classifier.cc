@@ -162,8 +162,8 @@ std::optional<LineMatch> observe_log_line(History& history, const LogClassifier&
     case LineKind::kDetection:
       e.event = "detection";
       e.fields["mechanism"] = p.mechanism;
-      history.detections.push_back(Detection{p.mechanism, line.rank, line.attempt, line.ts_ns,
-                                             clip(line.text), line.mono_ns, line.host});
+      add_detection(history, Detection{p.mechanism, line.rank, line.attempt, line.ts_ns, clip(line.text),
+                                       line.mono_ns, line.host});
       break;
     case LineKind::kEvidence:
       e.event = "log_evidence";
@@ -174,7 +174,7 @@ std::optional<LineMatch> observe_log_line(History& history, const LogClassifier&
       ++history.torchrun_restarts;
       break;
   }
-  history.events.push_back(std::move(e));
+  add_event(history, std::move(e));
   return match;
 }
 

@@ -109,26 +109,47 @@ double median(std::vector<double> values) {
   return m;
 }
 
+std::optional<StepSample> step_sample(const HistoryEvent& e) {
+  if (e.event != ev::kOp && e.event != "step") return std::nullopt;
+  if (auto w = e.fields.find("warmup"); w != e.fields.end() && w->is_boolean() && w->get<bool>())
+    return std::nullopt;
+  StepSample sample;
+  if (auto us = number_field(e.fields, "dur_us"))
+    sample.seconds = *us / 1e6;
+  else if (auto ms = number_field(e.fields, "dur_ms"))
+    sample.seconds = *ms / 1e3;
+  else if (auto s = number_field(e.fields, "dur_s"))
+    sample.seconds = *s;
+  else
+    return std::nullopt;
+  if (auto seq = e.fields.find("seq"); seq != e.fields.end() && seq->is_number_integer())
+    sample.seq = seq->get<int64_t>();
+  return sample;
+}
+
 std::vector<double> step_durations(const History& history, int attempt) {
   std::map<int64_t, double> by_seq;  // seq -> slowest rank's duration
   std::vector<double> unnumbered;
-  for (const auto& e : history.events) {
-    if (e.attempt != attempt || (e.event != ev::kOp && e.event != "step")) continue;
-    if (auto w = e.fields.find("warmup"); w != e.fields.end() && w->is_boolean() && w->get<bool>()) continue;
-    std::optional<double> d;
-    if (auto us = number_field(e.fields, "dur_us"))
-      d = *us / 1e6;
-    else if (auto ms = number_field(e.fields, "dur_ms"))
-      d = *ms / 1e3;
-    else if (auto s = number_field(e.fields, "dur_s"))
-      d = *s;
-    if (!d) continue;
-    if (auto seq = e.fields.find("seq"); seq != e.fields.end() && seq->is_number_integer()) {
-      double& slowest = by_seq[seq->get<int64_t>()];
-      slowest = std::max(slowest, *d);
-    } else {
-      unnumbered.push_back(*d);
+  auto add = [&](std::optional<int64_t> seq, double d) {
+    if (!seq) {
+      unnumbered.push_back(d);
+      return;
     }
+    double& slowest = by_seq[*seq];
+    slowest = std::max(slowest, d);
+  };
+  for (const auto& e : history.events) {
+    if (e.attempt != attempt) continue;
+    if (const auto sample = step_sample(e)) add(sample->seq, sample->seconds);
+  }
+  // The events the history counted instead of holding left their durations (history.h).
+  if (const auto it = history.folded_steps.find(attempt); it != history.folded_steps.end()) {
+    const FoldedSteps& folded = it->second;
+    for (size_t seq = 0; seq < folded.slowest_by_seq.size(); ++seq) {
+      if (!std::isnan(folded.slowest_by_seq[seq])) add(static_cast<int64_t>(seq), folded.slowest_by_seq[seq]);
+    }
+    for (const auto& [seq, d] : folded.sparse_seqs) add(seq, d);
+    unnumbered.insert(unnumbered.end(), folded.unnumbered.begin(), folded.unnumbered.end());
   }
   for (const auto& [seq, d] : by_seq) unnumbered.push_back(d);
   return unnumbered;

@@ -319,13 +319,13 @@ void record_ras_probe(History& history, const RasReport& report, int64_t ts_ns, 
               {"missing", report.missing_ranks},
               {"lagging", report.lagging_ranks},
               {"problems", report.problems}};
-  history.events.push_back(std::move(e));
+  add_event(history, std::move(e));
   if (!report.ok) return;
   if (report.missing_ranks.empty() && report.lagging_ranks.empty() && report.problems.empty()) return;
   std::string evidence = "RAS: missing ranks " + detail::ranks_text(report.missing_ranks) +
                          "; lagging ranks " + detail::ranks_text(report.lagging_ranks);
   for (const auto& p : report.problems) evidence += "; " + p;
-  history.detections.push_back(Detection{"ras", -1, attempt, ts_ns, evidence});
+  add_detection(history, Detection{"ras", -1, attempt, ts_ns, evidence});
 }
 
 }  // namespace ncclfi::harness

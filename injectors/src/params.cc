@@ -72,6 +72,8 @@ Params Params::from_env() {
       static_cast<int>(std::clamp(env_long("NCCLFI_NET_INLINE", p.net_inline_bytes), 0L, 4096L));
   p.net_min_chunk = static_cast<size_t>(
       std::clamp(env_long("NCCLFI_NET_MIN_CHUNK", static_cast<long>(p.net_min_chunk)), 4096L, 1L << 30));
+  p.net_hello_timeout_ms = static_cast<int>(
+      std::clamp(env_long("NCCLFI_NET_HELLO_TIMEOUT_MS", p.net_hello_timeout_ms), 10L, 3'600'000L));
   if (std::string lib = env_string("NCCLFI_CUDA_DRIVER_LIB"); !lib.empty()) p.cuda_driver_lib = lib;
   if (p.run_dir.empty() && !p.plan_path.empty()) {
     auto slash = p.plan_path.rfind('/');

@@ -12,7 +12,7 @@
 #include "bandwidth_cap.h"
 #include "corrupt.h"
 #include "gpu_hang.h"
-#include "nccl_codes.h"
+#include "ncclfi_interpose/nccl_result.h"
 #include "preload_state.h"
 #include "topology_fault.h"
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "corrupt.h"
-#include "nccl_codes.h"
+#include "ncclfi_interpose/nccl_result.h"
 #include "op_call.h"
 
 namespace ncclfi::preload {
@@ -52,7 +52,8 @@ TEST(CorruptHost, NanAndZeroPerType) {
   EXPECT_EQ(f, 0.0f);
 }
 
-// The core's code table maps onto nccl.h's enum value for value (also a static_assert in nccl_codes.h).
+// The core's code table maps onto nccl.h's enum value for value (also a static_assert in
+// ncclfi_interpose/nccl_result.h).
 TEST(Codes, EveryCoreCodeIsNcclsOwnValue) {
   for (const auto& e : kNcclErrors) {
     EXPECT_EQ(static_cast<int>(to_nccl_result(e.code)), to_int(e.code)) << e.name;

@@ -186,23 +186,31 @@ class AttemptLoop final : public RankSignaller {
     // A line's time: the wall clock on the timeline, the monotonic one for detection times.
     const auto now = clock_.now();
     for (auto& p : procs_) {
-      const auto lines = final ? p.output.read_rest() : p.output.read_lines();
-      for (const auto& text : lines) {
+      auto observe = [&](const std::string& text) {
         int rank = p.process->spec().rank;
         if (rank < 0) rank = in_.launcher->rank_of_line(text);
         harness::observe_log_line(history_, *in_.classifier,
                                   {now.wall_ns, rank, in_.ctx.attempt, "stdout", text, now.mono_ns, host_});
+      };
+      if (final) {
+        p.output.read_rest(observe);
+      } else {
+        for (const auto& text : p.output.read_lines()) observe(text);
       }
     }
     follow_events(final);
   }
 
   void follow_events(bool final) {
-    const auto lines = final ? event_tail_.read_rest() : event_tail_.read_lines();
-    for (const auto& line : lines) {
+    auto observe = [&](const std::string& line) {
       if (line.find("\"inject\"") != std::string::npos && line.find("\"harness\"") == std::string::npos)
         ++injections_;
       harness::observe_event_line(line, history_, in_.ctx.attempt);
+    };
+    if (final) {
+      event_tail_.read_rest(observe);
+    } else {
+      for (const auto& line : event_tail_.read_lines()) observe(line);
     }
   }
 

@@ -83,4 +83,15 @@ std::vector<std::string> OutputTailer::read_rest() {
   return lines;
 }
 
+void OutputTailer::read_rest(const std::function<void(const std::string&)>& each) {
+  for (long before = -1; before != offset_;) {
+    before = offset_;
+    for (const auto& line : read_lines()) each(line);
+  }
+  if (!partial_.empty() && !skipping_) {
+    each(partial_);
+    partial_.clear();
+  }
+}
+
 }  // namespace ncclfi::cli

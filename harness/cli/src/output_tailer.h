@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ class OutputTailer {
   std::vector<std::string> read_lines(size_t max_bytes = kMaxBytesPerRead);
   // At the end: everything left, and the last line when it lacks a newline.
   std::vector<std::string> read_rest();
+  // The same, handed to `each` kMaxBytesPerRead at a time: a harness that lags far behind a fast
+  // writer never holds the whole rest of the file at once.
+  void read_rest(const std::function<void(const std::string&)>& each);
   const std::string& path() const { return path_; }
   long offset() const { return offset_; }  // bytes consumed (complete lines and the held partial)
   size_t truncated_lines() const { return truncated_lines_; }

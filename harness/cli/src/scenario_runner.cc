@@ -153,7 +153,8 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
   }
   // Anything written after the last attempt's final read (the restart line of an interrupted pass).
   OutputTailer rest(events_path, events_offset, harness::kMaxEventLineBytes + 1);
-  for (const auto& line : rest.read_rest()) harness::observe_event_line(line, history, history.attempts - 1);
+  rest.read_rest(
+      [&](const std::string& line) { harness::observe_event_line(line, history, history.attempts - 1); });
   harness::observe_exits(history);
 }
 

@@ -24,6 +24,7 @@ struct Params {
   int net_speed_mbps = 100000;        // NCCLFI_NET_SPEED_MBPS: speed reported to NCCL
   int net_inline_bytes = 128;         // NCCLFI_NET_INLINE: payloads this small ride with the size header
   size_t net_min_chunk = 65536;       // NCCLFI_NET_MIN_CHUNK: smallest stripe slice
+  int net_hello_timeout_ms = 20000;   // NCCLFI_NET_HELLO_TIMEOUT_MS: a silent accepted socket is closed then
   std::string cuda_driver_lib = "libcuda.so.1";  // NCCLFI_CUDA_DRIVER_LIB: the preload's CUDA driver (tests
                                                  // name a host-memory stand-in)
 

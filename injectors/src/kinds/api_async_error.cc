@@ -9,15 +9,11 @@ constexpr ParamSpec kParams[] = {{.name = "code",
                                   .default_json = R"("ncclRemoteError")",
                                   .meaning = "the ncclResult_t reported"}};
 
-FaultAction resolve(const ParamReader& p) {
-  return ApiAction{AsyncError{.code = p.code("code"), .warn = {}}};
-}
-
 }  // namespace
 
 extern const FaultKindSpec kApiAsyncError;
 constinit const FaultKindSpec kApiAsyncError{
     Layer::kApi, "async_error", "the call goes on; ncclCommGetAsyncError reports the code from then on",
-    kApiOps,     kParams,       resolve};
+    kApiOps,     kParams,       resolve_code<ApiAction, AsyncError>};
 
 }  // namespace ncclfi::kinds

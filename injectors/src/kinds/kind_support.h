@@ -78,6 +78,44 @@ class ParamReader {
 
 namespace ncclfi::kinds {
 
+// The shared resolve helpers: kinds that differ only in their layer, points or wording declare a spec
+// with one of these and have no code of their own.
+
+// hang, init_hang, gpu_hang: one parameter `ms`, absent or 0 meaning for ever.
+inline constexpr ParamSpec kHangMsParams[] = {{.name = "ms",
+                                               .type = ParamType::kNonNegNumber,
+                                               .absent = "for ever (so does 0)",
+                                               .meaning = "how long the call blocks"}};
+inline constexpr ParamSpec kGpuHangMsParams[] = {{.name = "ms",
+                                                  .type = ParamType::kNonNegNumber,
+                                                  .absent = "for ever (so does 0)",
+                                                  .meaning = "how long the op's stream waits before the op"}};
+
+// `Hold` (Hang or GpuHang) for `ms`, or for ever when it is absent or 0.
+template <typename Hold>
+FaultAction resolve_hang(const ParamReader& p) {
+  const std::optional<double> ms = p.optional_number("ms");
+  return ApiAction{Hold{ms && *ms > 0 ? ms : std::nullopt}};
+}
+
+// error, init_fail, connect_fail: one parameter `code`, the ncclResult_t returned, with its default.
+inline constexpr ParamSpec kCodeParamsSystemError[] = {{.name = "code",
+                                                        .type = ParamType::kNcclError,
+                                                        .default_json = R"("ncclSystemError")",
+                                                        .meaning = "the ncclResult_t returned"}};
+inline constexpr ParamSpec kCodeParamsInternalError[] = {{.name = "code",
+                                                          .type = ParamType::kNcclError,
+                                                          .default_json = R"("ncclInternalError")",
+                                                          .meaning = "the ncclResult_t returned"}};
+
+// The layer's action (ApiAction, NetAction) holding `Effect` (FailWithCode, ConnectFail) with the code.
+template <typename LayerAction, typename Effect>
+FaultAction resolve_code(const ParamReader& p) {
+  Effect effect{};  // the other members (async_error's warn) keep their defaults
+  effect.code = p.code("code");
+  return LayerAction{effect};
+}
+
 // Checks `params` against the kind's specs: known names, required ones present, each value of its
 // type and in its range. Throws PlanError naming the parameter.
 void validate_params(const FaultKindSpec& kind, const nlohmann::json& params, const plan_json::Where& where);

@@ -6,19 +6,14 @@ namespace {
 
 constexpr std::string_view kNetErrorPoints[] = {"net/isend", "net/irecv", "net/test"};
 
-constexpr ParamSpec kParams[] = {{.name = "code",
-                                  .type = ParamType::kNcclError,
-                                  .default_json = R"("ncclSystemError")",
-                                  .meaning = "the ncclResult_t returned"}};
-
-FaultAction resolve(const ParamReader& p) {
-  return NetAction{FailWithCode{p.code("code")}};
-}
-
 }  // namespace
 
 extern const FaultKindSpec kNetError;
-constinit const FaultKindSpec kNetError{Layer::kNet,     "error", "isend/irecv/test returns the code",
-                                        kNetErrorPoints, kParams, resolve};
+constinit const FaultKindSpec kNetError{Layer::kNet,
+                                        "error",
+                                        "isend/irecv/test returns the code",
+                                        kNetErrorPoints,
+                                        kCodeParamsSystemError,
+                                        resolve_code<NetAction, FailWithCode>};
 
 }  // namespace ncclfi::kinds

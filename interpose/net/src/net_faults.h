@@ -11,36 +11,13 @@
 
 #include "ncclfi/fault_action.h"
 #include "ncclfi/nccl_results.h"
+#include "ncclfi_interpose/nccl_result.h"
 #include "ncclfi_net/net_types.h"
 
 namespace ncclfi::net {
 
-// The core's NCCL error table (ncclfi/nccl_results.h) in nccl.h's type. No default case: a code added
-// to the table without a mapping here does not compile; the static_assert checks the values.
-constexpr ncclResult_t to_nccl_result(NcclError code) {
-  switch (code) {
-    case NcclError::kUnhandledCudaError:
-      return ncclUnhandledCudaError;
-    case NcclError::kSystemError:
-      return ncclSystemError;
-    case NcclError::kInternalError:
-      return ncclInternalError;
-    case NcclError::kInvalidArgument:
-      return ncclInvalidArgument;
-    case NcclError::kInvalidUsage:
-      return ncclInvalidUsage;
-    case NcclError::kRemoteError:
-      return ncclRemoteError;
-  }
-  return ncclInternalError;
-}
-constexpr bool core_codes_match_nccl_h() {
-  for (const auto& e : kNcclErrors) {
-    if (static_cast<int>(to_nccl_result(e.code)) != to_int(e.code)) return false;
-  }
-  return true;
-}
-static_assert(core_codes_match_nccl_h(), "ncclfi/nccl_results.h disagrees with ncclResult_t");
+// to_nccl_result(NcclError): ncclfi_interpose/nccl_result.h, shared with the preload.
+using ncclfi::to_nccl_result;
 
 // delay.ms plus a draw in [0, delay.jitter_ms] seeded by (seed, fault id, firing), in ns.
 int64_t fault_delay_ns(const Delay& delay, const std::string& fault_id, uint64_t seed, uint64_t firing);

@@ -8,6 +8,7 @@
 #include <net/if.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -73,17 +74,37 @@ ConnectStates& connect_states() {
   return *states;
 }
 
+// An accepted socket whose hello has not arrived. A stranger that connects and says nothing would hold
+// its fd for as long as the listener lives: after config.hello_timeout_ms, or once kMaxPendingSockets
+// wait (the oldest first), it is closed. A peer's hello follows its connect at once.
 struct PendingSocket {
   int fd;
   WireHello hello;
   size_t got;
+  int64_t accepted_ms;
 };
+constexpr size_t kMaxPendingSockets = 256;
 
+// A connection some of whose sockets have said hello; dropped with its sockets when the rest have not
+// come within the same bound.
 struct PartialConn {
   std::vector<int> fds;
   int rank = -1;
   size_t count = 0;
+  int64_t first_ms = 0;
 };
+
+int64_t monotonic_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+void close_fds(const std::vector<int>& fds) {
+  for (int fd : fds) {
+    if (fd >= 0) close(fd);
+  }
+}
 
 uint64_t random_id() {
   static thread_local std::mt19937_64 gen(std::random_device{}() ^ static_cast<uint64_t>(getpid()));
@@ -308,14 +329,21 @@ NetStatus TcpTransport::accept(void* listen_comm, void** recv_comm) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
       return -errno;
     }
-    lc->pending.push_back(PendingSocket{fd, {}, 0});
+    if (lc->pending.size() >= kMaxPendingSockets) {
+      close(lc->pending.front().fd);  // the oldest silent socket makes room
+      lc->pending.erase(lc->pending.begin());
+    }
+    lc->pending.push_back(PendingSocket{fd, {}, 0, monotonic_ms()});
   }
+  const int64_t now = monotonic_ms();
   for (size_t i = 0; i < lc->pending.size();) {
     PendingSocket& p = lc->pending[i];
     const ssize_t n =
         recv(p.fd, reinterpret_cast<char*>(&p.hello) + p.got, sizeof(WireHello) - p.got, MSG_DONTWAIT);
     if (n > 0) p.got += static_cast<size_t>(n);
-    const bool bad = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    const bool silent_too_long = p.got < sizeof(WireHello) && now - p.accepted_ms > config_.hello_timeout_ms;
+    const bool bad =
+        n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) || silent_too_long;
     if (!bad && p.got < sizeof(WireHello)) {
       ++i;
       continue;
@@ -324,7 +352,10 @@ NetStatus TcpTransport::accept(void* listen_comm, void** recv_comm) {
     if (!bad && p.hello.magic == kTcpMagic && p.hello.listen_id == lc->listen_id &&
         p.hello.nsocks <= kMaxHandleSockets && p.hello.index <= p.hello.nsocks) {
       conn = &lc->partial[p.hello.conn_id];
-      if (conn->fds.empty()) conn->fds.assign(size_t{1} + p.hello.nsocks, -1);
+      if (conn->fds.empty()) {
+        conn->fds.assign(size_t{1} + p.hello.nsocks, -1);
+        conn->first_ms = now;
+      }
       // A hello that disagrees with its connection's first one, or repeats an index, is not ours.
       if (conn->fds.size() != size_t{1} + p.hello.nsocks || conn->fds[p.hello.index] >= 0) conn = nullptr;
     }
@@ -338,12 +369,19 @@ NetStatus TcpTransport::accept(void* listen_comm, void** recv_comm) {
     }
     lc->pending.erase(lc->pending.begin() + static_cast<long>(i));
   }
-  for (auto it = lc->partial.begin(); it != lc->partial.end(); ++it) {
+  for (auto it = lc->partial.begin(); it != lc->partial.end();) {
     if (it->second.count == it->second.fds.size()) {
-      *recv_comm = new TcpComm(config_, /*is_send=*/false, std::move(it->second.fds), it->second.rank);
-      lc->partial.erase(it);
-      break;
+      if (*recv_comm == nullptr) {
+        *recv_comm = new TcpComm(config_, /*is_send=*/false, std::move(it->second.fds), it->second.rank);
+        it = lc->partial.erase(it);
+        continue;
+      }
+    } else if (now - it->second.first_ms > config_.hello_timeout_ms) {
+      close_fds(it->second.fds);  // the rest of its sockets never came
+      it = lc->partial.erase(it);
+      continue;
     }
+    ++it;
   }
   return kNetOk;
 }
@@ -392,11 +430,7 @@ NetStatus TcpTransport::close_listen(void* listen_comm) {
   auto* lc = static_cast<TcpListenComm*>(listen_comm);
   if (!lc) return kNetOk;
   for (auto& p : lc->pending) close(p.fd);
-  for (auto& [id, conn] : lc->partial) {
-    for (int fd : conn.fds) {
-      if (fd >= 0) close(fd);
-    }
-  }
+  for (auto& [id, conn] : lc->partial) close_fds(conn.fds);
   close(lc->fd);
   delete lc;
   return kNetOk;

@@ -34,6 +34,9 @@ struct TcpConfig {
   std::string ifname;            // NCCL_SOCKET_IFNAME's first entry; empty: loopback
   std::string device_name = "ncclfi";
   int rank = -1;  // this process's rank, told to the peer (fault targets by peer)
+  // An accepted socket that has not said its hello by then is closed (a silent stranger held its fd for
+  // the listener's life); so is a connection whose other sockets have not all said theirs.
+  int hello_timeout_ms = 20000;
 };
 
 // NCCLFI_NET_PROGRESS (`auto`, `caller` or `helpers`) and the CPUs the process may use -> caller progress?

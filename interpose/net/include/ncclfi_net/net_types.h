@@ -6,22 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#if __has_include(<nccl.h>)
-#include <nccl.h>
-#else
-// No NCCL headers on this host: the result codes as nccl.h (2.28) defines them.
-typedef enum {
-  ncclSuccess = 0,
-  ncclUnhandledCudaError = 1,
-  ncclSystemError = 2,
-  ncclInternalError = 3,
-  ncclInvalidArgument = 4,
-  ncclInvalidUsage = 5,
-  ncclRemoteError = 6,
-  ncclInProgress = 7,
-  ncclNumResults = 8
-} ncclResult_t;
-#endif
+#include "ncclfi_interpose/nccl_result.h"  // ncclResult_t, from nccl.h when this host has it
 
 extern "C" {
 

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "history_builder.h"
+#include "noise.h"
 
 namespace ncclfi::harness {
 namespace {
@@ -34,6 +37,73 @@ TEST(History, JsonRoundTripKeepsEverything) {
   ASSERT_EQ(back.contract_errors.size(), 1u);
   EXPECT_EQ(back.contract_errors[0].count, 3);
   EXPECT_EQ(back.events[0].fields["kind"], "drop");
+}
+
+// A long run: the history holds the first and the last events of each kind and counts the ones between,
+// whose step durations still reach the timing verdict exactly. A history that held every event (or
+// dropped the counted ones' durations) fails the sizes or the durations.
+TEST(History, LongRunIsFoldedAndKeepsEveryStepDuration) {
+  History h = make_history(2);
+  constexpr int kSteps = 5000;
+  std::vector<double> want;  // per seq, the slower rank's duration
+  for (int seq = 0; seq < kSteps; ++seq) {
+    double slowest = 0;
+    for (int rank = 0; rank < 2; ++rank) {
+      HistoryEvent e;
+      e.ts_ns = at(1) + seq * 2 + rank;
+      e.rank = rank;
+      e.source = "workload";
+      e.event = "op";
+      const double us = 100.0 + (seq * 7 + rank * 3) % 50;
+      e.fields = {{"seq", seq}, {"dur_us", us}};
+      slowest = std::max(slowest, us / 1e6);
+      add_event(h, std::move(e));
+    }
+    want.push_back(slowest);
+  }
+  EXPECT_EQ(h.events.size(), 2 * kKeepFirstEvents);
+  settle_history(h);
+  ASSERT_EQ(h.events.size(), 2 * (kKeepFirstEvents + kKeepLastEvents));
+  EXPECT_EQ(h.events.back().fields["seq"], kSteps - 1);  // the last ones are the latest
+  EXPECT_EQ(total_events(h), 2 * kSteps);
+  ASSERT_EQ(h.folded.size(), 2u);
+  EXPECT_EQ(h.folded[0].count, kSteps - static_cast<int64_t>(kKeepFirstEvents + kKeepLastEvents));
+  std::vector<double> got = step_durations(h, 0);
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want);
+  // What verdict.json stores does not grow with the run.
+  EXPECT_LT(to_json(h).dump().size(), 64u << 10);
+  EXPECT_EQ(history_from_json(to_json(h)).folded.size(), 2u);
+}
+
+TEST(History, RepeatedDetectionsAreFoldedPerMechanismRankAndAttempt) {
+  History h = make_history(2);
+  for (int i = 0; i < 1000; ++i) add_detection(h, Detection{"api_error", 1, 0, at(1) + i, "line"});
+  add_detection(h, Detection{"verification", 0, 0, at(2), "other"});
+  settle_history(h);
+  EXPECT_EQ(h.detections.size(), kKeepFirstDetections + kKeepLastDetections + 1);
+  ASSERT_EQ(h.folded.size(), 1u);
+  EXPECT_EQ(h.folded[0].source, "detection");
+  EXPECT_EQ(h.folded[0].count, 1000 - static_cast<int64_t>(kKeepFirstDetections + kKeepLastDetections));
+}
+
+// A log that invents kind after kind is counted past the limit, and says so: the events check is
+// unknown rather than judging a history with holes.
+TEST(History, KindsPastTheLimitAreCountedAndReported) {
+  History h = make_history(1);
+  for (size_t i = 0; i < kMaxEventKinds + 10; ++i) {
+    HistoryEvent e;
+    e.ts_ns = at(1);
+    e.rank = 0;
+    e.source = "workload";
+    e.event = "invented_" + std::to_string(i);
+    add_event(h, std::move(e));
+  }
+  EXPECT_EQ(h.events.size(), kMaxEventKinds);
+  ASSERT_EQ(h.contract_errors.size(), 1u);
+  EXPECT_EQ(h.contract_errors[0].count, 10);
+  EXPECT_EQ(total_events(h), static_cast<int64_t>(kMaxEventKinds + 10));
 }
 
 TEST(History, FromJsonToleratesMissingFields) {
