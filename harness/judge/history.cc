@@ -158,7 +158,25 @@ FoldedEvents folded_from_json(const nlohmann::json& j) {
 
 }  // namespace
 
+namespace {
+
+void note_longest_op(History& history, const HistoryEvent& event) {
+  const bool timed_by_preload = event.source == "preload" && event.event == "op_time";
+  const bool workload_op = event.source == "workload" && event.event == "op";
+  if (!timed_by_preload && !workload_op) return;
+  if (workload_op) {
+    const auto op = event.fields.find("op");
+    if (op == event.fields.end() || !op->is_string() || op->get<std::string>() == "train_step") return;
+  }
+  const auto dur = event.fields.find("dur_us");
+  if (dur == event.fields.end() || !dur->is_number()) return;
+  history.longest_op_us = std::max(history.longest_op_us.value_or(0.0), dur->get<double>());
+}
+
+}  // namespace
+
 void add_event(History& history, HistoryEvent event) {
+  note_longest_op(history, event);
   // An injection's kind is its fault's: a crash that follows a million delays is its own kind, held.
   std::string name = event.event;
   if (const auto id = event.fields.find("fault_id"); id != event.fields.end() && id->is_string())

@@ -120,6 +120,9 @@ struct History {
   int world_size = 0;
   int attempts = 1;           // launches made (1 + restarts by the harness)
   int torchrun_restarts = 0;  // restarts torchrun reported in its own output
+  // The longest op of the run, µs, over every event (folded ones too): the preload's op_time or a workload
+  // op other than a training step. What `ncclfi timeouts` calls the longest collective.
+  std::optional<double> longest_op_us;
   bool deadline_hit = false;
   bool interrupted = false;          // ncclfi was interrupted (SIGINT/SIGTERM)
   std::vector<HistoryEvent> events;  // sorted by ts_ns when judged

@@ -235,6 +235,8 @@ HealthyProfile profile_healthy(const std::vector<harness::RunRecord>& records) {
     p.step_s.insert(p.step_s.end(), perf.steps_s.begin(), perf.steps_s.end());
     if (perf.total_s) totals.push_back(*perf.total_s);
     bool first_step = true;
+    // The history's maximum covers the op events it folded away; the scan below, the ones it holds.
+    if (h.longest_op_us) p.longest_op_s = std::max(p.longest_op_s.value_or(0.0), *h.longest_op_us / 1e6);
     for (const auto& e : h.events) {
       // The preload's op_time: a collective from its call to its completion on the GPU, as a watchdog sees
       // it.

@@ -182,6 +182,9 @@ TEST(Recommendation, TheLongestTimedCollectiveCounts) {
   const HealthyProfile p = profile_healthy({r});
   ASSERT_TRUE(p.longest_op_s);
   EXPECT_DOUBLE_EQ(*p.longest_op_s, 1.5);
+  // A longer one the history folded away (only its maximum kept) still counts.
+  r.history.longest_op_us = 2.5e6;
+  EXPECT_DOUBLE_EQ(*profile_healthy({r}).longest_op_s, 2.5);
   EXPECT_DOUBLE_EQ(*recommend_timeout(p, 2.0).timeout_s, 3.0);
 }
 

@@ -77,6 +77,23 @@ TEST(History, LongRunIsFoldedAndKeepsEveryStepDuration) {
   EXPECT_EQ(history_from_json(to_json(h)).folded.size(), 2u);
 }
 
+TEST(History, TheLongestOpSurvivesFolding) {
+  History h = make_history(1);
+  for (int seq = 0; seq < 3000; ++seq) {
+    HistoryEvent e;
+    e.ts_ns = at(1) + seq;
+    e.rank = 0;
+    e.source = "preload";
+    e.event = "op_time";
+    e.fields = {{"seq", seq}, {"op", "allreduce"}, {"dur_us", seq == 1500 ? 9e6 : 100.0}};
+    add_event(h, std::move(e));
+  }
+  settle_history(h);
+  for (const auto& e : h.events) EXPECT_NE(e.fields["seq"], 1500) << "the long op is not among the held ones";
+  ASSERT_TRUE(h.longest_op_us);
+  EXPECT_DOUBLE_EQ(*h.longest_op_us, 9e6);
+}
+
 TEST(History, RepeatedDetectionsAreFoldedPerMechanismRankAndAttempt) {
   History h = make_history(2);
   for (int i = 0; i < 1000; ++i) add_detection(h, Detection{"api_error", 1, 0, at(1) + i, "line"});
