@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,5 +97,10 @@ struct History {
 
 nlohmann::json to_json(const History& history);
 History history_from_json(const nlohmann::json& doc);
+// The host each rank ran on, from the rank's own events (not the harness's lines about it); a rank
+// that wrote on several hosts (a restart elsewhere) is given its last one. Every report shows it.
+std::map<int, std::string> rank_hosts(const History& history);
+// "node1: 0, 3, 6; node2: 1, 4, 7" (empty when no rank's host is known).
+std::string rank_hosts_text(const History& history);
 
 }  // namespace ncclfi::harness

@@ -28,6 +28,8 @@ const char* to_string(Layer layer) {
       return "api";
     case Layer::kProc:
       return "proc";
+    case Layer::kLink:
+      return "link";
   }
   return "?";
 }
@@ -75,7 +77,8 @@ Layer parse_layer(const nlohmann::json& v, const Where& w) {
   if (v == "net") return Layer::kNet;
   if (v == "api") return Layer::kApi;
   if (v == "proc") return Layer::kProc;
-  w.fail("one of \"net\", \"api\", \"proc\"", v);
+  if (v == "link") return Layer::kLink;
+  w.fail("one of \"net\", \"api\", \"proc\", \"link\"", v);
 }
 
 std::string kinds_of(Layer layer) {

@@ -23,7 +23,11 @@
   X(kApiInitFail)          \
   X(kApiInitHang)          \
   X(kProcStop)             \
-  X(kProcKill)
+  X(kProcKill)             \
+  X(kLinkRate)             \
+  X(kLinkDelay)            \
+  X(kLinkLoss)             \
+  X(kLinkCorrupt)
 
 namespace ncclfi {
 namespace kinds {
