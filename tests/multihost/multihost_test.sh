@@ -15,7 +15,7 @@ events() { cat "$out"/*/*/events.jsonl 2>/dev/null; }
 # Every process of a drill on any host of the cluster: what carries an NCCLFI_HARNESS_ID there.
 drill_pids() {
   for p in $(for h in $NCCLFI_CLUSTER_HOSTS; do ip netns pids "ncclfi-$h"; done); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -q '^NCCLFI_HARNESS_ID=' && echo "$p"
+    tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -q '^NCCLFI_HARNESS_ID=' && echo "$p"
   done
   return 0
 }
@@ -69,7 +69,7 @@ case $case in
     pid=$!
     for _ in $(seq 1 300); do [[ $(events | grep -c '"event":"agent"') -ge 3 ]] && break; sleep 0.1; done
     # An agent that does not know the drill's secret: refused, and it says so.
-    addr=$(for p in $(drill_pids); do tr '\0' '\n' <"/proc/$p/environ" | sed -n 's/^NCCLFI_AGENT_ADDR=//p'; done | head -1)
+    addr=$(for p in $(drill_pids); do tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | sed -n 's/^NCCLFI_AGENT_ADDR=//p'; done | head -1)
     [[ -n $addr ]] || { kill $pid; fail "no agent found"; }
     "$cluster" exec node3 env NCCLFI_AGENT_ADDR="$addr" NCCLFI_AGENT_SECRET=not-the-secret NCCLFI_HARNESS_ID=x \
       NCCLFI_AGENT_SPOOL=/tmp/rogue "$ncclfi" agent >"$out/rogue.log" 2>&1
