@@ -40,9 +40,14 @@ expect_verdict_pass() {
 }
 
 case $case in
-  drop | kill | link-rate-drill)
-    name=mpirun-net-drop; [[ $case == kill ]] && name=mpirun-proc-kill
-    [[ $case == link-rate-drill ]] && name=mpirun-link-rate
+  drop | kill | link-rate-drill | srun-drop | srun-kill | srun-link-rate-drill)
+    launcher=mpirun
+    if [[ $case == srun-* ]]; then
+      [[ -n ${NCCLFI_CLUSTER_SLURM_CONF:-} ]] || { echo "SKIPPED: no Slurm on the cluster's hosts"; exit 77; }
+      launcher=srun case=${case#srun-}
+    fi
+    name=$launcher-net-drop; [[ $case == kill ]] && name=$launcher-proc-kill
+    [[ $case == link-rate-drill ]] && name=$launcher-link-rate
     run_scenario "$name"; expect_verdict_pass $?
     if [[ $case == link-rate-drill ]]; then
       events | grep '"inject"' | grep -q '"link/rate"' || fail "no link rate injection recorded"
