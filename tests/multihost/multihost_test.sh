@@ -111,6 +111,19 @@ import socket; s = socket.create_connection(("node2", 29876)); s.sendall(b"x" * 
       msg=$("$cluster" link node2 delay 5ms 2>&1) && fail "a delay without netem was accepted"
       grep -q "netem" <<<"$msg" || fail "unclear refusal: $msg"
     fi ;;
+  link-netem-drill)
+    # The same through ncclfi: a link delay runs where the kernel has netem; elsewhere the agents say
+    # so and ncclfi refuses the scenario before its job launches (a harness error, exit 3).
+    on_node1 "$ncclfi" run "$src/tests/multihost/link-delay.json" --out "$out" --color never >"$out/run.log" 2>&1
+    rc=$?
+    if grep -qw delay <<<"${NCCLFI_CLUSTER_LINK_FAULTS:-}"; then
+      [[ $rc -eq 0 ]] || fail "the link delay drill did not pass: $(tail -20 "$out/run.log")"
+    else
+      [[ $rc -eq 3 ]] || fail "a link delay without netem: exit $rc, expected 3"
+      grep -q "link fault 'slow' (delay) cannot run on node[0-9]: its kernel can do rate" "$out/run.log" ||
+        fail "unclear refusal: $(tail -20 "$out/run.log")"
+      events | grep -q '"launch".*cpu-ring' && fail "the job was launched"
+    fi ;;
   *) fail "unknown case $case" ;;
 esac
 echo PASS
