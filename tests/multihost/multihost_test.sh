@@ -56,6 +56,9 @@ case $case in
     if [[ $case == kill ]]; then
       events | grep '"inject"' | grep -q '"proc/kill"' || fail "no proc kill injection recorded"
       events | grep '"rank_gone"' | grep -q '"rank":2' || fail "node3's agent did not report rank 2 gone"
+      # Its fate, recorded on its own host by the process that held its place for the launcher.
+      events | grep '"rank_exit"' | grep '"rank":2' | grep '"host":"node3"' | grep -q '"signal":9' ||
+        fail "no rank_exit with signal 9 for rank 2 from node3"
     fi ;;
   arm)
     "$cluster" exec node1 "$ncclfi" run "$src/scenarios/multihost/mpirun-armed-drop.json" --out "$out" -q --color never &

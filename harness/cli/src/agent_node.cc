@@ -321,6 +321,7 @@ AgentConfig agent_config_from_env() {
 std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id) {
   std::map<int, std::vector<int>> ranks;
   const std::string own_uts = link_target("/proc/self/ns/uts");
+  const std::string own_exe = link_target("/proc/self/exe");
   const std::string wanted = "NCCLFI_HARNESS_ID=" + harness_id;
   DIR* dir = ::opendir("/proc");
   if (dir == nullptr) return ranks;
@@ -340,6 +341,8 @@ std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id) {
     }
     if (!ours || agent) continue;
     if (link_target("/proc/" + std::to_string(pid) + "/ns/uts") != own_uts) continue;
+    // `ncclfi agent --exec` holds the rank's place for its launcher: the rank is its child.
+    if (link_target("/proc/" + std::to_string(pid) + "/exe") == own_exe) continue;
     for (const char* name : kRankEnvVars) {  // first set wins, as in the ranks themselves
       const auto it = rank_vars.find(name);
       if (it == rank_vars.end()) continue;

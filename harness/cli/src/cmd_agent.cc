@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "agent_node.h"
+#include "agent_rank_exec.h"
 #include "commands.h"
 #include "suite_runner.h"
 
@@ -20,7 +21,18 @@ void add_agent_command(CLI::App& app, int& status) {
       "Example (what the mpirun launcher runs):\n"
       "  mpirun --map-by ppr:1:node -np 3 --hostfile hosts -x NCCLFI_AGENT_ADDR -x NCCLFI_AGENT_SECRET ... "
       "ncclfi agent");
+  static bool exec = false;
+  cmd->add_flag(
+      "--exec", exec,
+      "run the rank given after -- and record how it ended (what the launchers start in each rank's "
+      "place when a job has node agents)");
+  static std::vector<std::string> program;
+  cmd->add_option("program", program, "with --exec: the rank's program and its arguments (after --)");
   cmd->callback([&status] {
+    if (exec) {
+      status = exec_rank_and_report(program);
+      return;
+    }
     AgentConfig config;
     try {
       config = agent_config_from_env();

@@ -382,12 +382,14 @@ std::string substitute_placeholders(const std::string& text, const LaunchContext
 std::vector<std::string> workload_argv(const LaunchContext& ctx, int rank) {
   const WorkloadSpec& w = ctx.scenario->workload;
   std::vector<std::string> argv;
+  // With node agents each rank runs under `ncclfi agent --exec`, which records how it ended.
+  if (!ctx.agent_spool.empty()) argv = {ctx.install.bin_dir + "/ncclfi", "agent", "--exec", "--"};
   if (w.builtin == "cpu-ring") {
     argv.push_back(ctx.install.bin_dir + "/ncclfi-cpu-ring");
   } else if (w.builtin == "nccl-workload") {
     argv.push_back(ctx.install.bin_dir + "/ncclfi-workload");
   } else {
-    argv = w.command;
+    argv.insert(argv.end(), w.command.begin(), w.command.end());
   }
   for (const auto& a : w.args) argv.push_back(a);
   for (auto& a : argv) a = substitute_placeholders(a, ctx, rank);

@@ -84,6 +84,12 @@ TEST(Multihost, MpirunAgentsOnePerNodeWithTheSecretOnlyInTheEnvironment) {
   EXPECT_EQ(job.env.count("NCCLFI_AGENT_SECRET"), 0u);
   EXPECT_TRUE(has(job.argv, "NCCLFI_EVENTS=/tmp/ncclfi-hid-0/events.jsonl"));
   EXPECT_TRUE(has(job.argv, "NCCLFI_RUN_DIR=/tmp/ncclfi-hid-0"));
+  // Each rank runs under `ncclfi agent --exec`, which records how it ended.
+  const auto exec = std::find(job.argv.begin(), job.argv.end(), "--exec");
+  ASSERT_NE(exec, job.argv.end());
+  EXPECT_EQ(*(exec - 2), "/b/bin/ncclfi");
+  EXPECT_EQ(*(exec + 1), "--");
+  EXPECT_EQ(*(exec + 2), "/b/bin/ncclfi-cpu-ring");
 }
 
 TEST(Multihost, SrunAgentsAreOneTaskPerNode) {
