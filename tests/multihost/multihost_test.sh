@@ -71,7 +71,14 @@ case $case in
     run_dir=$(dirname "$(ls "$out"/*/*/events.jsonl | head -1)")
     on_node1 "$ncclfi" arm "$run_dir" drop4 || { kill $pid; fail "ncclfi arm found no rank through the agents"; }
     wait $pid; expect_verdict_pass $?
-    events | grep '"inject"' | grep -q '"drop4"' || fail "the armed drop never fired" ;;
+    events | grep '"inject"' | grep -q '"drop4"' || fail "the armed drop never fired"
+    # ... and not before it was armed: the first injection follows the control event.
+    events | python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin if l.strip()]
+armed = min(e["ts_ns"] for e in ev if e.get("event") == "control")
+first = min(e["ts_ns"] for e in ev if e.get("event") == "inject")
+sys.exit(0 if first >= armed else 1)' || fail "the drop fired before ncclfi arm" ;;
   rogue-agent-and-sigkill)
     "$cluster" exec node1 "$ncclfi" run "$src/scenarios/multihost/mpirun-armed-drop.json" --out "$out" -q --color never &
     pid=$!
