@@ -7,9 +7,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <future>
+
 #include "agent_hub.h"
+#include "agent_node.h"
 #include "agent_protocol.h"
 
 namespace ncclfi::cli {
@@ -73,8 +80,47 @@ TEST(AgentHub, RefusesAWrongSecretAndWelcomesTheRightOne) {
   good.join();
   EXPECT_EQ(right, "welcome");
   std::ifstream events(dir / "events.jsonl");
-  const std::string text((std::istreambuf_iterator<char>(events)), std::istreambuf_iterator<char>());
+  std::stringstream text_stream;
+  text_stream << events.rdbuf();  // (an istreambuf_iterator trips GCC 12's -Wnull-dereference)
+  const std::string text = text_stream.str();
   EXPECT_NE(text.find("agent_refused"), std::string::npos);
+  unsetenv("NCCLFI_AGENT_HOST");
+  std::filesystem::remove_all(dir);
+}
+
+// A real agent against a real hub: it finds a "rank" of its job (a process with the job's harness id
+// and a rank variable), signals it for a proc fault, and when the harness goes away tears it down and
+// ends with status 3.
+TEST(AgentNode, CarriesOutSignalsAndTearsDownWhenTheHarnessIsLost) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ncclfi-agent-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string harness_id = "agent-test-" + std::to_string(getpid());
+  const pid_t rank = fork();
+  ASSERT_GE(rank, 0);
+  if (rank == 0) {
+    const std::string id = "NCCLFI_HARNESS_ID=" + harness_id;
+    char* env[] = {const_cast<char*>(id.c_str()), const_cast<char*>("RANK=0"), nullptr};
+    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
+    execve("/bin/sleep", argv, env);
+    _exit(127);
+  }
+  setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  auto hub = std::make_unique<AgentHub>("s", (dir / "events.jsonl").string());
+  AgentConfig config{hub->address(), "s", harness_id, (dir / "spool").string(), 0.5};
+  const FaultGate gate;
+  auto agent = std::async(std::launch::async, [&] { return run_agent(config, gate); });
+  ASSERT_EQ(hub->wait_for_agents(1, 10000), 1u);
+  for (int i = 0; i < 500 && hub->running_ranks().count(0) == 0; ++i) hub->poll(10);
+  EXPECT_EQ(hub->running_ranks(), std::set<int>{0});
+  EventTime sent;
+  EXPECT_EQ(hub->signal_rank(0, SIGCONT, &sent), 1);  // a proc fault's signal reaches the rank
+  EXPECT_EQ(hub->signal_rank(1, SIGCONT, &sent), 0);  // no such rank on that node
+  hub.reset();                                        // the harness is gone
+  ASSERT_EQ(agent.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(agent.get(), 3);
+  int status = 0;
+  ASSERT_EQ(waitpid(rank, &status, 0), rank);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
   unsetenv("NCCLFI_AGENT_HOST");
   std::filesystem::remove_all(dir);
 }
