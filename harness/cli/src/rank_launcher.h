@@ -58,7 +58,9 @@ class RankLauncher {
   virtual int rank_of_line(const std::string& /*line*/) const { return -1; }
   // The process that starts one `ncclfi agent` per node (ctx.agent_addr set), or nullopt for a launcher
   // that cannot place one per node.
-  virtual std::optional<ProcessSpec> agent_process(const LaunchContext& /*ctx*/) const { return std::nullopt; }
+  virtual std::optional<ProcessSpec> agent_process(const LaunchContext& /*ctx*/) const {
+    return std::nullopt;
+  }
 };
 
 std::unique_ptr<RankLauncher> make_launcher(LauncherKind kind);
