@@ -126,6 +126,12 @@ std::string format_final_table(const std::vector<RunRecord>& records, bool color
   for (const auto& r : records) {
     if (r.skipped) out += "skipped " + r.scenario + ": " + r.skip_reason + "\n";
   }
+  // A job across hosts: which ranks ran where, so that "rank 5 detected" names a machine.
+  for (const auto& r : records) {
+    if (r.skipped) continue;
+    const std::string hosts = rank_hosts_text(r.history);
+    if (hosts.find(';') != std::string::npos) out += "hosts of " + r.scenario + ": " + hosts + "\n";
+  }
   const std::string failures = format_failure_details(records);
   if (!failures.empty()) out += "\n" + failures;
   const std::string rates = format_pass_rates(pass_rates(records));
@@ -144,6 +150,7 @@ std::string format_failure_details(const std::vector<RunRecord>& records) {
     out += "  expected: " + expected_summary(r.expect) + "\n";
     out += "  observed: " + observed_summary(r.judgement) + "\n";
     if (!r.harness_error.empty()) out += "  harness error: " + r.harness_error + "\n";
+    if (const auto hosts = rank_hosts_text(r.history); !hosts.empty()) out += "  hosts: " + hosts + "\n";
     for (const auto& c : r.judgement.checks) {
       if (c.answer == Answer::kPass) continue;
       out += "  " + c.field + ": " + std::string(to_string(c.answer)) + ": " + c.reason + "\n";

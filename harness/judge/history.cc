@@ -328,4 +328,25 @@ History history_from_json(const nlohmann::json& doc) {
   return h;
 }
 
+std::map<int, std::string> rank_hosts(const History& history) {
+  std::map<int, std::string> hosts;
+  for (const auto& e : history.events) {
+    if (e.rank < 0 || e.host.empty() || e.source == "harness" || e.source == "log" || e.source == "exit")
+      continue;
+    hosts[e.rank] = e.host;
+  }
+  return hosts;
+}
+
+std::string rank_hosts_text(const History& history) {
+  std::map<std::string, std::vector<int>> by_host;
+  for (const auto& [rank, host] : rank_hosts(history)) by_host[host].push_back(rank);
+  std::string text;
+  for (const auto& [host, ranks] : by_host) {
+    text += (text.empty() ? "" : "; ") + host + ":";
+    for (size_t i = 0; i < ranks.size(); ++i) text += (i == 0 ? " " : ", ") + std::to_string(ranks[i]);
+  }
+  return text;
+}
+
 }  // namespace ncclfi::harness

@@ -170,5 +170,10 @@ std::optional<StepSample> step_sample(const HistoryEvent& event);
 
 nlohmann::json to_json(const History& history);
 History history_from_json(const nlohmann::json& doc);
+// The host each rank ran on, from the rank's own events (not the harness's lines about it); a rank
+// that wrote on several hosts (a restart elsewhere) is given its last one. Every report shows it.
+std::map<int, std::string> rank_hosts(const History& history);
+// "node1: 0, 3, 6; node2: 1, 4, 7" (empty when no rank's host is known).
+std::string rank_hosts_text(const History& history);
 
 }  // namespace ncclfi::harness

@@ -144,12 +144,17 @@ std::string timeline_svg(const History& h, const std::string& id) {
   }
 
   // Lanes: the job's row, then one per rank.
+  const auto hosts = rank_hosts(h);
   for (int r = -1; r <= max_rank; ++r) {
     const int bottom = lane_bottom(r);
     s += "<line x1=\"" + std::to_string(kLeft) + "\" y1=\"" + std::to_string(bottom) + "\" x2=\"" +
          std::to_string(kWidth - kRight) + "\" y2=\"" + std::to_string(bottom) + "\" stroke=\"#e3e3e8\"/>";
     s += "<text class=\"lane-label\" x=\"4\" y=\"" + std::to_string((lane_top(r) + bottom) / 2 + 4) +
          "\" font-size=\"12\">" + (r < 0 ? std::string("job") : "rank " + std::to_string(r)) + "</text>\n";
+    if (const auto host = hosts.find(r); host != hosts.end()) {  // the rank's host, under its name
+      s += "<text class=\"lane-host\" x=\"4\" y=\"" + std::to_string((lane_top(r) + bottom) / 2 + 18) +
+           "\" font-size=\"10\">" + xml_escape(host->second) + "</text>\n";
+    }
   }
 
   // Time axis: seconds from the first injection, at a round step.

@@ -32,6 +32,10 @@ nlohmann::json verdict_json(const RunRecord& r) {
   if (!r.gpu.placement.empty()) {
     doc["gpu"] = {{"placement", r.gpu.placement}, {"shared", r.gpu.shared}, {"mps", r.gpu.mps}};
   }
+  // Where each rank ran ("0": "node1"): a drill's reader asks which host first.
+  nlohmann::json hosts = nlohmann::json::object();
+  for (const auto& [rank, host] : rank_hosts(r.history)) hosts[std::to_string(rank)] = host;
+  doc["rank_hosts"] = hosts;
   doc["judgement"] = to_json(r.judgement);
   doc["history"] = to_json(r.history);
   return doc;

@@ -13,7 +13,9 @@
 #include <memory>
 #include <set>
 
+#include "agent_hub.h"
 #include "interrupt.h"
+#include "link_faults.h"
 #include "ncclfi/injector.h"
 #include "orphan_guard.h"
 #include "output_tailer.h"
@@ -29,6 +31,9 @@ constexpr int64_t kPollNs = 5'000'000;  // 5 ms: the resolution of output-line t
 // Less room than this left in the run directory's file system after an attempt: a line may not have
 // fit (an event line is well under this, a rank's output line can be longer).
 constexpr uint64_t kMinFreeBytes = 64 << 10;
+// How long the node agents have to start and prove the secret: a launcher reaching every node (Open
+// MPI's daemons, a Slurm step) takes seconds on a busy cluster.
+constexpr int kAgentsStartMs = 30'000;
 
 int64_t seconds_to_ns(double seconds) {
   return static_cast<int64_t>(seconds * 1e9);
@@ -49,6 +54,7 @@ class AttemptLoop final : public RankSignaller {
  public:
   AttemptLoop(const AttemptInputs& in, History& history)
       : in_(in),
+        ctx_(in.ctx),
         clock_(in.clock != nullptr ? *in.clock : AttemptClock::system()),
         history_(history),
         events_(in.ctx.events_path, "harness"),
@@ -58,11 +64,14 @@ class AttemptLoop final : public RankSignaller {
     const EventTime start = clock_.now();
     result_.start_ns = start.wall_ns;
     start_mono_ns_ = start.mono_ns;
+    start_agents();
     launch_all();
     if (in_.ctx.inject) schedule_ = ProcFaultSchedule(*in_.ctx.scenario);
+    if (in_.ctx.inject && hub_) link_schedule_ = LinkFaultSchedule(*in_.ctx.scenario);
     const int64_t deadline_ns = start_mono_ns_ + seconds_to_ns(in_.ctx.scenario->deadline_s);
     while (true) {
       const int64_t now = clock_.now().mono_ns;
+      if (hub_) hub_->poll(0);
       follow_output();
       reap_exited(false);
       if (alive() == 0) break;
@@ -85,6 +94,7 @@ class AttemptLoop final : public RankSignaller {
       sleep_ns(kPollNs);
     }
     schedule_.release_stopped(*this);
+    stop_agents();
     finish_ras_probe(true);
     follow_output(true);
     report_truncated_lines();
@@ -100,6 +110,7 @@ class AttemptLoop final : public RankSignaller {
   // Signals a rank for a proc fault: its own process group when the harness started it, else every
   // process that carries this harness's id and that rank (ranks under mpirun or torchrun).
   int signal_rank(int rank, int sig, EventTime* sent) override {
+    if (hub_) return hub_->signal_rank(rank, sig, sent);  // never this host's /proc: the rank's node's agent
     for (auto& p : procs_) {
       if (p.process->spec().rank == rank && !p.reaped) {
         if (sent != nullptr) *sent = EventTime::now();
@@ -115,6 +126,7 @@ class AttemptLoop final : public RankSignaller {
   }
 
   std::set<int> running_ranks() override {
+    if (hub_) return hub_->running_ranks();
     std::set<int> ranks;
     bool launcher = false;  // a process that starts ranks itself (srun, mpirun, torchrun)
     for (const auto& p : procs_) {
@@ -136,8 +148,8 @@ class AttemptLoop final : public RankSignaller {
     events_.write_for_rank(rank, ev::kInject,
                            {{"fault_id", fault.id},
                             {"kind", fault.kind},
-                            {"layer", "proc"},
-                            {"point", "proc/" + fault.kind},
+                            {"layer", to_string(fault.layer)},
+                            {"point", std::string(to_string(fault.layer)) + "/" + fault.kind},
                             {"action", action},
                             {"signal", sig},
                             {"attempt", in_.ctx.attempt}},
@@ -145,8 +157,56 @@ class AttemptLoop final : public RankSignaller {
   }
 
  private:
+  // With launcher.nodes: the hub listens, one agent per node is started and must prove the drill's
+  // secret before the job starts (the ranks write their events where only their agent reads them).
+  void start_agents() {
+    if (in_.ctx.scenario->launcher.nodes <= 0) return;
+    hub_ = std::make_unique<AgentHub>(random_hex(), in_.ctx.events_path);
+    ctx_.agent_addr = hub_->address();
+    ctx_.agent_secret = hub_->secret();
+    ctx_.agent_spool = "/tmp/ncclfi-" + in_.ctx.harness_id + "-" + std::to_string(in_.ctx.attempt);
+    auto spec = in_.launcher->agent_process(ctx_);
+    if (!spec) throw std::runtime_error("the launcher cannot start node agents");
+    if (cgroup_) spec->cgroup_procs = cgroup_->path() + "/cgroup.procs";
+    agents_proc_ = RankProcess::spawn(*spec);
+    OrphanGuard::watch_group(agents_proc_->pid());
+    if (!spec->slurm_job_name.empty()) OrphanGuard::watch_slurm_job(spec->slurm_job_name);
+    agents_job_name_ = spec->slurm_job_name;
+    const auto wanted = static_cast<size_t>(in_.ctx.scenario->launcher.nodes);
+    const size_t in = hub_->wait_for_agents(wanted, kAgentsStartMs);
+    if (in < wanted) {
+      stop_agents();
+      throw std::runtime_error("only " + std::to_string(in) + " of " + std::to_string(wanted) +
+                               " node agents reached the harness at " + ctx_.agent_addr + " (see " +
+                               spec->log_path + ")");
+    }
+    if (in_.ctx.inject) {
+      if (const auto why = link_faults_unavailable(*in_.ctx.scenario, *hub_)) {
+        stop_agents();
+        throw std::runtime_error(*why);
+      }
+    }
+    hub_->relay_control_from(in_.ctx.run_dir);
+  }
+
+  // The agents tear down what is left on their nodes, send their last events and leave; their launcher
+  // then ends (or is ended).
+  void stop_agents() {
+    if (!agents_proc_) return;
+    if (hub_) hub_->quit(static_cast<int>(in_.ctx.scenario->grace_s * 1000) + 3000);
+    for (int sig : {SIGTERM, SIGKILL}) {
+      const int64_t end = clock_.now().mono_ns + 3'000'000'000;
+      while (!agents_proc_->poll() && clock_.now().mono_ns < end) sleep_ns(kPollNs);
+      if (agents_proc_->poll()) break;
+      agents_proc_->signal_group(sig);
+    }
+    OrphanGuard::forget_group(agents_proc_->pid());
+    if (!agents_job_name_.empty()) OrphanGuard::forget_slurm_job(agents_job_name_);
+    agents_proc_.reset();
+  }
+
   void launch_all() {
-    const auto specs = in_.launcher->processes(in_.ctx);
+    const auto specs = in_.launcher->processes(ctx_);
     auto& logs = history_.rank_logs;
     if (logs.size() <= static_cast<size_t>(in_.ctx.attempt))
       logs.resize(static_cast<size_t>(in_.ctx.attempt) + 1);
@@ -279,6 +339,7 @@ class AttemptLoop final : public RankSignaller {
   // that carries this harness's id and escaped its group.
   void teardown(const std::string& why) {
     report_progress(clock_.now().mono_ns, "teardown");
+    if (hub_) hub_->teardown();  // every node's ranks, through their agents
     for (auto& p : procs_) {
       if (p.reaped) continue;
       torn_down_.insert(p.process->pid());
@@ -308,7 +369,14 @@ class AttemptLoop final : public RankSignaller {
   }
 
   // `now`: the monotonic clock, like every timer of the schedule.
-  void apply_proc_faults(int64_t now) { schedule_.fire_due(now, *this); }
+  void apply_proc_faults(int64_t now) {
+    schedule_.fire_due(now, *this);
+    if (hub_) {
+      link_schedule_.fire_due(now, *hub_, [this](const Fault& fault, int rank, EventTime at) {
+        record_injection(fault, rank, fault.kind, 0, at);
+      });
+    }
+  }
 
   // With probe_ras: once, when three quarters of the deadline passed with ranks still running (a
   // suspected hang), ask NCCL's RAS port who is missing. Runs beside the loop: it may block seconds.
@@ -360,6 +428,7 @@ class AttemptLoop final : public RankSignaller {
   }
 
   const AttemptInputs& in_;
+  LaunchContext ctx_;  // in_.ctx plus the agents' address, secret and spool directory
   const AttemptClock& clock_;
   History& history_;
   EventLog events_;
@@ -367,6 +436,7 @@ class AttemptLoop final : public RankSignaller {
   std::vector<RunningProcess> procs_;
   std::set<int> torn_down_;
   ProcFaultSchedule schedule_;
+  LinkFaultSchedule link_schedule_;
   AttemptResult result_;
   int64_t start_mono_ns_ = 0;
   const std::string host_ = host_name();  // the host whose monotonic clock the harness's times are on
@@ -376,6 +446,9 @@ class AttemptLoop final : public RankSignaller {
   int64_t ras_ts_ = 0;
   std::future<harness::RasReport> ras_;
   std::unique_ptr<RunCgroup> cgroup_ = make_cgroup(in_.ctx.harness_id);
+  std::unique_ptr<AgentHub> hub_;
+  std::unique_ptr<RankProcess> agents_proc_;
+  std::string agents_job_name_;
 };
 
 }  // namespace

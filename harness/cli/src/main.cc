@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   add_control_commands(app, status);
   add_sweep_command(app, status);
   add_timeouts_command(app, status);
+  add_agent_command(app, status);
   add_generator_commands(app, status);
   // The color mode is set before any subcommand callback runs (they run after the whole parse).
   app.parse_complete_callback([&color] { set_color_mode(parse_color_mode(color)); });

@@ -6,10 +6,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
 
+#include "agent_protocol.h"
+#include "ncclfi/event_log.h"
 #include "ncclfi/shared_gpu.h"
 
 extern char** environ;
@@ -51,6 +54,30 @@ ProcessSpec launcher_process(const LaunchContext& ctx) {
   spec.env = base_env(ctx);
   spec.log_path = rank_log_name(ctx, -1);
   return spec;
+}
+
+// The process that starts the node agents: ncclfi's environment plus the agents' variables (the secret
+// among them: in the environment, never in argv), its output in agents.log.
+ProcessSpec agent_launcher_process(const LaunchContext& ctx) {
+  ProcessSpec spec = launcher_process(ctx);
+  spec.env[kAgentAddrVar] = ctx.agent_addr;
+  spec.env[kAgentSecretVar] = ctx.agent_secret;
+  spec.env[kAgentSpoolVar] = ctx.agent_spool;
+  spec.log_path = ctx.log_dir + "/agents.log";
+  return spec;
+}
+
+// Rank 0's address when the scenario's env names none: loopback on one host; this host's name when the
+// job spans nodes (rank 0 runs where the launcher runs: the first host of a hostfile or allocation).
+std::string default_master_addr(const LaunchContext& ctx) {
+  return ctx.scenario->launcher.nodes > 1 ? host_name() : "127.0.0.1";
+}
+
+// The launcher's extra arguments, placeholders replaced ({env:NAME} names a hostfile, for one).
+std::vector<std::string> extra_args(const LaunchContext& ctx) {
+  std::vector<std::string> args;
+  for (const auto& a : ctx.scenario->launcher.extra_args) args.push_back(substitute_placeholders(a, ctx, -1));
+  return args;
 }
 
 // The injection variables that a launcher hands to all its ranks at once: each rank takes its own rank
@@ -112,16 +139,37 @@ class MpirunLauncher : public RankLauncher {
     spec.argv = {"mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output",
                  "-np",    std::to_string(world)};
     auto vars = injection_env_for_all_ranks(ctx);
-    vars["MASTER_ADDR"] = "127.0.0.1";
+    if (!vars.count("MASTER_ADDR")) vars["MASTER_ADDR"] = default_master_addr(ctx);  // the scenario's wins
     vars["MASTER_PORT"] = std::to_string(ctx.master_port);
     vars["NCCLFI_HARNESS_ID"] = ctx.harness_id;
     for (const auto& [k, v] : vars) {
       spec.argv.push_back("-x");
       spec.argv.push_back(k + "=" + v);
     }
-    for (const auto& a : ctx.scenario->launcher.extra_args) spec.argv.push_back(a);
+    for (const auto& a : extra_args(ctx)) spec.argv.push_back(a);
     for (const auto& a : workload_argv(ctx, -1)) spec.argv.push_back(a);
     return {spec};
+  }
+  // One agent per node of the hostfile (--map-by ppr:1:node), the same extra arguments as the job (its
+  // --hostfile). The secret is forwarded by name (-x NAME): its value stays off every command line.
+  std::optional<ProcessSpec> agent_process(const LaunchContext& ctx) const override {
+    ProcessSpec spec = agent_launcher_process(ctx);
+    spec.argv = {"mpirun",
+                 "--allow-run-as-root",
+                 "--oversubscribe",
+                 "--tag-output",
+                 "--map-by",
+                 "ppr:1:node",
+                 "-np",
+                 std::to_string(ctx.scenario->launcher.nodes)};
+    for (const char* name : {kAgentAddrVar, kAgentSecretVar, kAgentSpoolVar, "NCCLFI_HARNESS_ID"}) {
+      spec.argv.push_back("-x");
+      spec.argv.push_back(name);
+    }
+    for (const auto& a : extra_args(ctx)) spec.argv.push_back(a);
+    spec.argv.push_back(ctx.install.bin_dir + "/ncclfi");
+    spec.argv.push_back("agent");
+    return spec;
   }
   int rank_of_line(const std::string& line) const override {
     static const harness::LineRegex prefix(R"(^\[\d+,(\d+)\]<(stdout|stderr)>:)");
@@ -145,12 +193,26 @@ class SrunLauncher : public RankLauncher {
     spec.slurm_job_name = "ncclfi-" + s.name + "-" + ctx.harness_id;
     spec.argv = {"srun", "--ntasks=" + std::to_string(s.workload.ranks), "--label",
                  "--job-name=" + spec.slurm_job_name, "--kill-on-bad-exit=0"};
-    for (const auto& a : s.launcher.extra_args) spec.argv.push_back(a);
+    if (s.launcher.nodes > 0) spec.argv.push_back("--nodes=" + std::to_string(s.launcher.nodes));
+    for (const auto& a : extra_args(ctx)) spec.argv.push_back(a);
     auto vars = injection_env_for_all_ranks(ctx);
     vars["MASTER_PORT"] = std::to_string(ctx.master_port);
     vars["NCCLFI_HARNESS_ID"] = ctx.harness_id;
     append_env_command(spec.argv, vars, ctx);
     return {spec};
+  }
+  // One agent per node of the job's nodes (a job step of its own, --ntasks-per-node=1); srun hands its
+  // own environment, the secret included, to its tasks.
+  std::optional<ProcessSpec> agent_process(const LaunchContext& ctx) const override {
+    const Scenario& s = *ctx.scenario;
+    ProcessSpec spec = agent_launcher_process(ctx);
+    spec.slurm_job_name = "ncclfi-" + s.name + "-" + ctx.harness_id + "-agents";
+    spec.argv = {"srun",    "--nodes=" + std::to_string(s.launcher.nodes), "--ntasks-per-node=1",
+                 "--label", "--job-name=" + spec.slurm_job_name,           "--kill-on-bad-exit=0"};
+    for (const auto& a : extra_args(ctx)) spec.argv.push_back(a);
+    spec.argv.push_back(ctx.install.bin_dir + "/ncclfi");
+    spec.argv.push_back("agent");
+    return spec;
   }
   int rank_of_line(const std::string& line) const override {
     static const harness::LineRegex prefix(R"(^\s*(\d+): )");
@@ -165,14 +227,24 @@ class TorchrunLauncher : public RankLauncher {
   std::vector<ProcessSpec> processes(const LaunchContext& ctx) const override {
     const Scenario& s = *ctx.scenario;
     ProcessSpec spec = launcher_process(ctx);
-    spec.argv = {"torchrun",
-                 "--nnodes=1",
-                 "--nproc-per-node=" + std::to_string(s.workload.ranks),
-                 "--max-restarts=" + std::to_string(s.launcher.max_restarts),
-                 "--master-addr=127.0.0.1",
-                 "--master-port=" + std::to_string(ctx.master_port),
-                 "--no-python"};
-    for (const auto& a : s.launcher.extra_args) spec.argv.push_back(a);
+    const int nodes = std::max(1, s.launcher.nodes);
+    const auto addr = s.env.find("MASTER_ADDR");
+    const std::string master = addr != s.env.end() ? addr->second : default_master_addr(ctx);
+    spec.argv = {"torchrun", "--nnodes=" + std::to_string(nodes),
+                 "--nproc-per-node=" + std::to_string(s.workload.ranks / nodes),
+                 "--max-restarts=" + std::to_string(s.launcher.max_restarts)};
+    if (nodes > 1) {
+      // Several nodes: c10d rendezvous on the first node (the one this torchrun runs on, or MASTER_ADDR);
+      // each other node runs the same torchrun command (docs/multihost.md).
+      spec.argv.push_back("--rdzv-backend=c10d");
+      spec.argv.push_back("--rdzv-endpoint=" + master + ":" + std::to_string(ctx.master_port));
+      spec.argv.push_back("--rdzv-id=" + ctx.harness_id);
+    } else {
+      spec.argv.push_back("--master-addr=" + master);
+      spec.argv.push_back("--master-port=" + std::to_string(ctx.master_port));
+    }
+    spec.argv.push_back("--no-python");
+    for (const auto& a : extra_args(ctx)) spec.argv.push_back(a);
     append_env_command(spec.argv, injection_env_for_all_ranks(ctx), ctx);
     return {spec};
   }
@@ -247,8 +319,10 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   const Scenario& s = *ctx.scenario;
   std::map<std::string, std::string> env = s.env;
   if (ctx.inject && !s.plan.faults.empty()) env["NCCLFI_PLAN"] = ctx.plan_path;
-  env["NCCLFI_EVENTS"] = ctx.events_path;
-  env["NCCLFI_RUN_DIR"] = ctx.run_dir;
+  // With node agents, each node's ranks write their events and open their control FIFOs in the node's
+  // spool directory, which its agent reads: no file is shared between hosts.
+  env["NCCLFI_EVENTS"] = ctx.agent_spool.empty() ? ctx.events_path : ctx.agent_spool + "/events.jsonl";
+  env["NCCLFI_RUN_DIR"] = ctx.agent_spool.empty() ? ctx.run_dir : ctx.agent_spool;
   env["NCCLFI_ATTEMPT"] = std::to_string(ctx.attempt);
   if (!ctx.job_key.empty()) env["NCCLFI_JOB_KEY"] = ctx.job_key;
   env["NCCLFI_WORLD_SIZE"] = std::to_string(s.workload.ranks);
@@ -309,12 +383,14 @@ std::string substitute_placeholders(const std::string& text, const LaunchContext
 std::vector<std::string> workload_argv(const LaunchContext& ctx, int rank) {
   const WorkloadSpec& w = ctx.scenario->workload;
   std::vector<std::string> argv;
+  // With node agents each rank runs under `ncclfi agent --exec`, which records how it ended.
+  if (!ctx.agent_spool.empty()) argv = {ctx.install.bin_dir + "/ncclfi", "agent", "--exec", "--"};
   if (w.builtin == "cpu-ring") {
     argv.push_back(ctx.install.bin_dir + "/ncclfi-cpu-ring");
   } else if (w.builtin == "nccl-workload") {
     argv.push_back(ctx.install.bin_dir + "/ncclfi-workload");
   } else {
-    argv = w.command;
+    argv.insert(argv.end(), w.command.begin(), w.command.end());
   }
   for (const auto& a : w.args) argv.push_back(a);
   for (auto& a : argv) a = substitute_placeholders(a, ctx, rank);

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,10 @@ struct LaunchContext {
   std::map<std::string, std::string> parent_env;  // ncclfi's own environment
   GpuPlacement gpu;                               // shared: each rank a host of its own on a shared GPU
   std::map<std::string, std::string> mps_env;     // the job's MPS daemon (shared mode), for every process
+  // Node agents (scenario launcher.nodes, mpirun and srun): where they dial, the drill's secret (their
+  // environment only), and the node-local directory where each node's ranks write their events and
+  // open their control FIFOs. Empty: one host, the run directory.
+  std::string agent_addr, agent_secret, agent_spool;
 };
 
 class RankLauncher {
@@ -51,6 +56,11 @@ class RankLauncher {
   // The output prefix a launcher process puts on each rank's lines ("[1,3]<stderr>:" for Open MPI,
   // "[rank3]:" for torchrun), parsed so lines count for their rank. -1: not a rank line.
   virtual int rank_of_line(const std::string& /*line*/) const { return -1; }
+  // The process that starts one `ncclfi agent` per node (ctx.agent_addr set), or nullopt for a launcher
+  // that cannot place one per node.
+  virtual std::optional<ProcessSpec> agent_process(const LaunchContext& /*ctx*/) const {
+    return std::nullopt;
+  }
 };
 
 std::unique_ptr<RankLauncher> make_launcher(LauncherKind kind);

@@ -49,6 +49,10 @@ struct LauncherSpec {
   int max_restarts = 0;  // torchrun --max-restarts
   bool per_rank = true;  // command: one process per rank
   std::vector<std::string> extra_args;
+  // mpirun, srun: the job spans this many nodes, each with a node agent (`ncclfi agent`) that carries
+  // out proc faults, arm/disarm and teardown there and streams its ranks' events (docs/multihost.md).
+  // 0: one host, no agents.
+  int nodes = 0;
 };
 
 struct RestartPolicy {

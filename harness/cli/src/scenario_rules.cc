@@ -59,6 +59,13 @@ void check_workload(const Scenario& s, std::vector<ScenarioError::Problem>& prob
     problems.push_back({"/launcher/max_restarts", "max_restarts only with the torchrun launcher",
                         std::string("launcher \"") + to_string(s.launcher.kind) + "\""});
   }
+  // Node agents are started by a launcher that places one process per node (mpirun, srun); torchrun
+  // takes the count as --nnodes. The others start no processes on other hosts.
+  if (s.launcher.nodes > 0 && s.launcher.kind != LauncherKind::kMpirun &&
+      s.launcher.kind != LauncherKind::kSrun && s.launcher.kind != LauncherKind::kTorchrun) {
+    problems.push_back({"/launcher/nodes", "nodes only with the mpirun, srun or torchrun launcher",
+                        std::string("launcher \"") + to_string(s.launcher.kind) + "\""});
+  }
 }
 
 void check_faults(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
@@ -87,7 +94,14 @@ void check_faults(const Scenario& s, std::vector<ScenarioError::Problem>& proble
       problems.push_back(
           {ptr + "/layer", "\"net\" or \"proc\": cpu-ring makes no NCCL API calls", "\"api\""});
     }
-    if (f.layer == Layer::kProc && f.trigger.after_ms > 0 &&
+    // A link fault changes a host's traffic control: only a node agent does that (launcher.nodes).
+    if (f.layer == Layer::kLink && (s.launcher.nodes <= 0 || (s.launcher.kind != LauncherKind::kMpirun &&
+                                                              s.launcher.kind != LauncherKind::kSrun))) {
+      problems.push_back({ptr + "/layer",
+                          "a link fault in a job with node agents (launcher mpirun or srun with \"nodes\")",
+                          "\"link\""});
+    }
+    if ((f.layer == Layer::kProc || f.layer == Layer::kLink) && f.trigger.after_ms > 0 &&
         static_cast<double>(f.trigger.after_ms) / 1000.0 >= s.deadline_s) {
       problems.push_back({ptr + "/trigger/after_ms",
                           "a time before the deadline (" + num(s.deadline_s) + " s)",

@@ -114,7 +114,22 @@ struct KillProcess {  // the harness sends this signal (one of signals.h's accep
 using ApiAction = std::variant<Delay, Hang, GpuHang, Skip, FailWithCode, AsyncError, CorruptElements,
                                DieBySignal, ExitWithCode, BandwidthCap, TopologyChange>;
 using NetAction = std::variant<Delay, Throttle, Drop, CorruptBits, FailWithCode, Stall, ConnectFail>;
+// link layer (the node agents, with the kernel's traffic control on the rank's host).
+struct LimitRate {  // the host's link sends at most this rate (tbf: a token bucket of burst_kb)
+  double mbit = 0;
+  double burst_kb = 32;
+  friend bool operator==(const LimitRate&, const LimitRate&) = default;
+};
+struct Netem {  // the host's link delays, loses or corrupts packets (the kernel's netem qdisc)
+  enum class What { kDelay, kLoss, kCorrupt };
+  What what = What::kDelay;
+  double value = 0;   // delay: ms; loss and corrupt: percent of packets
+  double jitter = 0;  // delay only: ms
+  friend bool operator==(const Netem&, const Netem&) = default;
+};
+
 using ProcAction = std::variant<StopProcess, KillProcess>;
-using FaultAction = std::variant<NetAction, ApiAction, ProcAction>;
+using LinkAction = std::variant<LimitRate, Netem>;
+using FaultAction = std::variant<NetAction, ApiAction, ProcAction, LinkAction>;
 
 }  // namespace ncclfi

@@ -15,7 +15,7 @@
 
 namespace ncclfi {
 
-enum class Layer { kNet, kApi, kProc };
+enum class Layer { kNet, kApi, kProc, kLink };
 enum class Direction { kAny, kSend, kRecv };
 
 const char* to_string(Layer layer);
@@ -64,6 +64,7 @@ struct Fault {
   const ApiAction* api_action() const { return std::get_if<ApiAction>(&action); }
   const NetAction* net_action() const { return std::get_if<NetAction>(&action); }
   const ProcAction* proc_action() const { return std::get_if<ProcAction>(&action); }
+  const LinkAction* link_action() const { return std::get_if<LinkAction>(&action); }
 };
 
 struct FaultPlan {

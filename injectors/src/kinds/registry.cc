@@ -27,7 +27,11 @@
   X(kApiNvlinkDown)        \
   X(kApiPcieDowngrade)     \
   X(kProcStop)             \
-  X(kProcKill)
+  X(kProcKill)             \
+  X(kLinkRate)             \
+  X(kLinkDelay)            \
+  X(kLinkLoss)             \
+  X(kLinkCorrupt)
 
 namespace ncclfi {
 namespace kinds {

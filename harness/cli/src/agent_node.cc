@@ -1,0 +1,369 @@
+#include "agent_node.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <set>
+#include <stdexcept>
+
+#include "agent_protocol.h"
+#include "ncclfi/event_log.h"
+#include "ncclfi/injector.h"
+#include "ncclfi/params.h"
+#include "output_tailer.h"
+
+extern char** environ;
+
+namespace ncclfi::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kPollMs = 20;
+constexpr int64_t kScanNs = 100'000'000;  // how often the ranks on this node are looked for
+constexpr int kConnectTries = 50;         // 10 s: the harness listens before it starts the agents
+constexpr int kControlTimeoutMs = 2000;
+constexpr size_t kMaxEventLine = (64 << 10) + 1;
+
+std::string link_target(const std::string& path) {
+  std::error_code ec;
+  return fs::read_symlink(path, ec).string();
+}
+
+std::vector<std::string> read_environ(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::vector<std::string> vars;
+  std::string var;
+  while (std::getline(in, var, '\0')) vars.push_back(var);
+  return vars;
+}
+
+// Runs a program (no shell), its output captured (the first 4 KiB); returns the exit status, or -1.
+int run_program(const std::vector<std::string>& argv, std::string* output) {
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  std::string out;
+  char buf[512];
+  ssize_t n = 0;
+  while ((n = ::read(pipe_fds[0], buf, sizeof buf)) > 0)
+    if (out.size() < 4096) out.append(buf, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  if (rc != 0) return -1;
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  if (output != nullptr) *output = out;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The link faults this node's kernel can do, tried on the loopback of a scratch network namespace (so
+// no real link is touched): tbf ("rate") and netem ("delay", "loss", "corrupt"). Needs root and tc.
+std::vector<std::string> probe_link_faults() {
+  auto works = [](const std::string& qdisc) {
+    return run_program(
+               {"unshare", "--net", "sh", "-c", "ip link set lo up && tc qdisc add dev lo root " + qdisc},
+               nullptr) == 0;
+  };
+  std::vector<std::string> can;
+  if (works("tbf rate 1mbit burst 32kb latency 400ms")) can.push_back("rate");
+  if (works("netem delay 1ms")) can.insert(can.end(), {"delay", "loss", "corrupt"});
+  return can;
+}
+
+// The interface the job's traffic leaves by: the default route's, else the first routed one but lo.
+std::string routed_device() {
+  std::ifstream in("/proc/net/route");
+  std::string line, first;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string dev, dest;
+    fields >> dev >> dest;
+    if (dev == "lo") continue;
+    if (dest == "00000000") return dev;
+    if (first.empty()) first = dev;
+  }
+  return first;
+}
+
+// A tc word from the harness: letters, digits, '.', '%' only (never an option or a shell word).
+bool plain_word(const std::string& w) {
+  return !w.empty() && w.size() < 32 && std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '%';
+  });
+}
+
+std::string env_or_throw(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0')
+    throw std::runtime_error(std::string("ncclfi agent: ") + name + " is not set");
+  return v;
+}
+
+class Agent {
+ public:
+  Agent(const AgentConfig& config, const FaultGate& gate)
+      : config_(config),
+        gate_(gate),
+        host_(host_name()),
+        events_(config.spool_dir + "/events.jsonl", 0, kMaxEventLine) {}
+
+  int run() {
+    if (!connect_and_authenticate()) return 3;
+    int64_t next_scan = 0;
+    while (true) {
+      if (!channel_.pump(kPollMs)) {
+        std::cerr << "ncclfi agent on " << host_ << ": lost the harness; tearing down this node's ranks\n";
+        teardown();
+        return 3;
+      }
+      while (auto message = channel_.next()) {
+        if (!handle(*message)) return finish();
+      }
+      forward_events(false);
+      if (Clock::mono_ns() >= next_scan) {
+        scan_ranks();
+        next_scan = Clock::mono_ns() + kScanNs;
+      }
+    }
+  }
+
+ private:
+  bool connect_and_authenticate() {
+    int fd = -1;
+    for (int i = 0; i < kConnectTries && fd < 0; ++i) {
+      fd = connect_to(config_.harness_addr, 200);
+      if (fd < 0) ::usleep(200'000);
+    }
+    if (fd < 0) {
+      std::cerr << "ncclfi agent on " << host_ << ": cannot reach the harness at " << config_.harness_addr
+                << "\n";
+      return false;
+    }
+    channel_ = LineChannel(fd);
+    const std::string mine = random_hex(16);
+    channel_.send(
+        {{"t", "hello"}, {"host", host_}, {"challenge", mine}, {"link_faults", probe_link_faults()}});
+    const auto reply = channel_.receive(kAgentHandshakeMs);
+    // The harness proves the secret first: an agent answers no challenge of a stranger.
+    if (!reply || reply->value("t", "") != "challenge" ||
+        !macs_equal(reply->value("mac", ""), agent_mac(config_.secret, "harness", mine, host_))) {
+      std::cerr << "ncclfi agent on " << host_ << ": the harness at " << config_.harness_addr
+                << " did not prove the drill's secret; refused\n";
+      return false;
+    }
+    channel_.send(
+        {{"t", "auth"}, {"mac", agent_mac(config_.secret, "agent", reply->value("challenge", ""), host_)}});
+    const auto welcome = channel_.receive(kAgentHandshakeMs);
+    if (!welcome || welcome->value("t", "") != "welcome") {
+      std::cerr << "ncclfi agent on " << host_ << ": the harness refused this agent\n";
+      return false;
+    }
+    return true;
+  }
+
+  // false: the harness said quit.
+  bool handle(const nlohmann::json& m) {
+    const std::string t = m.value("t", "");
+    const auto id = m.value("id", 0);
+    if (t == "quit") return false;
+    if (t == "signal") {
+      const int rank = m.value("rank", -1), sig = m.value("signal", 0);
+      int n = 0;
+      if (gate_.allows("signal", std::to_string(sig), rank)) {
+        for (const auto& [r, pids] : node_rank_pids(config_.harness_id)) {
+          if (r != rank) continue;
+          for (int pid : pids) n += ::kill(pid, sig) == 0 ? 1 : 0;
+        }
+      }
+      channel_.send({{"t", "reply"}, {"id", id}, {"n", n}});
+    } else if (t == "control") {
+      const bool arm = m.value("arm", false);
+      const std::string fault = m.value("fault", "");
+      int acknowledged = 0;
+      if (gate_.allows(arm ? "arm" : "disarm", fault, -1))
+        acknowledged = send_control(config_.spool_dir, fault, arm, kControlTimeoutMs).acknowledged;
+      channel_.send({{"t", "reply"}, {"id", id}, {"n", acknowledged}});
+    } else if (t == "link") {
+      std::string error;
+      const int n = apply_link(m, &error);
+      channel_.send({{"t", "reply"}, {"id", id}, {"n", n}, {"error", error}});
+    } else if (t == "teardown") {
+      const int n = teardown();
+      channel_.send({{"t", "reply"}, {"id", id}, {"n", n}});
+    }
+    return true;
+  }
+
+  // `tc qdisc replace dev DEV root QDISC...` on this node; 1 when tc did it.
+  int apply_link(const nlohmann::json& m, std::string* error) {
+    std::vector<std::string> qdisc;
+    if (m.contains("qdisc") && m["qdisc"].is_array())
+      for (const auto& w : m["qdisc"])
+        if (w.is_string()) qdisc.push_back(w.get<std::string>());
+    std::string device = m.value("device", "");
+    if (device.empty()) device = routed_device();
+    if (qdisc.empty() || !std::all_of(qdisc.begin(), qdisc.end(), plain_word) || !plain_word(device)) {
+      *error = "not a qdisc this agent installs";
+      return 0;
+    }
+    std::string words;
+    for (const auto& w : qdisc) words += (words.empty() ? "" : " ") + w;
+    if (!gate_.allows("link", device + " " + words, -1)) {
+      *error = "refused by this node's fault gate";
+      return 0;
+    }
+    std::vector<std::string> argv = {"tc", "qdisc", "replace", "dev", device, "root"};
+    argv.insert(argv.end(), qdisc.begin(), qdisc.end());
+    if (run_program(argv, error) != 0) return 0;
+    shaped_.insert(device);
+    return 1;
+  }
+
+  // Removes every qdisc this agent installed: a link fault never outlives its drill.
+  void clear_links() {
+    for (const auto& device : shaped_) run_program({"tc", "qdisc", "del", "dev", device, "root"}, nullptr);
+    shaped_.clear();
+  }
+
+  int finish() {
+    teardown();
+    forward_events(true);
+    channel_.send({{"t", "bye"}});
+    remove_dead_control_fifos(config_.spool_dir);
+    std::error_code ec;
+    fs::remove_all(config_.spool_dir, ec);  // the node keeps nothing of the drill
+    return 0;
+  }
+
+  void forward_events(bool final) {
+    for (auto& line : final ? events_.read_rest() : events_.read_lines())
+      channel_.send({{"t", "event"}, {"line", std::move(line)}});
+  }
+
+  // Reports the ranks that appeared and those whose process ended since the last scan.
+  void scan_ranks() {
+    std::map<int, int> now;  // pid -> rank
+    for (const auto& [rank, pids] : node_rank_pids(config_.harness_id))
+      for (int pid : pids) now[pid] = rank;
+    for (const auto& [pid, rank] : seen_) {
+      if (!now.count(pid)) channel_.send({{"t", "rank_gone"}, {"rank", rank}, {"pid", pid}});
+    }
+    std::set<int> ranks;
+    for (const auto& [pid, rank] : now) ranks.insert(rank);
+    if (ranks != ranks_) channel_.send({{"t", "ranks"}, {"ranks", ranks}});
+    ranks_ = std::move(ranks);
+    seen_ = std::move(now);
+  }
+
+  // SIGCONT and SIGTERM to every rank on this node, the grace period, SIGKILL, and the links healed.
+  // Returns how many ranks there were.
+  int teardown() {
+    clear_links();
+    auto signal_all = [this](int sig) {
+      int n = 0;
+      for (const auto& [rank, pids] : node_rank_pids(config_.harness_id))
+        for (int pid : pids) n += ::kill(pid, sig) == 0 ? 1 : 0;
+      return n;
+    };
+    signal_all(SIGCONT);
+    const int n = signal_all(SIGTERM);
+    const int64_t end = Clock::mono_ns() + static_cast<int64_t>(config_.grace_s * 1e9);
+    while (!node_rank_pids(config_.harness_id).empty() && Clock::mono_ns() < end) ::usleep(20'000);
+    signal_all(SIGKILL);
+    return n;
+  }
+
+  const AgentConfig& config_;
+  const FaultGate& gate_;
+  const std::string host_;
+  LineChannel channel_;
+  OutputTailer events_;
+  std::map<int, int> seen_;
+  std::set<int> ranks_;
+  std::set<std::string> shaped_;  // devices carrying a qdisc of this agent
+};
+
+}  // namespace
+
+AgentConfig agent_config_from_env() {
+  AgentConfig c;
+  c.harness_addr = env_or_throw(kAgentAddrVar);
+  c.secret = env_or_throw(kAgentSecretVar);
+  c.harness_id = env_or_throw("NCCLFI_HARNESS_ID");
+  c.spool_dir = env_or_throw(kAgentSpoolVar);
+  return c;
+}
+
+std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id) {
+  std::map<int, std::vector<int>> ranks;
+  const std::string own_uts = link_target("/proc/self/ns/uts");
+  const std::string own_exe = link_target("/proc/self/exe");
+  const std::string wanted = "NCCLFI_HARNESS_ID=" + harness_id;
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return ranks;
+  while (dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    const long pid = std::strtol(entry->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == ::getpid()) continue;
+    const auto vars = read_environ(static_cast<int>(pid));
+    bool ours = false, agent = false;
+    std::map<std::string, std::string> rank_vars;
+    for (const auto& v : vars) {
+      if (v == wanted) ours = true;
+      if (v.rfind(std::string(kAgentAddrVar) + "=", 0) == 0) agent = true;
+      const auto eq = v.find('=');
+      for (const char* name : kRankEnvVars)
+        if (eq != std::string::npos && v.compare(0, eq, name) == 0) rank_vars[name] = v.substr(eq + 1);
+    }
+    if (!ours || agent) continue;
+    if (link_target("/proc/" + std::to_string(pid) + "/ns/uts") != own_uts) continue;
+    // `ncclfi agent --exec` holds the rank's place for its launcher: the rank is its child.
+    if (link_target("/proc/" + std::to_string(pid) + "/exe") == own_exe) continue;
+    for (const char* name : kRankEnvVars) {  // first set wins, as in the ranks themselves
+      const auto it = rank_vars.find(name);
+      if (it == rank_vars.end()) continue;
+      const int rank = std::atoi(it->second.c_str());
+      if (rank >= 0) ranks[rank].push_back(static_cast<int>(pid));
+      break;
+    }
+  }
+  ::closedir(dir);
+  return ranks;
+}
+
+int run_agent(const AgentConfig& config, const FaultGate& gate) {
+  std::error_code ec;
+  fs::create_directories(config.spool_dir, ec);
+  if (ec) {
+    std::cerr << "ncclfi agent: cannot create " << config.spool_dir << ": " << ec.message() << "\n";
+    return 3;
+  }
+  Agent agent(config, gate);
+  return agent.run();
+}
+
+}  // namespace ncclfi::cli

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# multihost_test.sh NCCLFI SOURCE_DIR OUT CASE: one `multihost` test on the namespace cluster
+# (scripts/cluster-local, started by scripts/test). ncclfi runs on node1; the ranks and their agents on
+# node1..node3, each host with its own /tmp (the ranks' events are there: no file is shared).
+# Exit 0 pass, 1 fail, 77 skipped (no cluster).
+set -uo pipefail
+ncclfi=$1 src=$2 out=$3 case=$4
+cluster=$src/scripts/cluster-local
+[[ -n ${NCCLFI_CLUSTER_HOSTFILE:-} && -f ${NCCLFI_CLUSTER_HOSTFILE:-} ]] || { echo "SKIPPED: no cluster-local cluster"; exit 77; }
+rm -rf "$out" && mkdir -p "$out"
+fail() { echo "FAIL: $*"; exit 1; }
+on_node1() { "$cluster" exec node1 "$@"; }
+run_scenario() { on_node1 "$ncclfi" run "$src/scenarios/multihost/$1.json" --out "$out" -q --color never; }
+events() { cat "$out"/*/*/events.jsonl 2>/dev/null; }
+# Every process of a drill on any host of the cluster: what carries an NCCLFI_HARNESS_ID there.
+drill_pids() {
+  for p in $(for h in $NCCLFI_CLUSTER_HOSTS; do ip netns pids "ncclfi-$h"; done); do
+    tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -q '^NCCLFI_HARNESS_ID=' && echo "$p"
+  done
+  return 0
+}
+hosts_with_rank_events() {
+  events | python3 -c '
+import json, sys
+hosts = set()
+for line in sys.stdin:
+    try: e = json.loads(line)
+    except ValueError: continue
+    if e.get("source") != "harness" and e.get("rank", -1) >= 0: hosts.add(e.get("host"))
+print(" ".join(sorted(h for h in hosts if h)))'
+}
+expect_verdict_pass() {
+  [[ $1 -eq 0 ]] || { cat "$out"/*/*/verdict.json 2>/dev/null | head -c 4000; fail "ncclfi exited $1"; }
+  local hosts; hosts=$(hosts_with_rank_events)
+  [[ $hosts == "node1 node2 node3" ]] || fail "rank events from hosts '$hosts', expected node1 node2 node3"
+  # The ranks wrote to their own host's /tmp: nothing of theirs may be in the run directory but what
+  # the agents streamed (their events are appended by the harness, their spool is elsewhere).
+  ls "$out"/*/*/ | grep -q '^ncclfi-cpu' && fail "a rank's control FIFO is in the run directory"
+  return 0
+}
+
+case $case in
+  drop | kill | link-rate-drill | srun-drop | srun-kill | srun-link-rate-drill)
+    launcher=mpirun
+    if [[ $case == srun-* ]]; then
+      [[ -n ${NCCLFI_CLUSTER_SLURM_CONF:-} ]] || { echo "SKIPPED: no Slurm on the cluster's hosts"; exit 77; }
+      launcher=srun case=${case#srun-}
+    fi
+    name=$launcher-net-drop; [[ $case == kill ]] && name=$launcher-proc-kill
+    [[ $case == link-rate-drill ]] && name=$launcher-link-rate
+    run_scenario "$name"; expect_verdict_pass $?
+    if [[ $case == link-rate-drill ]]; then
+      events | grep '"inject"' | grep -q '"link/rate"' || fail "no link rate injection recorded"
+      [[ -z $(ip netns exec ncclfi-node3 tc qdisc show dev eth0 | grep tbf) ]] || fail "node3's link still limited after the drill"
+    fi
+    if [[ $case == kill ]]; then
+      events | grep '"inject"' | grep -q '"proc/kill"' || fail "no proc kill injection recorded"
+      events | grep '"rank_gone"' | grep -q '"rank":2' || fail "node3's agent did not report rank 2 gone"
+      # Its fate, recorded on its own host by the process that held its place for the launcher.
+      events | grep '"rank_exit"' | grep '"rank":2' | grep '"host":"node3"' | grep -q '"signal":9' ||
+        fail "no rank_exit with signal 9 for rank 2 from node3"
+    fi ;;
+  arm)
+    "$cluster" exec node1 "$ncclfi" run "$src/scenarios/multihost/mpirun-armed-drop.json" --out "$out" -q --color never &
+    pid=$!
+    for _ in $(seq 1 300); do  # the job runs once all three agents are in and rank 4 is up
+      [[ $(events | grep -c '"event":"agent"') -ge 3 ]] && events | grep -q '"rank":4' && break
+      sleep 0.1
+    done
+    sleep 1
+    run_dir=$(dirname "$(ls "$out"/*/*/events.jsonl | head -1)")
+    on_node1 "$ncclfi" arm "$run_dir" drop4 || { kill $pid; fail "ncclfi arm found no rank through the agents"; }
+    wait $pid; expect_verdict_pass $?
+    events | grep '"inject"' | grep -q '"drop4"' || fail "the armed drop never fired"
+    # ... and not before it was armed: the first injection follows the control event.
+    events | python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin if l.strip()]
+armed = min(e["ts_ns"] for e in ev if e.get("event") == "control")
+first = min(e["ts_ns"] for e in ev if e.get("event") == "inject")
+sys.exit(0 if first >= armed else 1)' || fail "the drop fired before ncclfi arm" ;;
+  rogue-agent-and-sigkill)
+    "$cluster" exec node1 "$ncclfi" run "$src/scenarios/multihost/mpirun-armed-drop.json" --out "$out" -q --color never &
+    pid=$!
+    for _ in $(seq 1 300); do [[ $(events | grep -c '"event":"agent"') -ge 3 ]] && break; sleep 0.1; done
+    # An agent that does not know the drill's secret: refused, and it says so.
+    addr=$(for p in $(drill_pids); do tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | sed -n 's/^NCCLFI_AGENT_ADDR=//p'; done | head -1)
+    [[ -n $addr ]] || { kill $pid; fail "no agent found"; }
+    "$cluster" exec node3 env NCCLFI_AGENT_ADDR="$addr" NCCLFI_AGENT_SECRET=not-the-secret NCCLFI_HARNESS_ID=x \
+      NCCLFI_AGENT_SPOOL=/tmp/rogue "$ncclfi" agent >"$out/rogue.log" 2>&1
+    rc=$?
+    [[ $rc -eq 3 ]] || { kill $pid; fail "a rogue agent exited $rc, expected 3"; }
+    grep -q "did not prove the drill's secret" "$out/rogue.log" || { kill $pid; fail "rogue agent: $(cat "$out/rogue.log")"; }
+    sleep 2
+    [[ -n $(drill_pids) ]] || fail "no drill process was running before the SIGKILL"
+    # The harness itself dies: every host must be left with no process of the drill.
+    kill -KILL $pid  # cluster-local exec execs nsenter, which execs ncclfi: $pid is ncclfi
+    for _ in $(seq 1 150); do [[ -z $(drill_pids) ]] && break; sleep 0.1; done
+    left=$(drill_pids)
+    [[ -z $left ]] || fail "left running after ncclfi was killed: $(ps -o pid,args -p ${left//$'\n'/,} | tail -n +2)" ;;
+  link-rate)
+    # tbf on node2's link: 256 KiB from node1 to node2 takes at least 2 s at 1 Mbit/s (ms without it).
+    "$cluster" link node2 rate 1mbit || fail "cannot rate-limit node2's link"
+    trap '"$cluster" link node2 clear' EXIT
+    "$cluster" exec node2 python3 -c '
+import socket; s = socket.socket(); s.bind(("0.0.0.0", 29876)); s.listen(1); c, _ = s.accept()
+while c.recv(65536): pass' &
+    sleep 0.5
+    start=$(date +%s%N)
+    "$cluster" exec node1 python3 -c '
+import socket; s = socket.create_connection(("node2", 29876)); s.sendall(b"x" * 262144); s.close()'
+    wait
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    [[ $ms -ge 1500 ]] || fail "256 KiB crossed a 1 Mbit/s link in $ms ms" ;;
+  link-netem)
+    # Delay, loss and corruption need netem; where the kernel lacks it the request fails and says why.
+    if grep -qw delay <<<"${NCCLFI_CLUSTER_LINK_FAULTS:-}"; then
+      "$cluster" link node2 delay 5ms || fail "netem delay failed though probed as available"
+      "$cluster" link node2 clear
+    else
+      msg=$("$cluster" link node2 delay 5ms 2>&1) && fail "a delay without netem was accepted"
+      grep -q "netem" <<<"$msg" || fail "unclear refusal: $msg"
+    fi ;;
+  link-netem-drill)
+    # The same through ncclfi: a link delay runs where the kernel has netem; elsewhere the agents say
+    # so and ncclfi refuses the scenario before its job launches (a harness error, exit 3).
+    on_node1 "$ncclfi" run "$src/tests/multihost/link-delay.json" --out "$out" --color never >"$out/run.log" 2>&1
+    rc=$?
+    if grep -qw delay <<<"${NCCLFI_CLUSTER_LINK_FAULTS:-}"; then
+      [[ $rc -eq 0 ]] || fail "the link delay drill did not pass: $(tail -20 "$out/run.log")"
+    else
+      [[ $rc -eq 3 ]] || fail "a link delay without netem: exit $rc, expected 3"
+      grep -q "link fault 'slow' (delay) cannot run on node[0-9]: its kernel can do rate" "$out/run.log" ||
+        fail "unclear refusal: $(tail -20 "$out/run.log")"
+      events | grep -q '"launch".*cpu-ring' && fail "the job was launched"
+    fi ;;
+  *) fail "unknown case $case" ;;
+esac
+echo PASS

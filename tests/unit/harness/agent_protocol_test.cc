@@ -1,0 +1,129 @@
+// The agents' handshake and wire: MACs bound to role, challenge and host; bounded lines; a live hub
+// refuses an agent that does not know the secret and welcomes one that does.
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <future>
+
+#include "agent_hub.h"
+#include "agent_node.h"
+#include "agent_protocol.h"
+
+namespace ncclfi::cli {
+namespace {
+
+TEST(AgentProtocol, MacsDependOnSecretRoleChallengeAndHost) {
+  const auto mac = agent_mac("secret", "agent", "c1", "node2");
+  EXPECT_EQ(mac.size(), 64u);  // SHA-256 in hex
+  EXPECT_TRUE(macs_equal(mac, agent_mac("secret", "agent", "c1", "node2")));
+  EXPECT_FALSE(macs_equal(mac, agent_mac("Secret", "agent", "c1", "node2")));
+  EXPECT_FALSE(macs_equal(mac, agent_mac("secret", "harness", "c1", "node2")));  // no reflection
+  EXPECT_FALSE(macs_equal(mac, agent_mac("secret", "agent", "c2", "node2")));
+  EXPECT_FALSE(macs_equal(mac, agent_mac("secret", "agent", "c1", "node3")));
+  EXPECT_NE(random_hex(), random_hex());
+}
+
+TEST(AgentProtocol, ALineOverTheLimitClosesTheChannel) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  LineChannel reader(fds[0]);
+  std::thread writer([fd = fds[1]] {
+    const std::string huge(kMaxAgentLineBytes + 10, 'x');
+    (void)!write(fd, huge.data(), huge.size());
+    close(fd);
+  });
+  bool open = true;
+  for (int i = 0; i < 200 && open; ++i) open = reader.pump(50);
+  writer.join();
+  EXPECT_FALSE(open);
+  EXPECT_FALSE(reader.next().has_value());
+}
+
+// An agent's side of the handshake, by hand: hello, check the hub's MAC, answer with `secret`.
+std::string handshake(const std::string& addr, const std::string& hub_secret, const std::string& secret) {
+  LineChannel c(connect_to(addr, 2000));
+  if (!c.open()) return "no connection";
+  c.send({{"t", "hello"}, {"host", "nodeX"}, {"challenge", "abc"}});
+  const auto ch = c.receive(3000);
+  if (!ch || ch->value("t", "") != "challenge") return "no challenge";
+  if (!macs_equal(ch->value("mac", ""), agent_mac(hub_secret, "harness", "abc", "nodeX")))
+    return "bad hub mac";
+  c.send({{"t", "auth"}, {"mac", agent_mac(secret, "agent", ch->value("challenge", ""), "nodeX")}});
+  const auto answer = c.receive(3000);
+  return answer ? answer->value("t", "") : "closed";
+}
+
+TEST(AgentHub, RefusesAWrongSecretAndWelcomesTheRightOne) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ncclfi-hub-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  AgentHub hub("the-secret", (dir / "events.jsonl").string());
+  std::string wrong, right;
+  std::thread rogue([&] { wrong = handshake(hub.address(), "the-secret", "not-the-secret"); });
+  while (hub.refused() == 0 && wrong.empty()) hub.poll(10);
+  rogue.join();
+  EXPECT_EQ(wrong, "refused");
+  EXPECT_EQ(hub.refused(), 1);
+  EXPECT_EQ(hub.agents(), 0u);
+  std::thread good([&] { right = handshake(hub.address(), "the-secret", "the-secret"); });
+  EXPECT_EQ(hub.wait_for_agents(1, 10000), 1u);
+  good.join();
+  EXPECT_EQ(right, "welcome");
+  std::ifstream events(dir / "events.jsonl");
+  std::stringstream text_stream;
+  text_stream << events.rdbuf();  // (an istreambuf_iterator trips GCC 12's -Wnull-dereference)
+  const std::string text = text_stream.str();
+  EXPECT_NE(text.find("agent_refused"), std::string::npos);
+  unsetenv("NCCLFI_AGENT_HOST");
+  std::filesystem::remove_all(dir);
+}
+
+// A real agent against a real hub: it finds a "rank" of its job (a process with the job's harness id
+// and a rank variable), signals it for a proc fault, and when the harness goes away tears it down and
+// ends with status 3.
+TEST(AgentNode, CarriesOutSignalsAndTearsDownWhenTheHarnessIsLost) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ncclfi-agent-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string harness_id = "agent-test-" + std::to_string(getpid());
+  const pid_t rank = fork();
+  ASSERT_GE(rank, 0);
+  if (rank == 0) {
+    const std::string id = "NCCLFI_HARNESS_ID=" + harness_id;
+    char* env[] = {const_cast<char*>(id.c_str()), const_cast<char*>("RANK=0"), nullptr};
+    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
+    execve("/bin/sleep", argv, env);
+    _exit(127);
+  }
+  setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  auto hub = std::make_unique<AgentHub>("s", (dir / "events.jsonl").string());
+  AgentConfig config{hub->address(), "s", harness_id, (dir / "spool").string(), 0.5};
+  const FaultGate gate;
+  auto agent = std::async(std::launch::async, [&] { return run_agent(config, gate); });
+  ASSERT_EQ(hub->wait_for_agents(1, 10000), 1u);
+  for (int i = 0; i < 500 && hub->running_ranks().count(0) == 0; ++i) hub->poll(10);
+  EXPECT_EQ(hub->running_ranks(), std::set<int>{0});
+  EventTime sent;
+  EXPECT_EQ(hub->signal_rank(0, SIGCONT, &sent), 1);  // a proc fault's signal reaches the rank
+  EXPECT_EQ(hub->signal_rank(1, SIGCONT, &sent), 0);  // no such rank on that node
+  hub.reset();                                        // the harness is gone
+  ASSERT_EQ(agent.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(agent.get(), 3);
+  int status = 0;
+  ASSERT_EQ(waitpid(rank, &status, 0), rank);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  unsetenv("NCCLFI_AGENT_HOST");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ncclfi::cli
