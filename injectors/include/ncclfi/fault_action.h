@@ -82,6 +82,10 @@ struct Stall {  // the connection reports no completion for ms
   double ms = 0;
   friend bool operator==(const Stall&, const Stall&) = default;
 };
+struct RetryExhausted {  // the NIC stops answering: each request fails with `code` after the IB retry budget
+  NcclError code = NcclError::kRemoteError;
+  friend bool operator==(const RetryExhausted&, const RetryExhausted&) = default;
+};
 struct ConnectFail {  // connect/accept return this code and no comm
   NcclError code = NcclError::kSystemError;
   friend bool operator==(const ConnectFail&, const ConnectFail&) = default;
@@ -99,7 +103,8 @@ struct KillProcess {  // the harness sends this signal (one of signals.h's accep
 
 using ApiAction = std::variant<Delay, Hang, GpuHang, Skip, FailWithCode, AsyncError, CorruptElements,
                                DieBySignal, ExitWithCode>;
-using NetAction = std::variant<Delay, Throttle, Drop, CorruptBits, FailWithCode, Stall, ConnectFail>;
+using NetAction =
+    std::variant<Delay, Throttle, Drop, CorruptBits, FailWithCode, Stall, ConnectFail, RetryExhausted>;
 using ProcAction = std::variant<StopProcess, KillProcess>;
 using FaultAction = std::variant<NetAction, ApiAction, ProcAction>;
 
