@@ -8,6 +8,7 @@ set -euo pipefail
 ncclfi=$1 catalogue=$2 lab=$3
 out=${4:-$(mktemp -d)}
 keys=$out/keys
+rm -rf "$out"  # a workspace must not exist before its start
 mkdir -p "$out"
 fail() { echo "FAIL ($lab): $*" >&2; exit 1; }
 key_of() { "$ncclfi" lab key "$1" --key-dir "$keys"; }
@@ -53,12 +54,13 @@ for ws in "$out/ws-a" "$out/ws-b"; do
 
   # The scan: nothing in the workspace may name the truth.
   ids=$(jq_ '"\n".join(f["id"] for r in d["runs"] for f in json.load(open(r + "/plan.json"))["faults"])' <<<"$key")
-  patterns=(-e inject -e 'fault' -e 'NCCLFI_' -e 'plan\.json' -e nic_down -e connect_fail -e throttle -e corrupt -e stall)
+  patterns=(-e inject -e 'fault_id' -e 'NCCLFI_' -e 'plan\.json' -e nic_down -e connect_fail -e throttle -e corrupt -e stall)
   while read -r id; do [[ -n "$id" ]] && patterns+=(-e "$id"); done <<<"$ids"
   if grep -rniI "${patterns[@]}" "$ws"; then fail "the workspace names the truth (above)"; fi
-  # The cause's own word may appear in the briefing (the topology), never in what the job left.
-  if find "$ws" -mindepth 2 -type f -print0 | xargs -0 grep -niwI -e "$cause" -e "${cause//_/ }"; then
-    fail "the job's files name the cause '$cause' (above)"
+  # The briefing may name the course topic ("fault classification") and the topology (NVLink, PCIe);
+  # what the job left may name neither a fault nor the cause.
+  if find "$ws" -mindepth 2 -type f -print0 | xargs -0 grep -niI -e fault -e "\\b$cause\\b" -e "\\b${cause//_/ }\\b"; then
+    fail "the job's files name a fault or the cause '$cause' (above)"
   fi
 done
 echo "PASS ($lab): variants $variant_a and $(key_of "$out/ws-b" | jq_ 'd["variant"]') (seeds 1, $seed_b)"

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "gpu_placement.h"
 #include "lab_catalogue.h"
 #include "lab_grading.h"
 #include "lab_workspace.h"
@@ -130,6 +131,12 @@ int cmd_start(const std::string& catalogue, const std::string& name, const std::
     nlohmann::json doc = job.at("scenario");
     doc["name"] = job.at("name");  // runs/<job>/<time>/ in the key directory
     const Scenario scenario = scenario_from_json(doc, lab->file);
+    // GPU labs: the same placement as `ncclfi run` (several ranks share a GPU when there are too few).
+    options.gpu = place_on_gpus(scenario, count_visible_gpus(), GpuSharing::kAuto);
+    if (const std::string why = !options.gpu.skip.empty() ? options.gpu.skip : unmet_requirement(scenario);
+        !why.empty()) {
+      throw std::runtime_error("lab " + lab->name + " cannot run on this host: " + why);
+    }
     runs.push_back(run_scenario(scenario, options));
     if (!runs.back().harness_error.empty()) {
       throw std::runtime_error("the job could not run: " + runs.back().harness_error);

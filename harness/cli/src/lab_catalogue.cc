@@ -102,7 +102,8 @@ uint64_t seed_for_student(const std::string& student) {
 }
 
 size_t pick_variant(const Lab& lab, uint64_t seed) {
-  return static_cast<size_t>(splitmix(seed) % lab.variant_count());
+  // The lab's name is mixed in: one student's seed picks unrelated variants in different labs.
+  return static_cast<size_t>(splitmix(seed ^ seed_for_student(lab.name)) % lab.variant_count());
 }
 
 nlohmann::json substitute_variant(const nlohmann::json& doc, const nlohmann::json& variant) {

@@ -97,7 +97,8 @@ void write_job(const fs::path& dir, const nlohmann::json& job, const harness::Ru
   write_text(dir / "step_times.csv", steps.str());
   std::ostringstream exits;
   std::vector<harness::RankExit> ended = h.exits;
-  std::stable_sort(ended.begin(), ended.end(), [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+  std::stable_sort(ended.begin(), ended.end(),
+                   [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
   for (const auto& e : ended) {
     exits << (several ? "attempt " + std::to_string(e.attempt) + " " : std::string()) << "rank " << e.rank
           << ": " << exit_text(e) << ", " << std::fixed << std::setprecision(1)
