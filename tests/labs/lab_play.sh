@@ -52,6 +52,12 @@ for ws in "$out/ws-a" "$out/ws-b"; do
   row=$("$ncclfi" lab gradebook --key-dir "$keys" "$ws" | tail -n1)
   [[ "$row" == *",2,1,90,yes,"* ]] || fail "gradebook row: $row"
 
+  # The hidden fault really happened (a lab whose fault never fired teaches nothing).
+  for run in $(jq_ '" ".join(d["runs"])' <<<"$key"); do
+    if [[ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["faults"]))' "$run/plan.json")" != 0 ]]; then
+      grep -q '"event":"inject"' "$run/events.jsonl" || fail "no injection in $run"
+    fi
+  done
   # The scan: nothing in the workspace may name the truth.
   ids=$(jq_ '"\n".join(f["id"] for r in d["runs"] for f in json.load(open(r + "/plan.json"))["faults"])' <<<"$key")
   patterns=(-e inject -e 'fault_id' -e 'NCCLFI_' -e 'plan\.json' -e nic_down -e connect_fail -e throttle -e corrupt -e stall)

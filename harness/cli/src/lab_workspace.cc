@@ -101,7 +101,7 @@ void write_job(const fs::path& dir, const nlohmann::json& job, const harness::Ru
                    [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
   for (const auto& e : ended) {
     exits << (several ? "attempt " + std::to_string(e.attempt) + " " : std::string()) << "rank " << e.rank
-          << ": " << exit_text(e) << ", " << std::fixed << std::setprecision(1)
+          << ": " << exit_text(e) << ", " << std::fixed << std::setprecision(3)
           << static_cast<double>(e.ts_ns - h.start_ns) / 1e9 << " s after the launch\n";
   }
   write_text(dir / "exit_codes.txt", exits.str());
