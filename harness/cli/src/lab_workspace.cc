@@ -102,7 +102,7 @@ void write_job(const fs::path& dir, const nlohmann::json& job, const harness::Ru
   for (const auto& e : ended) {
     exits << (several ? "attempt " + std::to_string(e.attempt) + " " : std::string()) << "rank " << e.rank
           << ": " << exit_text(e) << ", " << std::fixed << std::setprecision(3)
-          << static_cast<double>(e.ts_ns - h.start_ns) / 1e9 << " s after the launch\n";
+          << static_cast<double>(e.ts_ns - h.start_ns) / 1e9 << " s after the job started\n";
   }
   write_text(dir / "exit_codes.txt", exits.str());
   write_text(dir / "job.txt", job_description(job.at("scenario")));

@@ -55,7 +55,7 @@ TEST(LabGrading, AWrongCauseKnownAsAMisconceptionGetsItsOwnFeedback) {
 }
 
 TEST(LabGrading, FeedbackNeverNamesTheAnswer) {
-  for (const std::string& cause : {"congestion", "hung_rank", "dead_rank", "pcie"}) {
+  for (const char* cause : {"congestion", "hung_rank", "dead_rank", "pcie"}) {
     for (const auto& f : grade(nic_on_rank_2(), {{0}, cause, {}}, 0).feedback) {
       EXPECT_EQ(f.find("nic"), std::string::npos) << f;
       EXPECT_EQ(f.find('2'), std::string::npos) << f;
