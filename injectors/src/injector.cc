@@ -29,6 +29,7 @@ Injector::Injector(const Params& params, Layer layer, std::string source)
   } catch (const std::exception& e) {
     // The harness validates plans before launch; a bad plan given by hand must not break the job.
     load_error_ = e.what();
+    if (params_.quiet) return;  // a lab's rank log must not mention the plan
     std::fprintf(stderr, "ncclfi[%d %d] %s: ignoring the fault plan: %s\n", params_.rank,
                  static_cast<int>(::getpid()), source_.c_str(), e.what());
     return;

@@ -59,7 +59,8 @@ Params Params::from_env() {
   p.rank = resolve_rank_from_env();
   p.world_size = resolve_world_size_from_env();
   p.attempt = static_cast<int>(env_long("NCCLFI_ATTEMPT", 0));
-  p.log = env_flag("NCCLFI_LOG");
+  p.quiet = env_flag("NCCLFI_QUIET");
+  p.log = env_flag("NCCLFI_LOG") && !p.quiet;
   p.trace_ops = env_flag("NCCLFI_TRACE_OPS");
   p.time_ops = env_flag("NCCLFI_TIME_OPS");
   p.net_inner = env_string("NCCLFI_NET_INNER");

@@ -81,7 +81,7 @@ Mode initialise() {
         inj.log("preload active: " + std::to_string(inj.faults().size()) + " api faults");
     } catch (const std::exception& e) {
       // A broken injector must never break the job: stay inert.
-      std::fprintf(stderr, "ncclfi preload: disabled: %s\n", e.what());
+      if (!Params::get().quiet) std::fprintf(stderr, "ncclfi preload: disabled: %s\n", e.what());
       mode = Mode::kFast;
     }
     g_mode.store(mode, std::memory_order_release);

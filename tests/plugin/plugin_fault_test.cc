@@ -403,6 +403,51 @@ TEST(NetFaultError, TestReturnsTheAskedNumericCode) {
   EXPECT_EQ(r, 0);
 }
 
+TEST(NetFaultNicDown, RequestsFailWithRemoteErrorAfterTheIbRetryBudget) {
+  // NCCL_IB_TIMEOUT=14: 4.096 us x 2^14 = 67.1 ms per try, 8 tries (NCCL_IB_RETRY_CNT=7): 536.9 ms.
+  const auto files = plan_with({{"id", "port"},
+                                {"layer", "net"},
+                                {"kind", "nic_down"},
+                                {"target", {{"ranks", {1}}, {"direction", "recv"}}},
+                                {"trigger", {{"after_calls", 2}}}});
+  PairOptions options = options_for(files);
+  for (auto* env : {&options.sender_env, &options.receiver_env}) {
+    (*env)["NCCL_IB_TIMEOUT"] = "14";
+    (*env)["NCCL_IB_RETRY_CNT"] = "7";
+  }
+  auto [s, r] = run_pair(
+      options,
+      [](Endpoint& ep) {
+        timed_sends(ep, 2, 4096);
+        ep.recv_value();
+        return 0;
+      },
+      [](Endpoint& ep) {
+        std::vector<char> buf(4096);
+        ncclResult_t res;
+        int done = 0, got = 0;
+        void* first = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+        CHILD_CHECK(first && wait_request(*ep.plugin, first, &done, &got, 10s) == ncclSuccess && done,
+                    "the first receive, before the NIC went down");
+        const double t0 = now_ms();
+        void* second = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+        done = 0;
+        const ncclResult_t tr = wait_request(*ep.plugin, second, &done, &got, 10s);
+        const double waited = now_ms() - t0;
+        ep.send_value(1);
+        CHILD_CHECK(tr == ncclRemoteError && !done, "test returned %d (done %d)", static_cast<int>(tr), done);
+        // Never early; late only by scheduling.
+        CHILD_CHECK(waited >= 536.0 && waited < 536.9 + 1500.0, "failed after %.1f ms", waited);
+        return 0;
+      });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+  const auto fired = injections(files.events);
+  ASSERT_EQ(fired.size(), 1u);
+  EXPECT_NEAR(fired[0].value("retry_budget_ms", 0.0), 536.87, 0.01);
+  EXPECT_EQ(fired[0].value("code", 0), 6);
+}
+
 TEST(NetFaultConnectFail, ConnectAndAcceptReturnTheAskedCode) {
   for (const char* op : {"connect", "accept"}) {
     const auto files = plan_with({{"id", "down"},

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ncclfi/event_log.h"
+#include "ncclfi/nccl_results.h"
 #include "ncclfi/params.h"
 #include "ncclfi/workload_contract.h"
 #include "ring_allreduce.h"
@@ -40,6 +42,11 @@ struct Options {
   int warmup = 2;
   double timeout_s = 0;
   bool check = false;
+  // allreduce: the checked ring all-reduce; train: a small data-parallel training loop (float gradients
+  // all-reduced, Adam, a loss printed per step); linktest: each ring link alone, one way, timed and
+  // checked (what an operator runs to verify links).
+  std::string mode = "allreduce";
+  double lr = 0.05;
 };
 
 int g_log_level = 0;  // NCCL_DEBUG: 0 none, 2 WARN, 3 INFO
@@ -51,7 +58,14 @@ void plugin_logger(ncclDebugLogLevel level, unsigned long, const char*, int, con
   va_start(args, fmt);
   vsnprintf(text, sizeof(text), fmt, args);
   va_end(args);
-  std::fprintf(stderr, "cpu-ring:%d NCCL %s %s\n", getpid(), level == NCCL_LOG_WARN ? "WARN" : "INFO", text);
+  // NCCL's own line format: host:pid:tid [device] NCCL LEVEL message.
+  static const std::string host = [] {
+    char name[256] = {};
+    if (gethostname(name, sizeof(name) - 1) != 0) return std::string("localhost");
+    return std::string(name);
+  }();
+  std::fprintf(stderr, "%s:%d:%d [0] NCCL %s %s\n", host.c_str(), getpid(), static_cast<int>(gettid()),
+               level == NCCL_LOG_WARN ? "WARN" : "INFO", text);
 }
 
 std::string default_plugin_path() {
@@ -82,9 +96,14 @@ struct OpState {
 
 [[noreturn]] void plugin_failed(const EventLog& events, const PluginError& error) {
   events.write(ev::kNcclError, {{"code", static_cast<int>(error.code)}, {"where", error.where}});
+  // The code and its name, as NCCL's own error messages give them.
+  std::string name = "ncclResult_t " + std::to_string(static_cast<int>(error.code));
+  if (const auto code = ncclfi::nccl_error_from_int(static_cast<int>(error.code))) {
+    name = std::string(ncclfi::name_of(*code));
+  }
   die(events, ncclfi::kExitNcclError,
       "net plugin call " + error.where + " failed with ncclResult_t " +
-          std::to_string(static_cast<int>(error.code)));
+          std::to_string(static_cast<int>(error.code)) + " (" + name + ")");
 }
 
 void watchdog(const OpState& state, const EventLog& events, double timeout_s) {
@@ -138,6 +157,108 @@ RingLinks connect_ring(LoadedNetPlugin& plugin, void* ctx, ncclfi::Rendezvous& r
   return links;
 }
 
+// The training mode: a small model trained data-parallel, the way a DDP job does it. Each rank's
+// gradient is the model's error plus its own minibatch noise; the float sum is all-reduced over the ring
+// and applied with Adam, and the loss is printed per step (rank-local, as training scripts log it). A bad
+// gradient element (a flipped exponent bit on a link) becomes inf, Adam's moments turn it into NaN, and
+// the loss stays NaN from that step on: nothing in the job reports an error.
+template <typename BeginOp, typename EndOp>
+void train(const RingLinks& links, std::vector<float>& grad, std::vector<float>& tmp, const Options& opt,
+           BeginOp begin_op, EndOp end_op, const EventLog& events) {
+  const size_t count = grad.size();
+  std::vector<float> w(count, 0.0f), m(count, 0.0f), v(count, 0.0f), target(count);
+  for (size_t i = 0; i < count; ++i) target[i] = 2.0f * std::sin(0.01f * static_cast<float>(i));
+  auto noise = [](int rank, size_t i, int step) {
+    uint64_t z = (static_cast<uint64_t>(rank) << 48) ^ (static_cast<uint64_t>(step) << 32) ^ i;
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return static_cast<float>(static_cast<double>(z >> 11) / 9007199254740992.0 * 3.0 - 1.5);
+  };
+  const int total = opt.warmup + opt.iters;
+  for (int step = 0; step < total; ++step) {
+    for (size_t i = 0; i < count; ++i) grad[i] = (w[i] - target[i]) + noise(links.rank, i, step);
+    begin_op(step);
+    const auto start = std::chrono::steady_clock::now();
+    PluginError error;
+    if (!ncclfi::cpu_ring::ring_allreduce(links, grad, tmp, &error)) plugin_failed(events, error);
+    const auto dur_us = end_op(step, start, nlohmann::json::object());
+    double loss = 0;
+    const auto n = static_cast<float>(links.world_size);
+    for (size_t i = 0; i < count; ++i) {
+      const float g = grad[i] / n;
+      m[i] = 0.9f * m[i] + 0.1f * g;
+      v[i] = 0.999f * v[i] + 0.001f * g * g;
+      w[i] -= static_cast<float>(opt.lr) * m[i] / (std::sqrt(v[i]) + 1e-8f);
+      const float e = w[i] - target[i];
+      loss += static_cast<double>(e * e);
+    }
+    loss /= static_cast<double>(count);
+    std::printf("[rank %d] step %d loss %.6f step_time %.1f ms\n", links.rank, step, loss,
+                static_cast<double>(dur_us) / 1000.0);
+    std::fflush(stdout);
+  }
+}
+
+// The link test: each ring link alone (rank l to rank l+1, the others waiting at a barrier), `iters`
+// messages one way, each checked against what the sender sent. The receiver prints one line per link,
+// as a point-to-point bandwidth test does. Returns false when some message arrived altered.
+template <typename BeginOp, typename EndOp>
+bool link_test(const RingLinks& links, std::vector<uint32_t>& data, std::vector<uint32_t>& tmp,
+               const Options& opt, ncclfi::Rendezvous& rdv, BeginOp begin_op, EndOp end_op,
+               const EventLog& events) {
+  const int n = links.world_size;
+  const size_t count = data.size();
+  const size_t bytes = count * sizeof(uint32_t);
+  bool verified = true;
+  if (links.rank == 0) {
+    std::printf("# link test: %d links, %d messages of %zu bytes each, one link at a time\n", n, opt.iters,
+                bytes);
+    std::printf("#   link           time(ms)   busbw(MB/s)   #wrong\n");
+    std::fflush(stdout);
+  }
+  int seq = 0;
+  for (int src = 0; src < n && n > 1; ++src) {
+    const int dst = (src + 1) % n;
+    rdv.barrier();
+    const auto link_start = std::chrono::steady_clock::now();
+    uint64_t wrong = 0;
+    for (int k = 0; k < opt.iters; ++k, ++seq) {
+      if (links.rank != src && links.rank != dst) continue;
+      begin_op(seq);
+      const auto start = std::chrono::steady_clock::now();
+      PluginError error;
+      if (links.rank == src) {
+        for (size_t i = 0; i < count; ++i)
+          data[i] = ncclfi::cpu_ring::input_value(src, i, static_cast<uint64_t>(k));
+        if (!ncclfi::cpu_ring::send_to_next(links, data.data(), bytes, &error)) plugin_failed(events, error);
+      } else {
+        if (!ncclfi::cpu_ring::recv_from_prev(links, tmp.data(), bytes, links.recv_tmp_mh, &error)) {
+          plugin_failed(events, error);
+        }
+        for (size_t i = 0; i < count; ++i) {
+          if (tmp[i] != ncclfi::cpu_ring::input_value(src, i, static_cast<uint64_t>(k))) ++wrong;
+        }
+      }
+      end_op(seq, start, {{"peer", links.rank == src ? dst : src}});
+    }
+    if (links.rank == dst) {
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - link_start).count();
+      const double mbps = ms > 0 ? static_cast<double>(bytes) * opt.iters / (ms * 1000.0) : 0;
+      std::printf("    rank %d -> rank %d   %9.1f   %11.1f   %6llu\n", src, dst, ms, mbps,
+                  static_cast<unsigned long long>(wrong));
+      std::fflush(stdout);
+      if (wrong > 0) {
+        verified = false;
+        events.write(ev::kResultMismatch, {{"op", "sendrecv"}, {"peer", src}, {"wrong", wrong}});
+      }
+    }
+  }
+  return verified;
+}
+
 int run(const Options& opt) {
   ncclfi::RendezvousInfo info;
   try {
@@ -187,17 +308,24 @@ int run(const Options& opt) {
 
   const size_t count = opt.bytes / sizeof(uint32_t);
   std::vector<uint32_t> data(count), tmp(count);
+  std::vector<float> weights_grad, weights_tmp;  // train mode: the gradients all-reduced
+  void* buf = data.data();
+  void* scratch = tmp.data();
+  if (opt.mode == "train") {
+    weights_grad.assign(count, 0.0f);
+    weights_tmp.assign(count, 0.0f);
+    buf = weights_grad.data();
+    scratch = weights_tmp.data();
+  }
   if (links.world_size > 1) {
     const size_t bytes = count * sizeof(uint32_t);
-    if (ncclResult_t r = plugin->reg_mr(links.send_comm, data.data(), bytes, NCCL_PTR_HOST, &links.send_mh)) {
+    if (ncclResult_t r = plugin->reg_mr(links.send_comm, buf, bytes, NCCL_PTR_HOST, &links.send_mh)) {
       plugin_failed(events, {"regMr", r});
     }
-    if (ncclResult_t r =
-            plugin->reg_mr(links.recv_comm, data.data(), bytes, NCCL_PTR_HOST, &links.recv_data_mh)) {
+    if (ncclResult_t r = plugin->reg_mr(links.recv_comm, buf, bytes, NCCL_PTR_HOST, &links.recv_data_mh)) {
       plugin_failed(events, {"regMr", r});
     }
-    if (ncclResult_t r =
-            plugin->reg_mr(links.recv_comm, tmp.data(), bytes, NCCL_PTR_HOST, &links.recv_tmp_mh)) {
+    if (ncclResult_t r = plugin->reg_mr(links.recv_comm, scratch, bytes, NCCL_PTR_HOST, &links.recv_tmp_mh)) {
       plugin_failed(events, {"regMr", r});
     }
   }
@@ -209,29 +337,43 @@ int run(const Options& opt) {
   bool all_verified = true;
   const auto t0 = std::chrono::steady_clock::now();
   const int total = opt.warmup + opt.iters;
-  for (int seq = 0; seq < total; ++seq) {
-    for (size_t i = 0; i < count; ++i)
-      data[i] = ncclfi::cpu_ring::input_value(links.rank, i, static_cast<uint64_t>(seq));
+  auto begin_op = [&](int seq) {
     state.seq.store(seq);
     state.start_mono_ns.store(Clock::mono_ns());
     state.in_op.store(true);
-    const auto start = std::chrono::steady_clock::now();
-    PluginError error;
-    if (!ncclfi::cpu_ring::ring_allreduce(links, data, tmp, &error)) plugin_failed(events, error);
+  };
+  auto end_op = [&](int seq, std::chrono::steady_clock::time_point start, nlohmann::json extra) {
     const auto dur_us =
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
             .count();
     state.in_op.store(false);
+    nlohmann::json fields = {{"seq", seq},
+                             {"op", opt.mode == "linktest" ? "sendrecv" : "allreduce"},
+                             {"bytes", count * sizeof(uint32_t)},
+                             {"dur_us", dur_us},
+                             {"warmup", seq < opt.warmup}};
+    for (const auto& [k, v] : extra.items()) fields[k] = v;
+    events.write(ev::kOp, fields);
+    return dur_us;
+  };
+  if (opt.mode == "train") {
+    train(links, weights_grad, weights_tmp, opt, begin_op, end_op, events);
+  } else if (opt.mode == "linktest") {
+    all_verified = link_test(links, data, tmp, opt, *rdv, begin_op, end_op, events);
+  }
+  for (int seq = 0; opt.mode == "allreduce" && seq < total; ++seq) {
+    for (size_t i = 0; i < count; ++i)
+      data[i] = ncclfi::cpu_ring::input_value(links.rank, i, static_cast<uint64_t>(seq));
+    begin_op(seq);
+    const auto start = std::chrono::steady_clock::now();
+    PluginError error;
+    if (!ncclfi::cpu_ring::ring_allreduce(links, data, tmp, &error)) plugin_failed(events, error);
+    end_op(seq, start, nlohmann::json::object());
     uint64_t wrong = 0;
     for (size_t i = 0; i < count; ++i) {
       if (data[i] != ncclfi::cpu_ring::expected_value(links.world_size, i, static_cast<uint64_t>(seq)))
         ++wrong;
     }
-    events.write(ev::kOp, {{"seq", seq},
-                           {"op", "allreduce"},
-                           {"bytes", count * sizeof(uint32_t)},
-                           {"dur_us", dur_us},
-                           {"warmup", seq < opt.warmup}});
     if (wrong > 0) {
       all_verified = false;
       events.write(ev::kResultMismatch,
@@ -281,6 +423,11 @@ int main(int argc, char** argv) {
   app.add_option("--timeout-s", opt.timeout_s,
                  "watchdog: abort (exit 3) when one all-reduce takes longer; 0 = off")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--mode", opt.mode,
+                 "allreduce (checked ring all-reduce), train (a training loop that prints its loss per step) "
+                 "or linktest (each ring link alone, timed and checked)")
+      ->check(CLI::IsMember({"allreduce", "train", "linktest"}));
+  app.add_option("--lr", opt.lr, "train: Adam's learning rate (default 0.05)")->check(CLI::PositiveNumber);
   app.add_flag("--check", opt.check,
                "stop with exit 4 on the first wrong element (else: result_mismatch event)");
   try {

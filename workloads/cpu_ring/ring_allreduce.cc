@@ -24,15 +24,14 @@ int wrap(int value, int n) {
 }
 
 // Posts one receive and one send, then polls both to completion.
-bool exchange(const RingLinks& links, uint32_t* send_ptr, size_t send_elems, uint32_t* recv_ptr,
-              size_t recv_elems, void* recv_mh, PluginError* error) {
-  const size_t send_bytes = send_elems * sizeof(uint32_t);
-  size_t recv_bytes = recv_elems * sizeof(uint32_t);
+// Either side may be absent (nullptr): the link test moves data one way at a time.
+bool exchange(const RingLinks& links, void* send_ptr, size_t send_bytes, void* recv_ptr, size_t recv_bytes,
+              void* recv_mh, PluginError* error) {
   int prev = wrap(links.rank - 1, links.world_size);
   void* recv_req = nullptr;
   void* send_req = nullptr;
   void* recv_data = recv_ptr;
-  while (!recv_req) {
+  while (recv_ptr != nullptr && !recv_req) {
     ncclResult_t r =
         links.plugin->irecv(links.recv_comm, 1, &recv_data, &recv_bytes, &prev, &recv_mh, nullptr, &recv_req);
     if (r != ncclSuccess) {
@@ -40,7 +39,7 @@ bool exchange(const RingLinks& links, uint32_t* send_ptr, size_t send_elems, uin
       return false;
     }
   }
-  while (!send_req) {
+  while (send_ptr != nullptr && !send_req) {
     ncclResult_t r = links.plugin->isend(links.send_comm, send_ptr, send_bytes, links.rank, links.send_mh,
                                          nullptr, &send_req);
     if (r != ncclSuccess) {
@@ -48,8 +47,8 @@ bool exchange(const RingLinks& links, uint32_t* send_ptr, size_t send_elems, uin
       return false;
     }
   }
-  bool send_done = false;
-  bool recv_done = false;
+  bool send_done = send_ptr == nullptr;
+  bool recv_done = recv_ptr == nullptr;
   int idle_polls = 0;
   while (!send_done || !recv_done) {
     int done = 0;
@@ -100,8 +99,8 @@ uint32_t expected_value(int world_size, uint64_t index, uint64_t seq) {
   return sum;
 }
 
-bool ring_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std::vector<uint32_t>& tmp,
-                    PluginError* error) {
+template <typename T>
+bool ring_allreduce(const RingLinks& links, std::vector<T>& data, std::vector<T>& tmp, PluginError* error) {
   const int n = links.world_size;
   if (n == 1) return true;
   const size_t count = data.size();
@@ -111,8 +110,8 @@ bool ring_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std::ve
     const int send_seg = wrap(links.rank - step, n);
     const int recv_seg = wrap(links.rank - step - 1, n);
     const size_t recv_off = segment_begin(count, n, recv_seg);
-    if (!exchange(links, data.data() + segment_begin(count, n, send_seg), seg_size(send_seg),
-                  tmp.data() + recv_off, seg_size(recv_seg), links.recv_tmp_mh, error)) {
+    if (!exchange(links, data.data() + segment_begin(count, n, send_seg), seg_size(send_seg) * sizeof(T),
+                  tmp.data() + recv_off, seg_size(recv_seg) * sizeof(T), links.recv_tmp_mh, error)) {
       return false;
     }
     for (size_t i = 0; i < seg_size(recv_seg); ++i) data[recv_off + i] += tmp[recv_off + i];
@@ -121,13 +120,25 @@ bool ring_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std::ve
   for (int step = 0; step < n - 1; ++step) {
     const int send_seg = wrap(links.rank - step + 1, n);
     const int recv_seg = wrap(links.rank - step, n);
-    if (!exchange(links, data.data() + segment_begin(count, n, send_seg), seg_size(send_seg),
-                  data.data() + segment_begin(count, n, recv_seg), seg_size(recv_seg), links.recv_data_mh,
-                  error)) {
+    if (!exchange(links, data.data() + segment_begin(count, n, send_seg), seg_size(send_seg) * sizeof(T),
+                  data.data() + segment_begin(count, n, recv_seg), seg_size(recv_seg) * sizeof(T),
+                  links.recv_data_mh, error)) {
       return false;
     }
   }
   return true;
+}
+
+template bool ring_allreduce<uint32_t>(const RingLinks&, std::vector<uint32_t>&, std::vector<uint32_t>&,
+                                       PluginError*);
+template bool ring_allreduce<float>(const RingLinks&, std::vector<float>&, std::vector<float>&, PluginError*);
+
+bool send_to_next(const RingLinks& links, const void* data, size_t bytes, PluginError* error) {
+  return exchange(links, const_cast<void*>(data), bytes, nullptr, 0, nullptr, error);
+}
+
+bool recv_from_prev(const RingLinks& links, void* data, size_t bytes, void* recv_mh, PluginError* error) {
+  return exchange(links, nullptr, 0, data, bytes, recv_mh, error);
 }
 
 uint64_t parse_bytes(const std::string& text) {

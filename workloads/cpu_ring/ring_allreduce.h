@@ -38,8 +38,14 @@ struct RingLinks {
 
 // Runs one all-reduce of `data` in place (`tmp` is scratch of the same size). `progress` is bumped on
 // every completed transfer (the watchdog reads it). Returns false and fills *error on a plugin error.
-bool ring_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std::vector<uint32_t>& tmp,
-                    PluginError* error);
+// Instantiated for uint32_t (wrapping sums, checked bit for bit) and float (the training mode's
+// gradients).
+template <typename T>
+bool ring_allreduce(const RingLinks& links, std::vector<T>& data, std::vector<T>& tmp, PluginError* error);
+
+// One message one way over the ring's links (the link test): to the next rank, or from the previous one.
+bool send_to_next(const RingLinks& links, const void* data, size_t bytes, PluginError* error);
+bool recv_from_prev(const RingLinks& links, void* data, size_t bytes, void* recv_mh, PluginError* error);
 
 // Parses "1M", "64K", "4096", "1G" (binary units). Throws std::invalid_argument.
 uint64_t parse_bytes(const std::string& text);

@@ -108,6 +108,15 @@ std::optional<std::string> unknown_name_error(const CLI::App& app, const std::ve
       value_expected = eq == std::string::npos && opt->get_items_expected_max() > 0;
       continue;
     }
+    // Commands nest (`ncclfi lab start`): a word naming a subcommand of the current one descends.
+    if (const auto subs = current->get_subcommands([](const CLI::App*) { return true; }); !subs.empty()) {
+      const auto it =
+          std::find_if(subs.begin(), subs.end(), [&](const CLI::App* s) { return s->check_name(token); });
+      if (it != subs.end()) {
+        current = *it;
+        continue;
+      }
+    }
     if (current == &app) {
       const auto subs = app.get_subcommands([](const CLI::App*) { return true; });
       const auto it =

@@ -14,6 +14,7 @@ void add_control_commands(CLI::App& app, int& status);
 void add_sweep_command(CLI::App& app, int& status);
 void add_timeouts_command(CLI::App& app, int& status);
 void add_agent_command(CLI::App& app, int& status);
+void add_lab_command(CLI::App& app, int& status);
 
 enum class GpuSharing;
 // --gpu-sharing and --mps, shared by run, sweep and timeouts.

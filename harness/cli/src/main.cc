@@ -50,14 +50,16 @@ int main(int argc, char** argv) {
   add_sweep_command(app, status);
   add_timeouts_command(app, status);
   add_agent_command(app, status);
+  add_lab_command(app, status);
   add_generator_commands(app, status);
   // The color mode is set before any subcommand callback runs (they run after the whole parse).
   app.parse_complete_callback([&color] { set_color_mode(parse_color_mode(color)); });
 
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    std::cerr << app.help()
-              << "\nncclfi: give a command (run, validate, list, report, sweep, timeouts, arm, disarm).\n";
+    std::cerr
+        << app.help()
+        << "\nncclfi: give a command (run, validate, list, report, sweep, timeouts, arm, disarm, lab).\n";
     return kBadInput;
   }
   if (const auto error = unknown_name_error(app, args)) {

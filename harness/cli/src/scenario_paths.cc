@@ -18,7 +18,15 @@ std::vector<std::string> expand_scenario_paths(const std::vector<std::string>& p
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       std::vector<std::string> found;
-      for (const auto& entry : fs::recursive_directory_iterator(p, ec)) {
+      for (auto it = fs::recursive_directory_iterator(p, ec); it != fs::recursive_directory_iterator();
+           it.increment(ec)) {
+        const auto& entry = *it;
+        // Training labs (`ncclfi lab`, docs/labs.md) are not scenarios: their jobs are, once a variant is
+        // picked. A directory named `labs` inside a directory given is left to `ncclfi lab`.
+        if (entry.is_directory() && entry.path().filename() == "labs") {
+          it.disable_recursion_pending();
+          continue;
+        }
         const auto ext = entry.path().extension();
         if (entry.is_regular_file() && (ext == ".json" || ext == ".yaml" || ext == ".yml") &&
             entry.path().filename() != "schema.json") {

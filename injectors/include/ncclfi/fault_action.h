@@ -96,6 +96,10 @@ struct Stall {  // the connection reports no completion for ms
   double ms = 0;
   friend bool operator==(const Stall&, const Stall&) = default;
 };
+struct RetryExhausted {  // the NIC stops answering: each request fails with `code` after the IB retry budget
+  NcclError code = NcclError::kRemoteError;
+  friend bool operator==(const RetryExhausted&, const RetryExhausted&) = default;
+};
 struct ConnectFail {  // connect/accept return this code and no comm
   NcclError code = NcclError::kSystemError;
   friend bool operator==(const ConnectFail&, const ConnectFail&) = default;
@@ -113,7 +117,8 @@ struct KillProcess {  // the harness sends this signal (one of signals.h's accep
 
 using ApiAction = std::variant<Delay, Hang, GpuHang, Skip, FailWithCode, AsyncError, CorruptElements,
                                DieBySignal, ExitWithCode, BandwidthCap, TopologyChange>;
-using NetAction = std::variant<Delay, Throttle, Drop, CorruptBits, FailWithCode, Stall, ConnectFail>;
+using NetAction =
+    std::variant<Delay, Throttle, Drop, CorruptBits, FailWithCode, Stall, ConnectFail, RetryExhausted>;
 // link layer (the node agents, with the kernel's traffic control on the rank's host).
 struct LimitRate {  // the host's link sends at most this rate (tbf: a token bucket of burst_kb)
   double mbit = 0;

@@ -17,9 +17,13 @@ struct Params {
   bool log = false;        // NCCLFI_LOG=1: one-line `ncclfi[rank pid]` records on stderr
   bool trace_ops = false;  // NCCLFI_TRACE_OPS=1: preload writes op_enqueue events
   bool time_ops = false;   // NCCLFI_TIME_OPS=1: preload writes op_time events (enqueue to completion)
-  std::string net_inner;   // NCCLFI_NET_INNER: wrap this net plugin (name or path)
-  int net_nsocks = 4;      // NCCLFI_NET_NSOCKS: data sockets per connection (striping)
-  int net_nthreads = 2;    // NCCLFI_NET_NTHREADS: helper threads per connection
+  // NCCLFI_QUIET=1 (training labs): nothing on a rank's stderr or in NCCL's log names the plan, a fault
+  // or an injection; the events file (the instructor's) still records every injection. Wins over
+  // NCCLFI_LOG.
+  bool quiet = false;
+  std::string net_inner;              // NCCLFI_NET_INNER: wrap this net plugin (name or path)
+  int net_nsocks = 4;                 // NCCLFI_NET_NSOCKS: data sockets per connection (striping)
+  int net_nthreads = 2;               // NCCLFI_NET_NTHREADS: helper threads per connection
   std::string net_progress = "auto";  // NCCLFI_NET_PROGRESS: auto, caller or helpers (who moves the bytes)
   int net_speed_mbps = 100000;        // NCCLFI_NET_SPEED_MBPS: speed reported to NCCL
   int net_inline_bytes = 128;         // NCCLFI_NET_INLINE: payloads this small ride with the size header

@@ -12,6 +12,7 @@
   X(kNetError)             \
   X(kNetConnectFail)       \
   X(kNetStall)             \
+  X(kNetNicDown)           \
   X(kApiDelay)             \
   X(kApiHang)              \
   X(kApiGpuHang)           \

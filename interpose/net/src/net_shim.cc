@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "inner_backend.h"
+#include "ncclfi/ib_retry_budget.h"
 #include "net_log.h"
 #include "tcp_transport.h"
 
@@ -30,7 +31,7 @@ int64_t mono_now() {
 
 // An action the kind registry never lets fire at this point: said loudly in the log and the event.
 std::string not_carried_out(const Fault& fault, const char* point) {
-  NCCLFI_NET_WARN("fault %s: %s has no effect at %s", fault.id.c_str(), fault.kind.c_str(), point);
+  NCCLFI_NET_FAULT_WARN("fault %s: %s has no effect at %s", fault.id.c_str(), fault.kind.c_str(), point);
   return std::string("none: ") + fault.kind + " cannot act at " + point;
 }
 
@@ -86,6 +87,7 @@ struct NetShim::Request {
   bool inner_done = false;
   int size = 0;
   int64_t release_ns = 0;
+  int64_t fail_at_ns = 0;  // nic_down: the retries are spent then, and the request fails
 };
 
 NetShim& NetShim::instance(const ShimOptions& options) {
@@ -128,7 +130,9 @@ NetStatus NetShim::init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* confi
   }
   NetStatus status = backend_->init(ctx, comm_id, config, logger);
   if (status == kNetOk) {
-    NCCLFI_NET_INFO("initialised: backend %s, faults %s", backend_->kind(), faults_on() ? "armed" : "none");
+    if (!quiet()) {
+      NCCLFI_NET_INFO("initialised: backend %s, faults %s", backend_->kind(), faults_on() ? "armed" : "none");
+    }
   }
   return status;
 }
@@ -170,7 +174,7 @@ NetStatus NetShim::connection_fault(const char* point, const ArmedFault* fault, 
                  [&](const ConnectFail& fail) {
                    result = nccl_status(to_nccl_result(fail.code));
                    extra["code"] = to_int(fail.code);
-                   NCCLFI_NET_WARN("injected %s at %s (fault %s)", f.kind.c_str(), point, f.id.c_str());
+                   NCCLFI_NET_FAULT_WARN("injected %s at %s (fault %s)", f.kind.c_str(), point, f.id.c_str());
                  },
                  [&](const Delay&) { extra["effect"] = not_carried_out(f, point); },
                  [&](const Throttle&) { extra["effect"] = not_carried_out(f, point); },
@@ -178,6 +182,7 @@ NetStatus NetShim::connection_fault(const char* point, const ArmedFault* fault, 
                  [&](const CorruptBits&) { extra["effect"] = not_carried_out(f, point); },
                  [&](const FailWithCode&) { extra["effect"] = not_carried_out(f, point); },
                  [&](const Stall&) { extra["effect"] = not_carried_out(f, point); },
+                 [&](const RetryExhausted&) { extra["effect"] = not_carried_out(f, point); },
              },
              *action);
   injector_->record_injection(*fault, point, s, extra);
@@ -278,7 +283,8 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                  },
                  [&](const CorruptBits& corrupt) {
                    if (req->device_memory) {
-                     NCCLFI_NET_WARN("fault %s: corrupt skipped, the buffer is device memory", f.id.c_str());
+                     NCCLFI_NET_FAULT_WARN("fault %s: corrupt skipped, the buffer is device memory",
+                                           f.id.c_str());
                      extra["effect"] = "none: corrupt skipped, the buffer is device memory";
                      return;
                    }
@@ -289,8 +295,18 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                  [&](const FailWithCode& fail) {
                    result = nccl_status(to_nccl_result(fail.code));
                    extra["code"] = to_int(fail.code);
-                   NCCLFI_NET_WARN("injected error %d at %s (fault %s)", to_int(fail.code), point,
-                                   f.id.c_str());
+                   NCCLFI_NET_FAULT_WARN("injected error %d at %s (fault %s)", to_int(fail.code), point,
+                                         f.id.c_str());
+                 },
+                 [&](const RetryExhausted& exhausted) {
+                   // The NIC is gone for the whole process: this request and every later one wait out
+                   // the retries (test() applies it to requests posted after this one).
+                   nic_down_status_.store(nccl_status(to_nccl_result(exhausted.code)));
+                   int64_t expected = 0;
+                   nic_down_since_ns_.compare_exchange_strong(expected, req->post_ns);
+                   req->fail_at_ns = req->post_ns + nic_retry_budget_ns();
+                   extra["code"] = to_int(exhausted.code);
+                   extra["retry_budget_ms"] = static_cast<double>(nic_retry_budget_ns()) / 1e6;
                  },
                  // Fires only at connection points (see connection_fault).
                  [&](const ConnectFail&) { extra["effect"] = not_carried_out(f, point); },
@@ -389,8 +405,8 @@ void NetShim::finish_completion(Request* req, int64_t now) {
     std::vector<uint64_t> flipped =
         flip_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed);
     if (flipped.size() > 16) flipped.resize(16);
-    NCCLFI_NET_INFO("fault %s: flipped %llu bits in request %llu", f.id.c_str(),
-                    static_cast<unsigned long long>(bits), static_cast<unsigned long long>(req->id));
+    NCCLFI_NET_FAULT_INFO("fault %s: flipped %llu bits in request %llu", f.id.c_str(),
+                          static_cast<unsigned long long>(bits), static_cast<unsigned long long>(req->id));
     (void)flipped;
   }
   int64_t release = now + req->hold_ns;
@@ -402,10 +418,37 @@ void NetShim::finish_completion(Request* req, int64_t now) {
   req->release_ns = release;
 }
 
+int64_t NetShim::nic_retry_budget_ns() {
+  // An exponent the verbs spec reads as "never time out" leaves the request pending for ever, as the
+  // real queue pair would.
+  const auto budget = ib_retry_budget(ib_retry_settings_from_env());
+  if (!budget) return INT64_MAX / 2;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(*budget).count();
+}
+
+NetStatus NetShim::fail_retries_exhausted(const Request* req) const {
+  // What NCCL's IB transport writes for a work completion with IBV_WC_RETRY_EXC_ERR (status 12).
+  log_unprefixed(NCCL_LOG_WARN, __FILE__, __LINE__,
+                 "NET/IB : Got completion from peer rank %d with status=transport retry counter exceeded(12) "
+                 "opcode=%d len=%zu vendor err 129 (%s) hca mlx5_%d",
+                 req->peer, req->is_send ? 0 : 128, req->bytes, req->is_send ? "Send" : "Recv",
+                 rank_ < 0 ? 0 : rank_ % 8);
+  return nic_down_status_.load();
+}
+
 NetStatus NetShim::test(void* request, int* done, int* sizes) {
   if (!faults_on()) return backend_->test(request, done, sizes);
   *done = 0;
   auto* req = static_cast<Request*>(request);
+  if (req->fail_at_ns == 0) {
+    if (const int64_t since = nic_down_since_ns_.load(); since != 0) {
+      req->fail_at_ns = std::max(req->post_ns, since) + nic_retry_budget_ns();
+    }
+  }
+  if (req->fail_at_ns != 0) {  // a dead NIC: nothing completes, then the retries run out
+    if (mono_now() < req->fail_at_ns) return kNetOk;
+    return fail_retries_exhausted(req);
+  }
   if (!req->inner_done) {
     int inner_done = 0;
     int size = 0;

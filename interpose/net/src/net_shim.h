@@ -16,6 +16,9 @@
 //   error         isend/irecv/test: the call returns `code` (default ncclSystemError).
 //   connect_fail  connect/accept: the call returns `code` (default ncclSystemError) and no comm.
 //   stall         isend/irecv: the connection reports no completion for `ms`, then resumes.
+//   nic_down      isend/irecv: from this request on, no request of the process completes; each fails
+//                 with `code` (default ncclRemoteError) once the IB retry budget has passed since its
+//                 post, after the WARN NCCL's IB transport writes for IBV_WC_RETRY_EXC_ERR.
 // Targets: rank (Params), peer (irecv: the tag, i.e. the remote rank; isend: the rank the listener put
 // in the handle, known with our own transport only), direction, min_bytes (posted bytes; completed
 // bytes at net/test). Every firing is an `inject` event with request id, bytes and peer.
@@ -75,6 +78,12 @@ class NetShim {
   // Applies a fault that fired on a data request (at post or at completion).
   NetStatus request_fault(const char* point, const ArmedFault* fault, const CallSite& site, Request* req);
   void finish_completion(Request* req, int64_t now);
+  // nic_down: NCCL_IB_TIMEOUT x NCCL_IB_RETRY_CNT of this rank (ib_retry_budget.h), and the failure
+  // it ends in.
+  static int64_t nic_retry_budget_ns();
+  NetStatus fail_retries_exhausted(const Request* req) const;
+  std::atomic<int64_t> nic_down_since_ns_{0};
+  std::atomic<NetStatus> nic_down_status_{kNetOk};
 
   std::unique_ptr<NetBackend> backend_;
   std::string setup_error_;

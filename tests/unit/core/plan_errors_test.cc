@@ -176,7 +176,8 @@ TEST(PlanErrors, UnknownLayerAndUnknownKindForALayer) {
   expect_error(plan_json({fault_json("g", "gpu", "error")}), "/faults/0/layer",
                "one of \"net\", \"api\", \"proc\", \"link\"", "\"gpu\"");
   expect_error(plan_json({fault_json("n", "net", "hang")}), "/faults/0/kind",
-               "a net fault kind (delay, throttle, drop, corrupt, error, connect_fail, stall)", "\"hang\"");
+               "a net fault kind (delay, throttle, drop, corrupt, error, connect_fail, stall, nic_down)",
+               "\"hang\"");
   expect_error(
       plan_json({fault_json("a", "api", "drop")}), "/faults/0/kind",
       "a api fault kind (delay, hang, gpu_hang, skip, error, async_error, corrupt, crash, init_fail, "

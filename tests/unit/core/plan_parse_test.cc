@@ -166,6 +166,7 @@ TEST(PlanParse, AbsentParamsTakeTheDeclaredDefaults) {
   EXPECT_EQ(test::action_as<AsyncError>(only("api", "async_error")).code, NcclError::kRemoteError);
   EXPECT_EQ(test::action_as<FailWithCode>(only("net", "error")).code, NcclError::kSystemError);
   EXPECT_EQ(test::action_as<ConnectFail>(only("net", "connect_fail")).code, NcclError::kSystemError);
+  EXPECT_EQ(test::action_as<RetryExhausted>(only("net", "nic_down")).code, NcclError::kRemoteError);
   EXPECT_EQ(test::action_as<DieBySignal>(only("api", "crash")).signal, SIGABRT);
   EXPECT_EQ(test::action_as<KillProcess>(only("proc", "kill")).signal, SIGKILL);
   EXPECT_FALSE(test::action_as<Hang>(only("api", "hang")).ms.has_value());

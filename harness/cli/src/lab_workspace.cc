@@ -1,0 +1,195 @@
+#include "lab_workspace.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "ncclfi/bounded_input.h"
+
+namespace ncclfi::cli::lab {
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_text(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + path.string());
+  }
+  fs::rename(tmp, path);
+}
+
+std::string exit_text(const harness::RankExit& e) {
+  std::ostringstream out;
+  if (e.exit_code) out << "exit code " << *e.exit_code;
+  if (e.signal) out << "killed by signal " << *e.signal;
+  if (e.killed_by_harness) out << " (ended by the scheduler at the job's time limit)";
+  return out.str();
+}
+
+// The lines an operator greps for first: warnings, errors, timeouts, NaN.
+bool notable_line(const std::string& line) {
+  static const char* const kWords[] = {"WARN",     "error", "Error", "timeout", "timed out",
+                                       "watchdog", "wrong", "nan",   "NaN",     "failed"};
+  return std::any_of(std::begin(kWords), std::end(kWords),
+                     [&](const char* w) { return line.find(w) != std::string::npos; });
+}
+
+std::string job_description(const nlohmann::json& scenario) {
+  std::ostringstream out;
+  const auto& w = scenario.at("workload");
+  out << "job: " << w.value("ranks", 1) << " ranks, one process per rank\n";
+  out << "command: ";
+  if (w.contains("builtin"))
+    out << (w["builtin"] == "cpu-ring" ? "ncclfi-cpu-ring" : w["builtin"].get<std::string>());
+  for (const auto& a : w.value("args", nlohmann::json::array())) out << " " << a.get<std::string>();
+  out << "\nenvironment:\n";
+  const nlohmann::json env = scenario.value("env", nlohmann::json::object());
+  for (const auto& [k, v] : env.items()) {
+    out << "  " << k << "=" << v.get<std::string>() << "\n";
+  }
+  out << "time limit: " << scenario.value("deadline_s", 60.0) << " s (the scheduler ends the job then)\n";
+  if (scenario.contains("restart")) {
+    out << "restarts: the scheduler relaunches a failed job up to " << scenario["restart"].value("max", 0)
+        << " times\n";
+  }
+  return out.str();
+}
+
+void write_job(const fs::path& dir, const nlohmann::json& job, const harness::RunRecord& run) {
+  const auto& h = run.history;
+  const bool several = h.attempts > 1;
+  std::map<std::pair<int, int>, std::vector<std::string>> notable;  // (attempt, rank) -> lines
+  for (size_t a = 0; a < h.rank_logs.size(); ++a) {
+    for (size_t r = 0; r < h.rank_logs[a].size(); ++r) {
+      const fs::path src = fs::path(run.run_dir) / h.rank_logs[a][r];
+      const fs::path dst =
+          several ? dir / ("attempt-" + std::to_string(a)) / ("rank-" + std::to_string(r) + ".log")
+                  : dir / ("rank-" + std::to_string(r) + ".log");
+      std::string text;
+      if (!read_regular_file(src.string(), 64ULL << 20, text).empty()) text.clear();
+      write_text(dst, text);
+      std::istringstream lines(text);
+      for (std::string line; std::getline(lines, line);) {
+        auto& list = notable[{static_cast<int>(a), static_cast<int>(r)}];
+        if (notable_line(line) && list.size() < 3) list.push_back(line);
+      }
+    }
+  }
+  // Step timings: the workload's own per-step records (what a training script's logger keeps).
+  std::ostringstream steps;
+  steps << "attempt,rank,step,seconds_since_start,duration_ms\n";
+  std::map<int, int64_t> first_ts;
+  for (const auto& e : h.events) {
+    if (e.event != "op" || e.rank < 0) continue;
+    if (!first_ts.count(e.attempt)) first_ts[e.attempt] = e.ts_ns;
+    steps << e.attempt << "," << e.rank << "," << e.fields.value("seq", -1) << "," << std::fixed
+          << std::setprecision(3) << static_cast<double>(e.ts_ns - first_ts[e.attempt]) / 1e9 << ","
+          << static_cast<double>(e.fields.value("dur_us", int64_t{0})) / 1000.0 << "\n";
+  }
+  write_text(dir / "step_times.csv", steps.str());
+  std::ostringstream exits;
+  std::vector<harness::RankExit> ended = h.exits;
+  std::stable_sort(ended.begin(), ended.end(),
+                   [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+  for (const auto& e : ended) {
+    exits << (several ? "attempt " + std::to_string(e.attempt) + " " : std::string()) << "rank " << e.rank
+          << ": " << exit_text(e) << ", " << std::fixed << std::setprecision(3)
+          << static_cast<double>(e.ts_ns - h.start_ns) / 1e9 << " s after the job started\n";
+  }
+  write_text(dir / "exit_codes.txt", exits.str());
+  write_text(dir / "job.txt", job_description(job.at("scenario")));
+  std::ostringstream report;
+  report << "# " << job.at("name").get<std::string>() << "\n\n"
+         << job_description(job.at("scenario")) << "\n";
+  report << "launches: " << h.attempts << "\n";
+  report << "duration: " << std::fixed << std::setprecision(1)
+         << static_cast<double>(h.end_ns - h.start_ns) / 1e9 << " s\n\n## Exit statuses\n\n"
+         << exits.str() << "\n## First notable lines per rank\n\n";
+  for (const auto& [where, lines] : notable) {
+    if (lines.empty()) continue;
+    report << (several ? "attempt " + std::to_string(where.first) + " " : std::string()) << "rank "
+           << where.second << ":\n";
+    for (const auto& l : lines) report << "    " << l << "\n";
+  }
+  write_text(dir / "report.md", report.str());
+}
+
+}  // namespace
+
+void write_json_atomically(const std::string& path, const nlohmann::json& doc) {
+  write_text(path, doc.dump(2) + "\n");
+}
+
+Ticket read_ticket(const std::string& workspace) {
+  std::string text;
+  const std::string path = (fs::path(workspace) / "lab.json").string();
+  if (const std::string error = read_regular_file(path, 1 << 20, text); !error.empty()) {
+    throw std::runtime_error(workspace + ": not a lab workspace (" + error + ")");
+  }
+  const auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) throw std::runtime_error(path + ": not valid JSON");
+  Ticket t;
+  t.lab = doc.value("lab", "");
+  t.student = doc.value("student", "");
+  t.ticket_id = doc.value("ticket", "");
+  t.key_dir = doc.value("key_dir", "");
+  t.started_ns = doc.value("started_ns", int64_t{0});
+  return t;
+}
+
+std::string key_path(const Ticket& ticket, const std::string& key_dir_override) {
+  return (fs::path(key_dir_override.empty() ? ticket.key_dir : key_dir_override) / ticket.ticket_id).string();
+}
+
+nlohmann::json read_key(const std::string& key_path) {
+  std::string text;
+  const std::string path = (fs::path(key_path) / "key.json").string();
+  if (const std::string error = read_regular_file(path, 16 << 20, text); !error.empty()) {
+    throw std::runtime_error("no key for this workspace at " + path + " (" + error + ")");
+  }
+  auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded()) throw std::runtime_error(path + ": not valid JSON");
+  return doc;
+}
+
+void write_workspace(const std::string& workspace, const Lab& lab, const LabVariant& variant,
+                     const std::vector<harness::RunRecord>& runs, const Ticket& ticket) {
+  const fs::path ws(workspace);
+  fs::create_directories(ws);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const auto& job = variant.jobs.at(i);
+    write_job(ws / job.at("name").get<std::string>(), job, runs[i]);
+  }
+  std::ostringstream brief;
+  brief << "# " << lab.title << "\n\n"
+        << "Topic: " << lab.topic << ". Difficulty: " << lab.difficulty << "/3.\n\n"
+        << "## What happened\n\n"
+        << lab.symptom << "\n\n"
+        << lab.doc.at("briefing").get<std::string>() << "\n\n"
+        << "## What you have\n\n";
+  for (const auto& job : variant.jobs) {
+    brief << "- `" << job.at("name").get<std::string>()
+          << "/`: " << job.value("about", std::string("a run of the job"))
+          << " (each rank's log, `step_times.csv`, `exit_codes.txt`, `job.txt`, `report.md`)\n";
+  }
+  brief << "\n## Your answer\n\n"
+        << "    ncclfi lab answer " << workspace << " --rank R [--rank R2] --cause CAUSE [--detail K=V]\n"
+        << "    ncclfi lab hint " << workspace << "       (each hint costs points)\n"
+        << "    ncclfi lab causes                          (the words for CAUSE)\n";
+  write_text(ws / "BRIEFING.md", brief.str());
+  write_json_atomically((ws / "lab.json").string(), {{"lab", ticket.lab},
+                                                     {"student", ticket.student},
+                                                     {"ticket", ticket.ticket_id},
+                                                     {"key_dir", ticket.key_dir},
+                                                     {"started_ns", ticket.started_ns}});
+}
+
+}  // namespace ncclfi::cli::lab
