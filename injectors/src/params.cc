@@ -72,6 +72,7 @@ Params Params::from_env() {
   p.net_min_chunk = static_cast<size_t>(
       std::clamp(env_long("NCCLFI_NET_MIN_CHUNK", static_cast<long>(p.net_min_chunk)), 4096L, 1L << 30));
   if (std::string lib = env_string("NCCLFI_CUDA_DRIVER_LIB"); !lib.empty()) p.cuda_driver_lib = lib;
+  p.ibverbs_real = env_string("NCCLFI_IBVERBS_REAL");
   if (p.run_dir.empty() && !p.plan_path.empty()) {
     auto slash = p.plan_path.rfind('/');
     p.run_dir = slash == std::string::npos ? "." : p.plan_path.substr(0, slash);

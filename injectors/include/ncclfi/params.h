@@ -25,6 +25,8 @@ struct Params {
   size_t net_min_chunk = 65536;       // NCCLFI_NET_MIN_CHUNK: smallest stripe slice
   std::string cuda_driver_lib = "libcuda.so.1";  // NCCLFI_CUDA_DRIVER_LIB: the preload's CUDA driver (tests
                                                  // name a host-memory stand-in)
+  std::string ibverbs_real;  // NCCLFI_IBVERBS_REAL: the libibverbs libncclfi-ibverbs.so forwards to (a path;
+                             // default: the one found at build time; the tests name the stand-in)
 
   // Reads the environment (once per process; later calls return the cached copy).
   static const Params& get();

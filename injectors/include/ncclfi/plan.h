@@ -2,6 +2,7 @@
 // per-run plan.json written by the harness); see docs/faults.md for the format.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -15,7 +16,8 @@
 
 namespace ncclfi {
 
-enum class Layer { kNet, kApi, kProc };
+enum class Layer { kNet, kApi, kProc, kVerbs };
+inline constexpr size_t kLayerCount = 4;  // per-layer tables (Injector::instance) are sized by it
 enum class Direction { kAny, kSend, kRecv };
 
 const char* to_string(Layer layer);
@@ -64,6 +66,7 @@ struct Fault {
   const ApiAction* api_action() const { return std::get_if<ApiAction>(&action); }
   const NetAction* net_action() const { return std::get_if<NetAction>(&action); }
   const ProcAction* proc_action() const { return std::get_if<ProcAction>(&action); }
+  const VerbsAction* verbs_action() const { return std::get_if<VerbsAction>(&action); }
 };
 
 struct FaultPlan {

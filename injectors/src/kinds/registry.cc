@@ -23,7 +23,14 @@
   X(kApiInitFail)          \
   X(kApiInitHang)          \
   X(kProcStop)             \
-  X(kProcKill)
+  X(kProcKill)             \
+  X(kVerbsRetryExceeded)   \
+  X(kVerbsWcError)         \
+  X(kVerbsDelay)           \
+  X(kVerbsDrop)            \
+  X(kVerbsPortDown)        \
+  X(kVerbsLinkDegrade)     \
+  X(kVerbsPostError)
 
 namespace ncclfi {
 namespace kinds {
