@@ -68,7 +68,8 @@ struct Scenario {
   LauncherSpec launcher;
   bool layer_net = false;  // load the net shim (NCCL_NET_PLUGIN)
   bool layer_api = false;  // load the preload (LD_PRELOAD)
-  bool layer_verbs = false;  // load libncclfi-ibverbs.so as NCCL's libibverbs (NCCL_IBVERBS_LIB, LD_LIBRARY_PATH)
+  bool layer_verbs =
+      false;  // load libncclfi-ibverbs.so as NCCL's libibverbs (NCCL_IBVERBS_LIB, LD_LIBRARY_PATH)
   std::map<std::string, std::string> env;
   FaultPlan plan;  // every fault; proc ones are the harness's
   double deadline_s = 60;
