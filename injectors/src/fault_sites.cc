@@ -51,20 +51,20 @@ constexpr SiteEmulation kLink[] = {
 
 constexpr SiteEmulation kNvlink[] = {
     {"node", "nvlink_down", "the job loses its NVLink/P2P path; NCCL falls back (shared memory or PCIe)",
-     "P2P is turned off for the run; the links themselves are up"},
+     "P2P is turned off for the run; the links themselves are up", true},
     {"api", "nvlink_error",
      "a mid-run CUDA error 'uncorrectable NVLink error' reaches the job as "
      "ncclUnhandledCudaError",
-     "returned by the API, not raised by the GPU; no Xid in the kernel log"},
+     "returned by the API, not raised by the GPU; no Xid in the kernel log", true},
 };
 
 constexpr SiteEmulation kPcie[] = {
     {"api", "bandwidth_cap", "each collective takes as long as a narrower or slower link would make it",
-     "held at the API: the bus itself is not slowed"},
+     "held at the API: the bus itself is not slowed", true},
     {"node", "pcie_downgrade",
      "NCCL reads a topology (NCCL_TOPO_FILE) with the lower PCIe width/speed and "
      "logs and plans for it",
-     "the topology NCCL is given, not the link's training"},
+     "the topology NCCL is given, not the link's training", true},
 };
 
 constexpr FaultSite kSites[] = {

@@ -276,8 +276,10 @@ TEST_F(VerbsWrapper, LinkDegradeReportsTheLowerSpeedAndWidth) {
   ProbeResult r = probe(json::array({fault("link_degrade", {{"speed", "HDR"}, {"width", "1x"}})}));
   EXPECT_EQ(r.line_starting("port "), "port state=4 phys=5 speed=64 width=1");
   EXPECT_EQ(r.line_starting("port_op "), "port_op state=4 phys=5 speed=64 width=1");
-  ProbeResult width_only = probe(json::array({fault("link_degrade", {{"width", "2x"}})}));
-  EXPECT_EQ(width_only.line_starting("port "), "port state=4 phys=5 speed=32 width=16");
+  ProbeResult defaults = probe(json::array({fault("link_degrade")}));
+  EXPECT_EQ(defaults.line_starting("port "), "port state=4 phys=5 speed=32 width=1") << "1x, speed unchanged";
+  ProbeResult width_2x = probe(json::array({fault("link_degrade", {{"width", "2x"}})}));
+  EXPECT_EQ(width_2x.line_starting("port "), "port state=4 phys=5 speed=32 width=16");
 }
 
 TEST_F(VerbsWrapper, PostErrorReturnsTheErrnoAndPostsNothing) {

@@ -20,6 +20,7 @@ struct SiteEmulation {
   std::string_view kind;          // of the project adds is listed before it is registered here)
   std::string_view real;          // what the job meets exactly as in the real failure
   std::string_view approximated;  // what differs from the real failure
+  bool planned = false;           // added by another part of the project: may be missing from this build
 };
 
 struct FaultSite {

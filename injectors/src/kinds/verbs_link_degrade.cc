@@ -24,22 +24,22 @@ int code_of(const std::array<ib::LinkCode, N>& table, const std::string& name) {
   return 0;
 }
 
-constexpr ParamSpec kParams[] = {{.name = "speed",
-                                  .type = ParamType::kChoice,
-                                  .absent = "unchanged",
-                                  .meaning = "the active_speed reported (per-lane rate)",
-                                  .choices = kSpeedNames},
-                                 {.name = "width",
-                                  .type = ParamType::kChoice,
-                                  .absent = "unchanged",
-                                  .meaning = "the active_width reported (lanes)",
-                                  .choices = kWidthNames}};
+constexpr ParamSpec kParams[] = {
+    {.name = "speed",
+     .type = ParamType::kChoice,
+     .absent = "unchanged",
+     .meaning = "the active_speed reported (per-lane rate)",
+     .choices = kSpeedNames},
+    {.name = "width",
+     .type = ParamType::kChoice,
+     .default_json = R"("1x")",
+     .meaning = "the active_width reported (lanes); to change the speed alone, give the real width",
+     .choices = kWidthNames}};
 
 FaultAction resolve(const ParamReader& p) {
-  if (!p.has("speed") && !p.has("width")) p.fail("speed", "a speed or a width (or both)");
   LinkDegrade d;
   if (p.has("speed")) d.speed_code = code_of(ib::kLinkSpeeds, p.choice("speed"));
-  if (p.has("width")) d.width_code = code_of(ib::kLinkWidths, p.choice("width"));
+  d.width_code = code_of(ib::kLinkWidths, p.choice("width"));
   return VerbsAction{d};
 }
 

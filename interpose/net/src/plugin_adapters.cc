@@ -85,6 +85,9 @@ ncclResult_t accept(void* listen_comm, void** recv_comm, ncclNetDeviceHandle_t**
   return guarded("accept", [&] { return shim().accept(listen_comm, recv_comm); });
 }
 ncclResult_t reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
+#ifdef NCCLFI_NET_TEST_CUDA_PTRS
+  if (type == NCCL_PTR_CUDA) type = NCCL_PTR_HOST;  // its "device" memory is host memory
+#endif
   return guarded("regMr", [&] { return shim().reg_mr(comm, data, size, type, mhandle); });
 }
 ncclResult_t dereg_mr(void* comm, void* mhandle) {
