@@ -114,8 +114,8 @@ void Injector::log(const std::string& msg) const {
 Injector& Injector::instance(Layer layer, const char* source) {
   // Created once per layer and never destroyed: NCCL's proxy threads may still call into points while
   // the process runs its static destructors.
-  static std::array<std::once_flag, 3> once;
-  static std::array<Injector*, 3> instances{};
+  static std::array<std::once_flag, kLayerCount> once;
+  static std::array<Injector*, kLayerCount> instances{};
   auto index = static_cast<size_t>(layer);
   std::call_once(once[index], [&] { instances[index] = new Injector(Params::get(), layer, source); });
   return *instances[index];

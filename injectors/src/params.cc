@@ -76,6 +76,7 @@ Params Params::from_env() {
   p.net_hello_timeout_ms = static_cast<int>(
       std::clamp(env_long("NCCLFI_NET_HELLO_TIMEOUT_MS", p.net_hello_timeout_ms), 10L, 3'600'000L));
   if (std::string lib = env_string("NCCLFI_CUDA_DRIVER_LIB"); !lib.empty()) p.cuda_driver_lib = lib;
+  p.ibverbs_real = env_string("NCCLFI_IBVERBS_REAL");
   if (p.run_dir.empty() && !p.plan_path.empty()) {
     auto slash = p.plan_path.rfind('/');
     p.run_dir = slash == std::string::npos ? "." : p.plan_path.substr(0, slash);

@@ -30,6 +30,8 @@ const char* to_string(Layer layer) {
       return "proc";
     case Layer::kLink:
       return "link";
+    case Layer::kVerbs:
+      return "verbs";
   }
   return "?";
 }
@@ -73,12 +75,15 @@ std::string describe_json(const nlohmann::json& value) {
 
 namespace {
 
+constexpr const char* kLayerNames = "one of \"net\", \"api\", \"proc\", \"link\", \"verbs\"";
+
 Layer parse_layer(const nlohmann::json& v, const Where& w) {
   if (v == "net") return Layer::kNet;
   if (v == "api") return Layer::kApi;
   if (v == "proc") return Layer::kProc;
   if (v == "link") return Layer::kLink;
-  w.fail("one of \"net\", \"api\", \"proc\", \"link\"", v);
+  if (v == "verbs") return Layer::kVerbs;
+  w.fail(kLayerNames, v);
 }
 
 std::string kinds_of(Layer layer) {
@@ -108,8 +113,7 @@ Fault parse_fault(const nlohmann::json& obj, const std::string& file, const std:
   if (!obj.contains("id")) w.at("id").fail_text("a fault id (letters, digits, _ - .)", "nothing");
   f.id = plan_json::read_string(obj["id"], w.at("id"));
   if (!valid_id(f.id)) w.at("id").fail("an id of 1-64 letters, digits, '_', '-' or '.'", obj["id"]);
-  if (!obj.contains("layer"))
-    w.at("layer").fail_text("one of \"net\", \"api\", \"proc\", \"link\"", "nothing");
+  if (!obj.contains("layer")) w.at("layer").fail_text(kLayerNames, "nothing");
   f.layer = parse_layer(obj["layer"], w.at("layer"));
   if (!obj.contains("kind")) w.at("kind").fail_text("a fault kind", "nothing");
   f.kind = plan_json::read_string(obj["kind"], w.at("kind"));

@@ -12,6 +12,7 @@
 #include "ncclfi/bounded_input.h"
 #include "ncclfi/event_log.h"
 #include "ncclfi/fault_kinds.h"
+#include "ncclfi/fault_sites.h"
 #include "ncclfi/injector.h"
 #include "ncclfi/plan.h"
 #include "rank_launcher.h"
@@ -108,6 +109,30 @@ void add_validate_command(CLI::App& app, int& status) {
 
 namespace {
 
+// Which scenarios of the catalogue use each (layer, kind): every scenario file that loads, by name, once.
+KindUses kind_uses(const std::vector<std::string>& roots) {
+  KindUses uses;
+  std::vector<std::string> files;
+  try {
+    files = expand_scenario_paths(roots);
+  } catch (const ScenarioError&) {
+    return uses;  // no catalogue here: the table lists no scenarios
+  }
+  for (const auto& file : files) {
+    try {
+      const Scenario s = load_scenario(file);
+      for (const Fault& f : s.plan.faults) {
+        auto& names = uses[{to_string(f.layer), f.kind}];
+        if (std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
+      }
+    } catch (const ScenarioError&) {
+      // `ncclfi validate` reports broken files; the table only counts the ones that load.
+    }
+  }
+  for (auto& [key, names] : uses) std::sort(names.begin(), names.end());
+  return uses;
+}
+
 void list_scenarios(const std::vector<std::string>& roots, bool as_json) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& file : expand_scenario_paths(roots)) {
@@ -136,16 +161,18 @@ void add_list_command(CLI::App& app, int& status) {
   auto what = std::make_shared<std::string>();
   auto roots = std::make_shared<std::vector<std::string>>();
   auto as_json = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("list", "List fault kinds, injection points or scenarios.");
-  cmd->add_option("what", *what, "faults | points | scenarios")
+  auto* cmd = app.add_subcommand("list", "List fault kinds, injection points, fault sites or scenarios.");
+  cmd->add_option("what", *what, "faults | points | sites | scenarios")
       ->required()
-      ->check(CLI::IsMember({"faults", "points", "scenarios"}));
-  cmd->add_option("paths", *roots, "for `scenarios`: where to look (default: the installed catalogue)");
+      ->check(CLI::IsMember({"faults", "points", "sites", "scenarios"}));
+  cmd->add_option("paths", *roots,
+                  "for `scenarios` and `sites`: where to look (default: the installed catalogue)");
   cmd->add_flag("--json", *as_json, "print a JSON array on stdout");
   cmd->footer(
       "Examples:\n"
       "  ncclfi list faults\n"
       "  ncclfi list points --json\n"
+      "  ncclfi list sites\n"
       "  ncclfi list scenarios scenarios/cpu");
   cmd->callback([what, roots, as_json, &status] {
     status = kAllPassed;
@@ -155,6 +182,16 @@ void add_list_command(CLI::App& app, int& status) {
         std::cout << fault_catalogue_json().dump(2) << "\n";
       } else {
         std::cout << fault_catalogue_markdown();
+      }
+    } else if (*what == "sites") {
+      // The table of docs/faults.md ("Fault sites"), with the scenarios of the catalogue that use each kind.
+      const KindUses uses = kind_uses(
+          roots->empty() ? std::vector<std::string>{Installation::discover().data_dir + "/scenarios"}
+                         : *roots);
+      if (*as_json) {
+        std::cout << fault_sites_json(uses).dump(2) << "\n";
+      } else {
+        std::cout << fault_sites_markdown(uses);
       }
     } else if (*what == "points") {
       nlohmann::json points = nlohmann::json::array();

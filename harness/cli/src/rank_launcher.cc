@@ -289,7 +289,8 @@ std::map<std::string, std::string> current_environment() {
 }
 
 bool is_reserved_env(std::string_view name) {
-  return name.rfind("NCCLFI_", 0) == 0 || name == "LD_PRELOAD" || name == "NCCL_NET_PLUGIN";
+  return name.rfind("NCCLFI_", 0) == 0 || name == "LD_PRELOAD" || name == "NCCL_NET_PLUGIN" ||
+         name == "NCCL_IBVERBS_LIB";
 }
 
 namespace {
@@ -334,6 +335,18 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   if (s.layer_net) {
     env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
     if (!s.env.count("NCCL_NET")) env["NCCL_NET"] = "ncclfi";
+  }
+  if (s.layer_verbs) {
+    // NCCL 2.30.3 and later dlopen NCCL_IBVERBS_LIB; older ones dlopen libibverbs.so.1, which lib/ibverbs/
+    // (first on LD_LIBRARY_PATH) answers with the same wrapper.
+    env["NCCL_IBVERBS_LIB"] = ctx.install.lib_dir + "/libncclfi-ibverbs.so";
+    std::string inherited;
+    if (const auto it = s.env.find("LD_LIBRARY_PATH"); it != s.env.end()) {
+      inherited = it->second;
+    } else if (const auto own = ctx.parent_env.find("LD_LIBRARY_PATH"); own != ctx.parent_env.end()) {
+      inherited = own->second;
+    }
+    env["LD_LIBRARY_PATH"] = ctx.install.lib_dir + "/ibverbs" + (inherited.empty() ? "" : ":" + inherited);
   }
   if (ctx.gpu.shared) add_shared_gpu_env(env, ctx, rank);
   return env;

@@ -75,6 +75,8 @@ struct Scenario {
   // Not in the file format: `ncclfi timeouts` sets it for the healthy runs, whose ops the preload then times
   // (NCCLFI_TIME_OPS: op_time events, the job's longest collective).
   bool time_ops = false;
+  bool layer_verbs =
+      false;  // load libncclfi-ibverbs.so as NCCL's libibverbs (NCCL_IBVERBS_LIB, LD_LIBRARY_PATH)
   std::map<std::string, std::string> env;
   FaultPlan plan;  // every fault; proc ones are the harness's
   double deadline_s = 60;

@@ -93,10 +93,12 @@ void fill(Scenario& s, const json& doc) {
   for (const auto& layer : value_or(doc, "layers", std::vector<std::string>{})) {
     if (layer == "net") s.layer_net = true;
     if (layer == "api") s.layer_api = true;
+    if (layer == "verbs") s.layer_verbs = true;
   }
   // The CPU ring's only transport is the net shim; the GPU workload needs the shim only for net faults.
   if (s.workload.builtin == "cpu-ring" || s.has_layer_faults(Layer::kNet)) s.layer_net = true;
   if (s.has_layer_faults(Layer::kApi)) s.layer_api = true;
+  if (s.has_layer_faults(Layer::kVerbs)) s.layer_verbs = true;
   s.deadline_s = value_or(doc, "deadline_s", 60.0);
   s.grace_s = value_or(doc, "grace_s", 3.0);
   const json restart = value_or(doc, "restart", json::object());

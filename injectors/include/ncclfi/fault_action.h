@@ -115,6 +115,30 @@ struct KillProcess {  // the harness sends this signal (one of signals.h's accep
   friend bool operator==(const KillProcess&, const KillProcess&) = default;
 };
 
+// verbs layer (libncclfi-ibverbs.so); Delay and Drop act on work completions there.
+struct CompletionError {  // the completion comes back with this ibv_wc_status; the QP's later completions
+                          // flush
+  int status = 10;        // an ibv_wc_status value (ib_verbs_codes.h)
+  uint32_t vendor_err = 0;
+  // true: held until the IB retry budget (ib_retry_budget.h) has passed since the work request was posted,
+  // as a NIC reports IBV_WC_RETRY_EXC_ERR only after its last retry timed out.
+  bool after_retry_budget = false;
+  friend bool operator==(const CompletionError&, const CompletionError&) = default;
+};
+struct PortDown {  // ibv_query_port reports the port IBV_PORT_DOWN from then on
+  friend bool operator==(const PortDown&, const PortDown&) = default;
+};
+struct LinkDegrade {  // ibv_query_port reports these active_speed/active_width codes from then on; 0:
+                      // unchanged
+  int speed_code = 0;
+  int width_code = 0;
+  friend bool operator==(const LinkDegrade&, const LinkDegrade&) = default;
+};
+struct PostError {  // ibv_post_send/ibv_post_recv return this errno and post nothing
+  int errno_value = 12;
+  friend bool operator==(const PostError&, const PostError&) = default;
+};
+
 using ApiAction = std::variant<Delay, Hang, GpuHang, Skip, FailWithCode, AsyncError, CorruptElements,
                                DieBySignal, ExitWithCode, BandwidthCap, TopologyChange>;
 using NetAction =
@@ -135,6 +159,7 @@ struct Netem {  // the host's link delays, loses or corrupts packets (the kernel
 
 using ProcAction = std::variant<StopProcess, KillProcess>;
 using LinkAction = std::variant<LimitRate, Netem>;
-using FaultAction = std::variant<NetAction, ApiAction, ProcAction, LinkAction>;
+using VerbsAction = std::variant<Delay, Drop, CompletionError, PortDown, LinkDegrade, PostError>;
+using FaultAction = std::variant<NetAction, ApiAction, ProcAction, LinkAction, VerbsAction>;
 
 }  // namespace ncclfi

@@ -31,6 +31,8 @@ struct Params {
   int net_hello_timeout_ms = 20000;   // NCCLFI_NET_HELLO_TIMEOUT_MS: a silent accepted socket is closed then
   std::string cuda_driver_lib = "libcuda.so.1";  // NCCLFI_CUDA_DRIVER_LIB: the preload's CUDA driver (tests
                                                  // name a host-memory stand-in)
+  std::string ibverbs_real;  // NCCLFI_IBVERBS_REAL: the libibverbs libncclfi-ibverbs.so forwards to (a path;
+                             // default: the one found at build time; the tests name the stand-in)
 
   // Reads the environment (once per process; later calls return the cached copy).
   static const Params& get();

@@ -2,6 +2,7 @@
 // per-run plan.json written by the harness); see docs/faults.md for the format.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -15,7 +16,8 @@
 
 namespace ncclfi {
 
-enum class Layer { kNet, kApi, kProc, kLink };
+enum class Layer { kNet, kApi, kProc, kLink, kVerbs };
+inline constexpr size_t kLayerCount = 5;  // per-layer tables (Injector::instance) are sized by it
 enum class Direction { kAny, kSend, kRecv };
 
 const char* to_string(Layer layer);
@@ -65,6 +67,7 @@ struct Fault {
   const NetAction* net_action() const { return std::get_if<NetAction>(&action); }
   const ProcAction* proc_action() const { return std::get_if<ProcAction>(&action); }
   const LinkAction* link_action() const { return std::get_if<LinkAction>(&action); }
+  const VerbsAction* verbs_action() const { return std::get_if<VerbsAction>(&action); }
 };
 
 struct FaultPlan {

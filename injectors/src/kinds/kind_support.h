@@ -37,6 +37,9 @@ inline constexpr std::string_view kApiOpsGroupEndAndAbort[] = {
     "nccl/p2p/send",       "nccl/p2p/recv",       "nccl/group/end",          "nccl/comm/abort"};
 inline constexpr std::string_view kNetPosts[] = {"net/isend", "net/irecv"};
 inline constexpr std::string_view kNetConnects[] = {"net/connect", "net/accept"};
+// verbs: completions are faulted where ibv_poll_cq reports them; the port where ibv_query_port reads it.
+inline constexpr std::string_view kVerbsCompletions[] = {"verbs/poll_cq"};
+inline constexpr std::string_view kVerbsQueryPort[] = {"verbs/query_port"};
 
 }  // namespace ncclfi::kinds
 

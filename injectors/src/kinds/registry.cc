@@ -32,7 +32,14 @@
   X(kLinkRate)             \
   X(kLinkDelay)            \
   X(kLinkLoss)             \
-  X(kLinkCorrupt)
+  X(kLinkCorrupt)          \
+  X(kVerbsRetryExceeded)   \
+  X(kVerbsWcError)         \
+  X(kVerbsDelay)           \
+  X(kVerbsDrop)            \
+  X(kVerbsPortDown)        \
+  X(kVerbsLinkDegrade)     \
+  X(kVerbsPostError)
 
 namespace ncclfi {
 namespace kinds {

@@ -48,6 +48,16 @@ class InnerBackend final : public NetBackend {
   NetStatus test(void* request, int* done, int* sizes) override {
     return nccl_status(plugin_->test(request, done, sizes));
   }
+  bool has_reg_mr_dma_buf() const override { return plugin_->has_reg_mr_dma_buf(); }
+  NetStatus reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                           void** mhandle) override {
+    return nccl_status(plugin_->reg_mr_dma_buf(comm, data, size, type, offset, fd, mhandle));
+  }
+  bool has_iflush() const override { return plugin_->has_iflush(); }
+  NetStatus iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
+                   void** request) override {
+    return nccl_status(plugin_->iflush(recv_comm, n, data, sizes, mhandles, request));
+  }
   NetStatus close_send(void* c) override { return nccl_status(plugin_->close_send(c)); }
   NetStatus close_recv(void* c) override { return nccl_status(plugin_->close_recv(c)); }
   NetStatus close_listen(void* c) override { return nccl_status(plugin_->close_listen(c)); }

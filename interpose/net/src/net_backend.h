@@ -50,6 +50,18 @@ class NetBackend {
   virtual NetStatus close_listen(void* listen_comm) = 0;
   // The process rank at the other end of an established comm, or -1 when the backend cannot tell.
   virtual int remote_rank(void* /*comm*/) const { return -1; }
+  // GPUDirect, in wrap mode only (our TCP transport moves host memory): DMA-BUF registration and the flush
+  // of received device memory, forwarded when the inner plugin has them.
+  virtual bool has_reg_mr_dma_buf() const { return false; }
+  virtual NetStatus reg_mr_dma_buf(void* /*comm*/, void* /*data*/, size_t /*size*/, int /*type*/,
+                                   uint64_t /*offset*/, int /*fd*/, void** /*mhandle*/) {
+    return nccl_status(ncclInternalError);
+  }
+  virtual bool has_iflush() const { return false; }
+  virtual NetStatus iflush(void* /*recv_comm*/, int /*n*/, void** /*data*/, int* /*sizes*/,
+                           void** /*mhandles*/, void** /*request*/) {
+    return nccl_status(ncclInternalError);
+  }
 };
 
 }  // namespace ncclfi::net

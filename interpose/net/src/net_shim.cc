@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "device_memory.h"
 #include "inner_backend.h"
 #include "ncclfi/ib_retry_budget.h"
 #include "net_log.h"
@@ -77,6 +78,7 @@ struct NetShim::Request {
   size_t bytes = 0;
   int peer = -1;
   bool device_memory = false;
+  bool flush = false;  // an iflush request: forwarded, never faulted
   bool dropped = false;
   int64_t hold_ns = 0;
   const ArmedFault* corrupt = nullptr;  // the CorruptBits fault that hit this request
@@ -151,9 +153,12 @@ NetStatus NetShim::devices(int* ndev) {
 NetStatus NetShim::get_properties(int dev, ncclNetProperties_v11_t* props) {
   if (!backend_) return nccl_status(ncclInvalidUsage);
   NetStatus status = backend_->get_properties(dev, props);
-  // We forward neither iflush nor regMrDmaBuf, so NCCL must stage through host memory even when an
-  // inner plugin could do GPUDirect.
-  props->ptrSupport &= NCCL_PTR_HOST;
+  // Wrap mode keeps the inner plugin's data path: CUDA pointers (GPUDirect RDMA, with its iflush forwarded)
+  // and DMA-BUF when we can forward its regMrDmaBuf; faults then ride on that path (corrupt reaches device
+  // memory through the CUDA driver). Our own TCP transport reports host memory only.
+  int keep = NCCL_PTR_HOST | NCCL_PTR_CUDA;
+  if (backend_->has_reg_mr_dma_buf()) keep |= NCCL_PTR_DMABUF;
+  props->ptrSupport &= keep;
   // Nor the device-offload calls (getDeviceMr, irecvConsumed), and the fault layer tracks one buffer
   // per receive: an inner plugin is presented as a plain host NIC without grouped receives.
   props->netDeviceType = NCCL_NET_DEVICE_HOST;
@@ -243,6 +248,36 @@ NetStatus NetShim::reg_mr(void* comm, void* data, size_t size, int type, void** 
   return st;
 }
 
+NetStatus NetShim::reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                                  void** mhandle) {
+  if (!backend_ || !backend_->has_reg_mr_dma_buf()) return nccl_status(ncclInternalError);
+  if (!faults_on()) return backend_->reg_mr_dma_buf(comm, data, size, type, offset, fd, mhandle);
+  NetStatus st =
+      backend_->reg_mr_dma_buf(static_cast<Comm*>(comm)->inner, data, size, type, offset, fd, mhandle);
+  if (st == kNetOk && type != NCCL_PTR_HOST) {
+    std::lock_guard<std::mutex> lock(mr_mu_);
+    device_mrs_.insert(*mhandle);
+  }
+  return st;
+}
+
+NetStatus NetShim::iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request) {
+  *request = nullptr;
+  if (!backend_ || !backend_->has_iflush()) return nccl_status(ncclInternalError);
+  if (!faults_on()) return backend_->iflush(recv_comm, n, data, sizes, mhandles, request);
+  auto* comm = static_cast<Comm*>(recv_comm);
+  void* inner = nullptr;
+  if (NetStatus st = backend_->iflush(comm->inner, n, data, sizes, mhandles, &inner)) return st;
+  if (inner == nullptr) return kNetOk;  // nothing to wait for
+  auto* req = new Request();
+  req->inner = inner;
+  req->comm = comm;
+  req->id = next_request_id_.fetch_add(1);
+  req->flush = true;
+  *request = req;
+  return kNetOk;
+}
+
 NetStatus NetShim::dereg_mr(void* comm, void* mhandle) {
   if (!faults_on()) return backend_->dereg_mr(comm, mhandle);
   {
@@ -282,12 +317,15 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                    extra["stall_ms"] = stall.ms;
                  },
                  [&](const CorruptBits& corrupt) {
-                   if (req->device_memory) {
-                     NCCLFI_NET_FAULT_WARN("fault %s: corrupt skipped, the buffer is device memory",
-                                           f.id.c_str());
-                     extra["effect"] = "none: corrupt skipped, the buffer is device memory";
+                   std::string why;
+                   if (req->device_memory && (req->is_send || !device_memory_reachable(&why))) {
+                     if (req->is_send)
+                       why = "a send buffer in device memory is not copied (corrupt the receive)";
+                     NCCLFI_NET_FAULT_WARN("fault %s: corrupt skipped: %s", f.id.c_str(), why.c_str());
+                     extra["effect"] = "none: " + why;
                      return;
                    }
+                   if (req->device_memory) extra["memory"] = "device";
                    req->corrupt = fault;
                    req->corrupt_bits = corrupt.bits;
                    req->corrupt_seed = corrupt.seed.value_or(fault->seed()) * 1000003ULL + fault->firings();
@@ -402,12 +440,16 @@ void NetShim::finish_completion(Request* req, int64_t now) {
   if (req->corrupt && !req->is_send && req->size > 0) {
     const Fault& f = req->corrupt->fault();
     const uint64_t bits = req->corrupt_bits;
-    std::vector<uint64_t> flipped =
-        flip_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed);
-    if (flipped.size() > 16) flipped.resize(16);
+    std::string why;
+    if (req->device_memory) {
+      if (!flip_device_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed, &why)) {
+        NCCLFI_NET_FAULT_WARN("fault %s: corrupt of device memory failed: %s", f.id.c_str(), why.c_str());
+      }
+    } else {
+      flip_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed);
+    }
     NCCLFI_NET_FAULT_INFO("fault %s: flipped %llu bits in request %llu", f.id.c_str(),
-                          static_cast<unsigned long long>(bits), static_cast<unsigned long long>(req->id));
-    (void)flipped;
+                    static_cast<unsigned long long>(bits), static_cast<unsigned long long>(req->id));
   }
   int64_t release = now + req->hold_ns;
   if (req->comm->bucket.active()) {
@@ -456,6 +498,11 @@ NetStatus NetShim::test(void* request, int* done, int* sizes) {
     if (!inner_done) return kNetOk;
     req->inner_done = true;
     req->size = size;
+    if (req->flush) {
+      *done = 1;
+      delete req;
+      return kNetOk;
+    }
     const CallSite s = site("test", req->peer, req->is_send ? Direction::kSend : Direction::kRecv,
                             static_cast<uint64_t>(size));
     if (const ArmedFault* f = g_test_point.check(s)) {

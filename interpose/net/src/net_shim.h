@@ -12,7 +12,8 @@
 //                 post (an idle link is not credited).
 //   drop          isend/irecv/test: the request is carried but its completion is never reported.
 //   corrupt       irecv: exactly `bits` distinct bits (seeded) of the received bytes flip before the
-//                 completion is reported; isend: the flipped copy is what goes on the wire.
+//                 completion is reported (in GPU memory through the CUDA driver, device_memory.h);
+//                 isend (host memory): the flipped copy is what goes on the wire.
 //   error         isend/irecv/test: the call returns `code` (default ncclSystemError).
 //   connect_fail  connect/accept: the call returns `code` (default ncclSystemError) and no comm.
 //   stall         isend/irecv: the connection reports no completion for `ms`, then resumes.
@@ -57,6 +58,10 @@ class NetShim {
   NetStatus accept(void* listen_comm, void** recv_comm);
   NetStatus reg_mr(void* comm, void* data, size_t size, int type, void** mhandle);
   NetStatus dereg_mr(void* comm, void* mhandle);
+  // Wrap mode: forwarded to the inner plugin when it has them (ncclInternalError otherwise).
+  NetStatus reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                           void** mhandle);
+  NetStatus iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request);
   NetStatus isend(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle,
                   void** request);
   NetStatus irecv(void* recv_comm, int n, void** data, size_t* sizes, int* tags, void** mhandles,

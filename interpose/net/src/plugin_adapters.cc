@@ -65,7 +65,15 @@ ncclResult_t devices(int* ndev) {
   return guarded("devices", [&] { return shim().devices(ndev); });
 }
 ncclResult_t get_properties_v11(int dev, ncclNetProperties_v11_t* props) {
-  return guarded("getProperties", [&] { return shim().get_properties(dev, props); });
+  return guarded("getProperties", [&] {
+    const NetStatus st = shim().get_properties(dev, props);
+#ifdef NCCLFI_NET_TEST_CUDA_PTRS
+    // Test-only inner plugin: claims GPUDirect (its "device" memory is host memory) so the wrap-mode tests
+    // can check what the shim passes through.
+    props->ptrSupport |= NCCL_PTR_CUDA | NCCL_PTR_DMABUF;
+#endif
+    return st;
+  });
 }
 ncclResult_t listen_v11(void* ctx, int dev, void* handle, void** listen_comm) {
   return guarded("listen", [&] { return shim().listen(ctx, dev, handle, listen_comm); });
@@ -77,6 +85,9 @@ ncclResult_t accept(void* listen_comm, void** recv_comm, ncclNetDeviceHandle_t**
   return guarded("accept", [&] { return shim().accept(listen_comm, recv_comm); });
 }
 ncclResult_t reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
+#ifdef NCCLFI_NET_TEST_CUDA_PTRS
+  if (type == NCCL_PTR_CUDA) type = NCCL_PTR_HOST;  // its "device" memory is host memory
+#endif
   return guarded("regMr", [&] { return shim().reg_mr(comm, data, size, type, mhandle); });
 }
 ncclResult_t dereg_mr(void* comm, void* mhandle) {
@@ -92,10 +103,15 @@ ncclResult_t irecv_v10(void* recv_comm, int n, void** data, size_t* sizes, int* 
   return guarded("irecv",
                  [&] { return shim().irecv(recv_comm, n, data, sizes, tags, mhandles, phandles, request); });
 }
-ncclResult_t iflush(void*, int, void**, int*, void**, void** request) {
-  *request = nullptr;
-  NCCLFI_NET_WARN("iflush: unsupported (host memory only)");
-  return ncclInternalError;
+// GPUDirect: forwarded to a wrapped plugin that has them; our own transport never advertises device memory,
+// so NCCL does not call them then (they answer ncclInternalError if it did).
+ncclResult_t reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                            void** mhandle) {
+  return guarded("regMrDmaBuf",
+                 [&] { return shim().reg_mr_dma_buf(comm, data, size, type, offset, fd, mhandle); });
+}
+ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request) {
+  return guarded("iflush", [&] { return shim().iflush(recv_comm, n, data, sizes, mhandles, request); });
 }
 ncclResult_t test(void* request, int* done, int* sizes) {
   return guarded("test", [&] { return shim().test(request, done, sizes); });
@@ -189,7 +205,7 @@ __attribute__((visibility("default"))) extern const ncclNet_v11_t ncclNetPlugin_
     connect_v11,
     accept,
     reg_mr,
-    nullptr,
+    reg_mr_dma_buf,
     dereg_mr,
     isend_v10,
     irecv_v10,
@@ -216,7 +232,7 @@ __attribute__((visibility("default"))) extern const ncclNet_v10_t ncclNetPlugin_
     connect_v10,
     accept,
     reg_mr,
-    nullptr,
+    reg_mr_dma_buf,
     dereg_mr,
     isend_v10,
     irecv_v10,
@@ -241,7 +257,7 @@ __attribute__((visibility("default"))) extern const ncclNet_v9_t ncclNetPlugin_v
     connect_v9,
     accept,
     reg_mr,
-    nullptr,
+    reg_mr_dma_buf,
     dereg_mr,
     isend_v9,
     irecv_v9,
@@ -265,7 +281,7 @@ __attribute__((visibility("default"))) extern const ncclNet_v8_t ncclNetPlugin_v
     connect_v9,
     accept,
     reg_mr,
-    nullptr,
+    reg_mr_dma_buf,
     dereg_mr,
     isend_v8,
     irecv_v8,

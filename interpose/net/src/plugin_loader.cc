@@ -287,6 +287,55 @@ ncclResult_t LoadedNetPlugin::irecv(void* recv_comm, int n, void** data, size_t*
   }
 }
 
+// Every version from v8 on has regMrDmaBuf and iflush at the same place in its table.
+#define NCCLFI_NET_TABLE_CALL(field, ...) \
+  switch (version_) {                     \
+    case 11:                              \
+      return v11_->field(__VA_ARGS__);    \
+    case 10:                              \
+      return v10_->field(__VA_ARGS__);    \
+    case 9:                               \
+      return v9_->field(__VA_ARGS__);     \
+    default:                              \
+      return v8_->field(__VA_ARGS__);     \
+  }
+
+bool LoadedNetPlugin::has_reg_mr_dma_buf() const {
+  switch (version_) {
+    case 11:
+      return v11_->regMrDmaBuf != nullptr;
+    case 10:
+      return v10_->regMrDmaBuf != nullptr;
+    case 9:
+      return v9_->regMrDmaBuf != nullptr;
+    default:
+      return v8_->regMrDmaBuf != nullptr;
+  }
+}
+
+ncclResult_t LoadedNetPlugin::reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset,
+                                             int fd, void** mhandle) {
+  NCCLFI_NET_TABLE_CALL(regMrDmaBuf, comm, data, size, type, offset, fd, mhandle)
+}
+
+bool LoadedNetPlugin::has_iflush() const {
+  switch (version_) {
+    case 11:
+      return v11_->iflush != nullptr;
+    case 10:
+      return v10_->iflush != nullptr;
+    case 9:
+      return v9_->iflush != nullptr;
+    default:
+      return v8_->iflush != nullptr;
+  }
+}
+
+ncclResult_t LoadedNetPlugin::iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles,
+                                     void** request){
+    NCCLFI_NET_TABLE_CALL(iflush, recv_comm, n, data, sizes, mhandles, request)}
+#undef NCCLFI_NET_TABLE_CALL
+
 ncclResult_t LoadedNetPlugin::test(void* request, int* done, int* sizes) {
   switch (version_) {
     case 11:

@@ -68,6 +68,13 @@ API cuMemAllocHost_v2(void** p, size_t bytes) {
   *p = std::malloc(bytes);
   return *p != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
+// The net shim's corrupt of a device receive (wrap mode over a GPUDirect plugin): synchronous, unified
+// addressing; here every address is host memory.
+API cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  std::memcpy(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  record("cuMemcpy " + std::to_string(bytes));
+  return CUDA_SUCCESS;
+}
 API cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* c, CUstream stream) {
   const auto* src = c->srcMemoryType == CU_MEMORYTYPE_HOST
                         ? static_cast<const unsigned char*>(c->srcHost)

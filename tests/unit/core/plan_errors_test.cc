@@ -159,7 +159,7 @@ TEST(PlanErrors, MissingRequired) {
   expect_error(plan_json({no_id}), "/faults/0/id", "a fault id (letters, digits, _ - .)", "nothing");
   json no_layer = fault_json();
   no_layer.erase("layer");
-  expect_error(plan_json({no_layer}), "/faults/0/layer", "one of \"net\", \"api\", \"proc\", \"link\"",
+  expect_error(plan_json({no_layer}), "/faults/0/layer", "one of \"net\", \"api\", \"proc\", \"link\", \"verbs\"",
                "nothing");
   json no_kind = fault_json();
   no_kind.erase("kind");
@@ -174,7 +174,7 @@ TEST(PlanErrors, MissingRequired) {
 
 TEST(PlanErrors, UnknownLayerAndUnknownKindForALayer) {
   expect_error(plan_json({fault_json("g", "gpu", "error")}), "/faults/0/layer",
-               "one of \"net\", \"api\", \"proc\", \"link\"", "\"gpu\"");
+               "one of \"net\", \"api\", \"proc\", \"link\", \"verbs\"", "\"gpu\"");
   expect_error(plan_json({fault_json("n", "net", "hang")}), "/faults/0/kind",
                "a net fault kind (delay, throttle, drop, corrupt, error, connect_fail, stall, nic_down)",
                "\"hang\"");

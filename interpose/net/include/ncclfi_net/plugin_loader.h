@@ -41,6 +41,12 @@ class LoadedNetPlugin {
   ncclResult_t accept(void* listen_comm, void** recv_comm);
   ncclResult_t reg_mr(void* comm, void* data, size_t size, int type, void** mhandle);
   ncclResult_t dereg_mr(void* comm, void* mhandle);
+  // The GPUDirect calls, when the plugin has them (null entries in its table: it has not).
+  bool has_reg_mr_dma_buf() const;
+  ncclResult_t reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                              void** mhandle);
+  bool has_iflush() const;
+  ncclResult_t iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request);
   ncclResult_t isend(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle,
                      void** request);
   ncclResult_t irecv(void* recv_comm, int n, void** data, size_t* sizes, int* tags, void** mhandles,

@@ -1,0 +1,150 @@
+// The site table (fault_sites.h). Sources of the "real" columns: docs/failure-signatures.md, section 7.
+#include "ncclfi/fault_sites.h"
+
+#include "ncclfi/fault_kinds.h"
+#include "ncclfi/plan.h"
+
+namespace ncclfi {
+namespace {
+
+constexpr SiteEmulation kNic[] = {
+    {"verbs", "retry_exceeded",
+     "NCCL's IB transport polls IBV_WC_RETRY_EXC_ERR (12) after the NCCL_IB_TIMEOUT x NCCL_IB_RETRY_CNT "
+     "budget, "
+     "then the QP's later work flushes: its own WARN and ncclRemoteError",
+     "the bytes still moved on the real QP; only the targeted rank's completions fail"},
+    {"verbs", "port_down", "ibv_query_port answers IBV_PORT_DOWN, so NCCL finds no active IB port",
+     "NCCL reads the port at init only: a NIC down when the job starts; a NIC dying mid-run is "
+     "retry_exceeded"},
+    {"verbs", "post_error", "ibv_post_send/recv fail with the errno; NCCL's WARN and ncclSystemError",
+     "a driver that refuses work; a dead NIC more often shows as retry_exceeded"},
+    {"net", "error",
+     "the net plugin call returns the code (ncclSystemError or ncclRemoteError), as NCCL's does",
+     "no IB status, no retry delay: the error comes at once, on the shim's own path"},
+    {"net", "connect_fail", "connection setup fails with the code", "at connect/accept only"},
+    {"net", "drop", "a request never completes: the collective hangs until a watchdog acts",
+     "no error ever comes; a real NIC ends with retry_exceeded"},
+};
+
+constexpr SiteEmulation kSwitch[] = {
+    {"net", "delay", "completions come late", "per connection, not per switch port; no back-pressure"},
+    {"net", "stall", "a connection makes no progress for a while, then resumes (a paused port)",
+     "only the targeted connections pause"},
+    {"net", "throttle", "a connection runs at a lower rate",
+     "a token bucket per connection, not shared buffers"},
+    {"verbs", "delay", "ibv_poll_cq reports completions late, on NCCL's own RDMA path",
+     "the wire is not slowed: latency only, bandwidth stays"},
+};
+
+constexpr SiteEmulation kLink[] = {
+    {"verbs", "link_degrade",
+     "ibv_query_port reports the lower active_speed/width; NCCL's NET/IB speed shows it",
+     "read at init: a link that trained down before the job; the wire is not slowed"},
+    {"net", "corrupt", "exactly N bits of a received payload flip",
+     "IB's link CRCs drop corrupt packets and resend them: real bit errors cost time, not data; this is the "
+     "silent corruption that gets past them"},
+    {"verbs", "delay", "retransmissions seen as late completions", "a fixed hold, not a retry pattern"},
+    {"verbs", "wc_error", "a completion fails with the status a bad link gives (e.g. IBV_WC_RETRY_EXC_ERR)",
+     "at once: use retry_exceeded for the retry budget's delay"},
+    {"net", "throttle", "the lower effective rate", "per connection"},
+};
+
+constexpr SiteEmulation kNvlink[] = {
+    {"node", "nvlink_down", "the job loses its NVLink/P2P path; NCCL falls back (shared memory or PCIe)",
+     "P2P is turned off for the run; the links themselves are up", true},
+    {"api", "nvlink_error",
+     "a mid-run CUDA error 'uncorrectable NVLink error' reaches the job as "
+     "ncclUnhandledCudaError",
+     "returned by the API, not raised by the GPU; no Xid in the kernel log", true},
+};
+
+constexpr SiteEmulation kPcie[] = {
+    {"api", "bandwidth_cap", "each collective takes as long as a narrower or slower link would make it",
+     "held at the API: the bus itself is not slowed", true},
+    {"node", "pcie_downgrade",
+     "NCCL reads a topology (NCCL_TOPO_FILE) with the lower PCIe width/speed and "
+     "logs and plans for it",
+     "the topology NCCL is given, not the link's training", true},
+};
+
+constexpr FaultSite kSites[] = {
+    {1, "NIC failure", "the HCA stops answering: send work requests retry until the retry budget, then fail",
+     kNic},
+    {2, "switch congestion", "a congested fabric port: completions slow down, throughput drops, no error",
+     kSwitch},
+    {3, "degraded link with bit errors",
+     "a cable or port with errors: link-level retransmissions, a link that trains at a lower speed or width",
+     kLink},
+    {4, "NVLink failure", "an NVLink goes down: P2P over NVLink is lost (Xid, uncorrectable NVLink errors)",
+     kNvlink},
+    {5, "PCIe link downgrade", "a PCIe link trains at a lower width or generation: lower bandwidth, no error",
+     kPcie},
+};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+const std::vector<std::string>& uses_of(const KindUses& uses, const SiteEmulation& e) {
+  static const std::vector<std::string> none;
+  auto it = uses.find({std::string(e.layer), std::string(e.kind)});
+  return it == uses.end() ? none : it->second;
+}
+
+}  // namespace
+
+std::span<const FaultSite> fault_sites() {
+  return kSites;
+}
+
+bool fault_kind_registered(std::string_view layer, std::string_view kind) {
+  for (const FaultKindSpec* spec : fault_kinds()) {
+    if (to_string(spec->layer) == layer && spec->kind == kind) return true;
+  }
+  return false;
+}
+
+std::string fault_sites_markdown(const KindUses& uses) {
+  std::string out = "| site | on real hardware |\n| ---- | ---------------- |\n";
+  for (const FaultSite& site : kSites) {
+    out += "| " + std::to_string(site.number) + " " + std::string(site.name) + " | " +
+           std::string(site.real_failure) + " |\n";
+  }
+  out +=
+      "\n"
+      "| site | layer | kind | real | approximated | scenarios |\n"
+      "| ---- | ----- | ---- | ---- | ------------ | --------- |\n";
+  for (const FaultSite& site : kSites) {
+    for (const SiteEmulation& e : site.emulations) {
+      const std::string kind =
+          std::string(e.kind) + (fault_kind_registered(e.layer, e.kind) ? "" : " (not in this build)");
+      const auto& used = uses_of(uses, e);
+      out += "| " + std::to_string(site.number) + " " + std::string(site.name) + " | " +
+             std::string(e.layer) + " | " + kind + " | " + std::string(e.real) + " | " +
+             std::string(e.approximated) + " | " + (used.empty() ? "none yet" : join(used)) + " |\n";
+    }
+  }
+  return out;
+}
+
+nlohmann::json fault_sites_json(const KindUses& uses) {
+  nlohmann::json sites = nlohmann::json::array();
+  for (const FaultSite& site : kSites) {
+    nlohmann::json kinds = nlohmann::json::array();
+    for (const SiteEmulation& e : site.emulations) {
+      kinds.push_back({{"layer", e.layer},
+                       {"kind", e.kind},
+                       {"registered", fault_kind_registered(e.layer, e.kind)},
+                       {"real", e.real},
+                       {"approximated", e.approximated},
+                       {"scenarios", uses_of(uses, e)}});
+    }
+    sites.push_back(
+        {{"site", site.number}, {"name", site.name}, {"real_failure", site.real_failure}, {"kinds", kinds}});
+  }
+  return sites;
+}
+
+}  // namespace ncclfi

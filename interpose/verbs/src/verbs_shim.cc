@@ -1,0 +1,396 @@
+// The verbs-layer faults: see the table in verbs_shim.h.
+#include "verbs_shim.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "ncclfi/fault_action.h"
+#include "ncclfi/ib_retry_budget.h"
+#include "ncclfi/ib_verbs_codes.h"
+#include "ncclfi/injector.h"
+
+namespace ncclfi::verbs {
+namespace {
+
+static_assert(ib::kWcWrFlushErr == IBV_WC_WR_FLUSH_ERR && ib::kWcRetryExcErr == IBV_WC_RETRY_EXC_ERR &&
+                  ib::kWcRemAccessErr == IBV_WC_REM_ACCESS_ERR && ib::kPortDown == IBV_PORT_DOWN &&
+                  ib::kPortActive == IBV_PORT_ACTIVE,
+              "ib_verbs_codes.h disagrees with <infiniband/verbs.h>");
+constexpr bool statuses_match() {
+  for (size_t i = 0; i < ib::kWcStatuses.size(); ++i) {
+    if (ib::kWcStatuses[i].value != static_cast<int>(i)) return false;
+  }
+  return ib::kWcStatuses.back().value == IBV_WC_TM_RNDV_INCOMPLETE;
+}
+static_assert(statuses_match(), "ib_verbs_codes.h's statuses are not enum ibv_wc_status");
+
+FaultPoint g_poll_cq("verbs/poll_cq");
+FaultPoint g_post_send("verbs/post_send");
+FaultPoint g_post_recv("verbs/post_recv");
+FaultPoint g_query_port("verbs/query_port");
+FaultPoint* const kPoints[] = {&g_poll_cq, &g_post_send, &g_post_recv, &g_query_port};
+
+int64_t mono_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+using PollFn = int (*)(ibv_cq*, int, ibv_wc*);
+using PostSendFn = int (*)(ibv_qp*, ibv_send_wr*, ibv_send_wr**);
+using PostRecvFn = int (*)(ibv_qp*, ibv_recv_wr*, ibv_recv_wr**);
+using QueryPortFn = int (*)(ibv_context*, uint8_t, ibv_port_attr*, size_t);
+
+struct RealOps {
+  PollFn poll_cq = nullptr;
+  PostSendFn post_send = nullptr;
+  PostRecvFn post_recv = nullptr;
+  QueryPortFn query_port = nullptr;  // the verbs_context op (NCCL's ibv_query_port_ex), when there is one
+};
+
+// A completion the wrapper has taken from the real CQ and not yet reported.
+struct Held {
+  ibv_wc wc{};
+  int64_t release_ns = 0;
+  bool errors_qp = false;  // an error completion: its QP flushes from its release on
+};
+
+struct PortState {
+  bool down = false;
+  int speed_code = 0;
+  int width_code = 0;
+};
+
+using QpKey = std::pair<ibv_context*, uint32_t>;
+
+class VerbsShim {
+ public:
+  static VerbsShim& get() {
+    static VerbsShim* shim = new VerbsShim();  // never destroyed: NCCL polls until exit
+    return *shim;
+  }
+  bool active() const { return injector_ != nullptr; }
+
+  void patch(ibv_context* ctx);
+  void forget(ibv_context* ctx);
+  void forget(ibv_cq* cq);
+  int poll(ibv_cq* cq, int n, ibv_wc* out);
+  int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
+  int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
+  int query_port_op(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t len);
+  void apply_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr);
+  PortState port_state(ibv_context* ctx, uint8_t port);
+
+ private:
+  VerbsShim() {
+    const Params& params = Params::get();
+    rank_ = params.rank;
+    if (params.plan_path.empty()) return;
+    Injector& injector = Injector::instance(Layer::kVerbs, "verbs");
+    injector.install(kPoints);
+    if (!injector.inert()) injector_ = &injector;
+  }
+  RealOps ops_of(ibv_context* ctx) {
+    std::lock_guard lock(mu_);
+    auto it = contexts_.find(ctx);
+    return it == contexts_.end() ? RealOps{} : it->second;
+  }
+  CallSite site(const char* op, Direction dir, uint64_t bytes) const {
+    CallSite s;
+    s.rank = rank_;
+    s.world_size = injector_->params().world_size;
+    s.op = op;
+    s.direction = dir;
+    s.bytes = bytes;
+    return s;
+  }
+  // Decides what happens to one completion fresh from the real CQ; false: it is never reported.
+  bool admit(ibv_cq* cq, const ibv_wc& wc, Held* held);
+  void remember_post(ibv_context* ctx, uint32_t qp_num, uint64_t wr_id);
+
+  Injector* injector_ = nullptr;
+  int rank_ = -1;
+  std::mutex mu_;
+  std::map<ibv_context*, RealOps> contexts_;
+  std::map<ibv_cq*, std::vector<Held>> held_;
+  std::set<QpKey> errored_;
+  std::map<std::pair<QpKey, uint64_t>, int64_t> posted_ns_;  // (QP, wr_id) -> when it was posted
+  std::map<std::pair<ibv_context*, uint8_t>, PortState> ports_;
+};
+
+int poll_cq_hook(ibv_cq* cq, int n, ibv_wc* wc) {
+  return VerbsShim::get().poll(cq, n, wc);
+}
+int post_send_hook(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
+  return VerbsShim::get().post_send(qp, wr, bad);
+}
+int post_recv_hook(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
+  return VerbsShim::get().post_recv(qp, wr, bad);
+}
+int query_port_hook(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t len) {
+  return VerbsShim::get().query_port_op(ctx, port, attr, len);
+}
+
+void VerbsShim::patch(ibv_context* ctx) {
+  if (!active() || ctx == nullptr) return;
+  RealOps real;
+  real.poll_cq = ctx->ops.poll_cq;
+  real.post_send = ctx->ops.post_send;
+  real.post_recv = ctx->ops.post_recv;
+  verbs_context* vctx = verbs_get_ctx_op(ctx, query_port);
+  if (vctx != nullptr) real.query_port = vctx->query_port;
+  {
+    std::lock_guard lock(mu_);
+    contexts_[ctx] = real;
+  }
+  ctx->ops.poll_cq = &poll_cq_hook;
+  ctx->ops.post_send = &post_send_hook;
+  ctx->ops.post_recv = &post_recv_hook;
+  if (vctx != nullptr) vctx->query_port = &query_port_hook;
+}
+
+void VerbsShim::forget(ibv_context* ctx) {
+  std::lock_guard lock(mu_);
+  contexts_.erase(ctx);
+  std::erase_if(errored_, [ctx](const QpKey& k) { return k.first == ctx; });
+  std::erase_if(posted_ns_, [ctx](const auto& e) { return e.first.first.first == ctx; });
+  std::erase_if(ports_, [ctx](const auto& e) { return e.first.first == ctx; });
+}
+
+void VerbsShim::forget(ibv_cq* cq) {
+  std::lock_guard lock(mu_);
+  held_.erase(cq);
+}
+
+void VerbsShim::remember_post(ibv_context* ctx, uint32_t qp_num, uint64_t wr_id) {
+  std::lock_guard lock(mu_);
+  // Unsignaled sends never complete: bound the table rather than track signaling per QP.
+  if (posted_ns_.size() > (1U << 16)) posted_ns_.clear();
+  posted_ns_[{{ctx, qp_num}, wr_id}] = mono_ns();
+}
+
+bool VerbsShim::admit(ibv_cq* cq, const ibv_wc& wc, Held* held) {
+  const int64_t now = mono_ns();
+  held->wc = wc;
+  held->release_ns = now;
+  int64_t posted = now;
+  {
+    std::lock_guard lock(mu_);
+    auto it = posted_ns_.find({{cq->context, wc.qp_num}, wc.wr_id});
+    if (it != posted_ns_.end()) {
+      posted = it->second;
+      posted_ns_.erase(it);
+    }
+  }
+  if (wc.status != IBV_WC_SUCCESS) return true;  // a real error passes untouched
+  const bool is_recv = (wc.opcode & IBV_WC_RECV) != 0;
+  const ArmedFault* f = g_poll_cq.check(
+      site("poll_cq", is_recv ? Direction::kRecv : Direction::kSend, is_recv ? wc.byte_len : 0));
+  if (f == nullptr) return true;
+  const VerbsAction* action = f->fault().verbs_action();
+  if (action == nullptr) return true;
+  nlohmann::json extra = {{"qp_num", wc.qp_num}, {"wr_id", wc.wr_id}};
+  bool report = true;
+  std::visit(Overloaded{[&](const Delay& d) {
+                          const double jitter =
+                              d.jitter_ms > 0 ? seeded_uniform(f->seed(), f->fault().id + "/jitter",
+                                                               ArmedFault::last_firing_on_this_thread()) *
+                                                    d.jitter_ms
+                                              : 0.0;
+                          const double ms = d.ms + jitter;
+                          held->release_ns = now + static_cast<int64_t>(ms * 1e6);
+                          extra["delay_ms"] = ms;
+                        },
+                        [&](const Drop&) { report = false; },
+                        [&](const CompletionError& e) {
+                          held->wc.status = static_cast<ibv_wc_status>(e.status);
+                          held->wc.vendor_err = e.vendor_err;
+                          held->errors_qp = true;
+                          if (e.after_retry_budget) {
+                            const auto budget = ib_retry_budget(ib_retry_settings_from_env());
+                            // An exponent the spec reads as "never time out": the NIC never gives up.
+                            if (!budget) report = false;
+                            held->release_ns = posted + (budget ? budget->count() * 1000 : 0);
+                            extra["hold_ms"] = static_cast<double>(held->release_ns - now) / 1e6;
+                            extra["retry_budget_ms"] =
+                                budget ? static_cast<double>(budget->count()) / 1e3 : -1.0;
+                          }
+                          extra["status"] = e.status;
+                          extra["status_name"] = std::string(ib::wc_status_name(e.status));
+                        },
+                        [&](const PortDown&) {}, [&](const LinkDegrade&) {}, [&](const PostError&) {}},
+             *action);
+  injector_->record_injection(*f, "verbs/poll_cq", site("poll_cq", Direction::kAny, 0), extra);
+  return report;
+}
+
+int VerbsShim::poll(ibv_cq* cq, int n, ibv_wc* out) {
+  const PollFn real = ops_of(cq->context).poll_cq;
+  if (real == nullptr || n <= 0) return real == nullptr ? -1 : 0;
+  ibv_wc fresh[16];
+  const int got = real(cq, static_cast<int>(std::size(fresh)), fresh);
+  if (got < 0) return got;
+  std::vector<Held> admitted;
+  for (int i = 0; i < got; ++i) {
+    Held h;
+    if (admit(cq, fresh[i], &h)) admitted.push_back(h);
+  }
+  const int64_t now = mono_ns();
+  std::lock_guard lock(mu_);
+  std::vector<Held>& queue = held_[cq];
+  queue.insert(queue.end(), admitted.begin(), admitted.end());
+  // Report what is due, in order, keeping each QP's completions in the order they came: a held completion
+  // holds the later ones of its QP behind it (a send queue completes in order).
+  std::set<uint32_t> blocked;
+  int done = 0;
+  auto it = queue.begin();
+  while (it != queue.end() && done < n) {
+    if (blocked.contains(it->wc.qp_num) || it->release_ns > now) {
+      blocked.insert(it->wc.qp_num);
+      ++it;
+      continue;
+    }
+    const QpKey key{cq->context, it->wc.qp_num};
+    if (errored_.contains(key) && it->wc.status == IBV_WC_SUCCESS) it->wc.status = IBV_WC_WR_FLUSH_ERR;
+    if (it->errors_qp) errored_.insert(key);
+    out[done++] = it->wc;
+    it = queue.erase(it);
+  }
+  return done;
+}
+
+int VerbsShim::post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
+  const PostSendFn real = ops_of(qp->context).post_send;
+  if (real == nullptr) return EINVAL;
+  uint64_t bytes = 0;
+  if (wr != nullptr) {
+    for (int i = 0; i < wr->num_sge; ++i) bytes += wr->sg_list[i].length;
+  }
+  if (const ArmedFault* f = g_post_send.check(site("post_send", Direction::kSend, bytes))) {
+    if (const VerbsAction* a = f->fault().verbs_action(); a != nullptr) {
+      if (const auto* pe = std::get_if<PostError>(a)) {
+        injector_->record_injection(*f, "verbs/post_send", site("post_send", Direction::kSend, bytes),
+                                    {{"errno", pe->errno_value}, {"qp_num", qp->qp_num}});
+        *bad = wr;
+        return pe->errno_value;
+      }
+    }
+  }
+  for (ibv_send_wr* w = wr; w != nullptr; w = w->next) {
+    if ((w->send_flags & IBV_SEND_SIGNALED) != 0) remember_post(qp->context, qp->qp_num, w->wr_id);
+  }
+  return real(qp, wr, bad);
+}
+
+int VerbsShim::post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
+  const PostRecvFn real = ops_of(qp->context).post_recv;
+  if (real == nullptr) return EINVAL;
+  if (const ArmedFault* f = g_post_recv.check(site("post_recv", Direction::kRecv, 0))) {
+    if (const VerbsAction* a = f->fault().verbs_action(); a != nullptr) {
+      if (const auto* pe = std::get_if<PostError>(a)) {
+        injector_->record_injection(*f, "verbs/post_recv", site("post_recv", Direction::kRecv, 0),
+                                    {{"errno", pe->errno_value}, {"qp_num", qp->qp_num}});
+        *bad = wr;
+        return pe->errno_value;
+      }
+    }
+  }
+  for (ibv_recv_wr* w = wr; w != nullptr; w = w->next) remember_post(qp->context, qp->qp_num, w->wr_id);
+  return real(qp, wr, bad);
+}
+
+int VerbsShim::query_port_op(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t len) {
+  const QueryPortFn real = ops_of(ctx).query_port;
+  if (real == nullptr) return EINVAL;
+  const int rc = real(ctx, port, attr, len);
+  if (rc == 0) apply_port(ctx, port, attr);
+  return rc;
+}
+
+void VerbsShim::apply_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) {
+  if (!active()) return;
+  // The real library may answer one query through the other (the exported call and the context op): one
+  // query, one check.
+  thread_local int depth = 0;
+  if (depth > 0) return;
+  ++depth;
+  if (const ArmedFault* f = g_query_port.check(site("query_port", Direction::kAny, 0))) {
+    if (const VerbsAction* a = f->fault().verbs_action(); a != nullptr) {
+      nlohmann::json extra = {{"port", port}};
+      std::lock_guard lock(mu_);
+      PortState& st = ports_[{ctx, port}];
+      if (std::holds_alternative<PortDown>(*a)) {
+        st.down = true;
+        extra["state"] = "IBV_PORT_DOWN";
+      } else if (const auto* d = std::get_if<LinkDegrade>(a)) {
+        if (d->speed_code != 0) st.speed_code = d->speed_code;
+        if (d->width_code != 0) st.width_code = d->width_code;
+        extra["active_speed"] = d->speed_code != 0 ? d->speed_code : attr->active_speed;
+        extra["active_width"] = d->width_code != 0 ? d->width_code : attr->active_width;
+      }
+      injector_->record_injection(*f, "verbs/query_port", site("query_port", Direction::kAny, 0), extra);
+    }
+  }
+  const PortState st = port_state(ctx, port);
+  if (st.down) {
+    attr->state = IBV_PORT_DOWN;
+    attr->phys_state = ib::kPhysStateDisabled;
+  }
+  if (st.speed_code != 0) attr->active_speed = static_cast<uint8_t>(st.speed_code);
+  if (st.width_code != 0) attr->active_width = static_cast<uint8_t>(st.width_code);
+  --depth;
+}
+
+PortState VerbsShim::port_state(ibv_context* ctx, uint8_t port) {
+  std::lock_guard lock(mu_);
+  auto it = ports_.find({ctx, port});
+  return it == ports_.end() ? PortState{} : it->second;
+}
+
+int lanes_of(int width_code) {
+  for (const auto& w : ib::kLinkWidths) {
+    if (w.code == width_code) return w.mbps;
+  }
+  return 1;
+}
+int lane_mbps_of(int speed_code) {
+  for (const auto& s : ib::kLinkSpeeds) {
+    if (s.code == speed_code) return s.mbps;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void on_open_device(ibv_context* ctx) {
+  VerbsShim::get().patch(ctx);
+}
+void on_close_device(ibv_context* ctx) {
+  VerbsShim::get().forget(ctx);
+}
+void on_destroy_cq(ibv_cq* cq) {
+  VerbsShim::get().forget(cq);
+}
+void on_query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) {
+  VerbsShim::get().apply_port(ctx, port, attr);
+}
+
+uint64_t on_query_port_speed(ibv_context* ctx, uint8_t port, uint64_t speed, const ibv_port_attr& real_attr) {
+  VerbsShim& shim = VerbsShim::get();
+  if (!shim.active()) return speed;
+  const PortState st = shim.port_state(ctx, port);
+  if (st.speed_code == 0 && st.width_code == 0) return speed;
+  const int speed_code = st.speed_code != 0 ? st.speed_code : real_attr.active_speed;
+  const int width_code = st.width_code != 0 ? st.width_code : real_attr.active_width;
+  // The rate NCCL would compute from the codes, in ibv_query_port_speed's 100 Mbit/s units.
+  return static_cast<uint64_t>(lane_mbps_of(speed_code)) * static_cast<uint64_t>(lanes_of(width_code)) / 100;
+}
+
+}  // namespace ncclfi::verbs

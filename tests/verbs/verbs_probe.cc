@@ -1,0 +1,139 @@
+// ncclfi-verbs-probe: drives a libibverbs the way NCCL's IB transport does (dlopen, dlvsym at IBVERBS_1.1,
+// ibv_poll_cq/ibv_post_send/ibv_post_recv through the context's ops, ibv_query_port both by symbol and
+// through the verbs_context op) and prints what it saw, one fact a line, for verbs_wrapper_test.cc.
+//
+// usage: ncclfi-verbs-probe LIB [SENDS [POLL_MS]]
+//   devices N                         ibv_get_device_list's count
+//   patched 0|1                       whether the context's poll_cq is no longer the stand-in's own
+//   port state=S phys=P speed=X width=W          the exported ibv_query_port
+//   port_op state=S phys=P speed=X width=W       the verbs_context query_port op
+//   post_send rc=R bad_is_first=0|1   each ibv_post_send (one WR each)
+//   post_recv rc=R
+//   wc wr_id=I status=S qp=A|B opcode=O vendor_err=V ms=T    each completion, T ms after the first post
+#include <dlfcn.h>
+#include <infiniband/verbs.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+
+void* sym(void* h, const char* name) {
+  void* p = dlvsym(h, name, "IBVERBS_1.1");
+  if (p == nullptr) {
+    std::fprintf(stderr, "probe: dlvsym %s@IBVERBS_1.1: %s\n", name, dlerror());
+    std::exit(2);
+  }
+  return p;
+}
+
+void print_port(const char* what, const ibv_port_attr& a) {
+  std::printf("%s state=%d phys=%d speed=%d width=%d\n", what, a.state, a.phys_state, a.active_speed,
+              a.active_width);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 64;
+  const int sends = argc > 2 ? std::atoi(argv[2]) : 3;
+  const int poll_ms = argc > 3 ? std::atoi(argv[3]) : 2000;
+  void* h = dlopen(argv[1], RTLD_NOW);
+  if (h == nullptr) {
+    std::fprintf(stderr, "probe: %s\n", dlerror());
+    return 2;
+  }
+  auto get_list = reinterpret_cast<ibv_device** (*)(int*)>(sym(h, "ibv_get_device_list"));
+  auto open_dev = reinterpret_cast<ibv_context* (*)(ibv_device*)>(sym(h, "ibv_open_device"));
+  auto query_port =
+      reinterpret_cast<int (*)(ibv_context*, uint8_t, ibv_port_attr*)>(sym(h, "ibv_query_port"));
+  auto alloc_pd = reinterpret_cast<ibv_pd* (*)(ibv_context*)>(sym(h, "ibv_alloc_pd"));
+  auto create_cq = reinterpret_cast<ibv_cq* (*)(ibv_context*, int, void*, ibv_comp_channel*, int)>(
+      sym(h, "ibv_create_cq"));
+  auto create_qp = reinterpret_cast<ibv_qp* (*)(ibv_pd*, ibv_qp_init_attr*)>(sym(h, "ibv_create_qp"));
+  auto modify_qp = reinterpret_cast<int (*)(ibv_qp*, ibv_qp_attr*, int)>(sym(h, "ibv_modify_qp"));
+
+  int n = -1;
+  ibv_device** devs = get_list(&n);
+  std::printf("devices %d\n", n);
+  if (devs == nullptr || n <= 0) return 0;
+  ibv_context* ctx = open_dev(devs[0]);
+  if (ctx == nullptr) return 3;
+  // The stand-in's own poll_cq (it exports it): still in the ops, or replaced by the wrapper's?
+  const char* real_lib = std::getenv("NCCLFI_IBVERBS_REAL");
+  void* stand_in = real_lib != nullptr ? dlopen(real_lib, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  void* own_poll = stand_in != nullptr ? dlsym(stand_in, "ncclfi_fake_poll_cq") : nullptr;
+  if (own_poll == nullptr) {
+    std::printf("patched unknown\n");
+  } else {
+    std::printf("patched %d\n", reinterpret_cast<void*>(ctx->ops.poll_cq) != own_poll ? 1 : 0);
+  }
+
+  ibv_port_attr attr{};
+  if (query_port(ctx, 1, &attr) == 0) print_port("port", attr);
+  verbs_context* vctx = verbs_get_ctx_op(ctx, query_port);
+  if (vctx != nullptr && vctx->query_port(ctx, 1, &attr, sizeof(attr)) == 0) print_port("port_op", attr);
+
+  ibv_pd* pd = alloc_pd(ctx);
+  ibv_cq* cq = create_cq(ctx, 256, nullptr, nullptr, 0);
+  ibv_qp_init_attr init{};
+  init.send_cq = cq;
+  init.recv_cq = cq;
+  init.qp_type = IBV_QPT_RC;
+  ibv_qp* a = create_qp(pd, &init);
+  ibv_qp* b = create_qp(pd, &init);
+  ibv_qp_attr conn{};
+  conn.dest_qp_num = b->qp_num;
+  modify_qp(a, &conn, IBV_QP_DEST_QPN);
+  conn.dest_qp_num = a->qp_num;
+  modify_qp(b, &conn, IBV_QP_DEST_QPN);
+
+  const auto bytes = static_cast<size_t>(64 * sends);
+  std::vector<char> src(bytes, 'x');
+  std::vector<char> dst(bytes, 0);
+  for (int i = 0; i < sends; ++i) {
+    ibv_sge s{reinterpret_cast<uint64_t>(dst.data() + 64 * i), 64, 0};
+    ibv_recv_wr r{};
+    r.wr_id = static_cast<uint64_t>(100 + i);
+    r.sg_list = &s;
+    r.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    std::printf("post_recv rc=%d\n", b->context->ops.post_recv(b, &r, &bad));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  int posted = 0;
+  for (int i = 0; i < sends; ++i) {
+    ibv_sge s{reinterpret_cast<uint64_t>(src.data() + 64 * i), 64, 0};
+    ibv_send_wr w{};
+    w.wr_id = static_cast<uint64_t>(i);
+    w.sg_list = &s;
+    w.num_sge = 1;
+    w.opcode = IBV_WR_SEND;
+    w.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr* bad = nullptr;
+    const int rc = a->context->ops.post_send(a, &w, &bad);
+    std::printf("post_send rc=%d bad_is_first=%d\n", rc, bad == &w ? 1 : 0);
+    if (rc == 0) ++posted;
+  }
+  std::fflush(stdout);
+  int seen = 0;
+  while (seen < 2 * posted && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(poll_ms)) {
+    ibv_wc wc[4];
+    const int got = cq->context->ops.poll_cq(cq, 4, wc);
+    for (int i = 0; i < got; ++i) {
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("wc wr_id=%llu status=%d qp=%s opcode=%d vendor_err=%u ms=%.3f\n",
+                  static_cast<unsigned long long>(wc[i].wr_id), wc[i].status,
+                  wc[i].qp_num == a->qp_num ? "A" : "B", wc[i].opcode, wc[i].vendor_err, ms);
+      ++seen;
+    }
+    if (got == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  std::fflush(stdout);
+  return 0;
+}
