@@ -22,6 +22,10 @@ constexpr SiteEmulation kNic[] = {
      "the net plugin call returns the code (ncclSystemError or ncclRemoteError), as NCCL's does",
      "no IB status, no retry delay: the error comes at once, on the shim's own path"},
     {"net", "connect_fail", "connection setup fails with the code", "at connect/accept only"},
+    {"net", "nic_down",
+     "nothing completes, then every request fails with ncclRemoteError after the IB retry budget, with NCCL's "
+     "'transport retry counter exceeded' WARN",
+     "on the shim's TCP path; the peers see their sockets close at once"},
     {"net", "drop", "a request never completes: the collective hangs until a watchdog acts",
      "no error ever comes; a real NIC ends with retry_exceeded"},
 };
@@ -34,6 +38,8 @@ constexpr SiteEmulation kSwitch[] = {
      "a token bucket per connection, not shared buffers"},
     {"verbs", "delay", "ibv_poll_cq reports completions late, on NCCL's own RDMA path",
      "the wire is not slowed: latency only, bandwidth stays"},
+    {"link", "rate", "the host's link is rate-limited by the kernel (tc tbf), for every connection through it",
+     "one host's link, not a switch port shared by many"},
 };
 
 constexpr SiteEmulation kLink[] = {
@@ -47,24 +53,28 @@ constexpr SiteEmulation kLink[] = {
     {"verbs", "wc_error", "a completion fails with the status a bad link gives (e.g. IBV_WC_RETRY_EXC_ERR)",
      "at once: use retry_exceeded for the retry budget's delay"},
     {"net", "throttle", "the lower effective rate", "per connection"},
+    {"link", "loss", "the host's link drops packets (tc netem); TCP retransmits, steps slow",
+     "needs the kernel's netem qdisc (probed at run time)"},
+    {"link", "corrupt", "the host's link corrupts packets (tc netem); TCP checksums drop and resend them",
+     "needs netem; corruption past the checksums is net corrupt"},
 };
 
 constexpr SiteEmulation kNvlink[] = {
-    {"node", "nvlink_down", "the job loses its NVLink/P2P path; NCCL falls back (shared memory or PCIe)",
-     "P2P is turned off for the run; the links themselves are up", true},
+    {"api", "nvlink_down", "the job loses its NVLink/P2P path at communicator creation; NCCL falls back to shared "
+     "memory", "NCCL_P2P_DISABLE=1 in the faulted run only: PCIe P2P goes too, and NCCL's topology still lists the links"},
     {"api", "nvlink_error",
      "a mid-run CUDA error 'uncorrectable NVLink error' reaches the job as "
      "ncclUnhandledCudaError",
-     "returned by the API, not raised by the GPU; no Xid in the kernel log", true},
+     "NCCL's WARN and async error only: no Xid in the kernel log, the CUDA context stays usable"},
 };
 
 constexpr SiteEmulation kPcie[] = {
     {"api", "bandwidth_cap", "each collective takes as long as a narrower or slower link would make it",
-     "held at the API: the bus itself is not slowed", true},
-    {"node", "pcie_downgrade",
+     "the op's stream is held for its bus bytes at the cap: the bus itself is not slowed"},
+    {"api", "pcie_downgrade",
      "NCCL reads a topology (NCCL_TOPO_FILE) with the lower PCIe width/speed and "
      "logs and plans for it",
-     "the topology NCCL is given, not the link's training", true},
+     "the topology NCCL is given (its own detected one, lowered), not the link's training"},
 };
 
 constexpr FaultSite kSites[] = {
