@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,7 @@ struct LaunchContext {
   std::map<std::string, std::string> parent_env;  // ncclfi's own environment
   GpuPlacement gpu;                               // shared: each rank a host of its own on a shared GPU
   std::map<std::string, std::string> mps_env;     // the job's MPS daemon (shared mode), for every process
+  std::optional<std::string> allowed_hosts;       // NCCLFI_ALLOWED_HOSTS for the ranks (host_allow.h)
 };
 
 class RankLauncher {

@@ -70,6 +70,8 @@ struct Scenario {
   bool layer_api = false;  // load the preload (LD_PRELOAD)
   std::map<std::string, std::string> env;
   FaultPlan plan;  // every fault; proc ones are the harness's
+  // Drill safety (`limits`): the most ranks and hosts the faults may reach (drill_plan.h checks them).
+  std::optional<int> max_faulted_ranks, max_faulted_hosts;
   double deadline_s = 60;
   double grace_s = 3;
   RestartPolicy restart;

@@ -62,6 +62,8 @@ struct NetShim::Comm {
   bool is_send = false;
   int peer = -1;
   TokenBucket bucket;
+  std::atomic<const ArmedFault*> throttled_by{
+      nullptr};  // the fault whose throttle holds (until its window closes)
   std::atomic<int64_t> stall_until_ns{0};
   Request* deferred = nullptr;  // a request whose faults were decided but the backend asked to retry
 };
@@ -269,6 +271,7 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                  },
                  [&](const Throttle& throttle) {
                    req->comm->bucket.set_rate(throttle.gbps * 1e9);
+                   req->comm->throttled_by.store(fault);
                    extra["gbps"] = throttle.gbps;
                  },
                  [&](const Stall& stall) {
@@ -393,6 +396,11 @@ void NetShim::finish_completion(Request* req, int64_t now) {
     (void)flipped;
   }
   int64_t release = now + req->hold_ns;
+  // A throttle lasts as long as its fault's window: when that closes (trigger.duration_s) the link heals.
+  if (const ArmedFault* by = req->comm->throttled_by.load(); by != nullptr && !by->window_open_now()) {
+    req->comm->bucket.set_rate(0);
+    req->comm->throttled_by.store(nullptr);
+  }
   if (req->comm->bucket.active()) {
     // The bytes could have started flowing when the request was posted: a throttled link that was idle
     // delivers the first message size/rate after the post, not after the (faster) real arrival.
