@@ -112,7 +112,9 @@ uint64_t ArmedFault::decide_in_window(const char* point_name) {
   for (;;) {
     const uint64_t in_window = (state >> kWindowShift) == window ? (state & 0xffffffffULL) : 0;
     if (trig.count != 0 && in_window >= trig.count) return 0;
-    if (window_state_.compare_exchange_weak(state, (window << kWindowShift) | (in_window + 1),
+    // Saturates instead of carrying into the window bits (an unlimited count may fire 2^32 times).
+    const uint64_t next = std::min<uint64_t>(in_window + 1, 0xffffffffULL);
+    if (window_state_.compare_exchange_weak(state, (window << kWindowShift) | next,
                                             std::memory_order_relaxed))
       break;
   }

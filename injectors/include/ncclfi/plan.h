@@ -50,7 +50,7 @@ struct Trigger {
   // Windows (fault_window.h): the first firing opens window 1; each window lasts duration_s (nullopt:
   // until the next one, or for ever), then the fault heals; window k opens (k-1) * every_s after the
   // first. `count` limits the firings of each window.
-  std::optional<double> duration_s;
+  std::optional<double> duration_s{};
   double every_s = 0;  // 0: one window
   uint64_t times = 1;  // windows
   bool windowed() const { return duration_s.has_value() || times > 1; }
