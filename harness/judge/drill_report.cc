@@ -260,9 +260,11 @@ DrillReport make_drill_report(const RunRecord& r) {
   DrillSection detection{"Detection", "", {}};
   if (j.first_detection) {
     const Detection& d = *j.first_detection;
+    const auto host = hosts.find(d.rank);  // the rank's own host (a detection from a log line has none)
     detection.text = "First detection: rank " + std::to_string(d.rank) +
-                     (d.host.empty() ? "" : " on " + d.host) + " by " + d.mechanism + ", " +
-                     format_seconds(j.detection_s) + " after the first injection: " + clip(d.evidence, 200);
+                     (host != hosts.end() ? " on " + host->second : std::string()) + " by " + d.mechanism +
+                     ", " + format_seconds(j.detection_s) +
+                     " after the first injection: " + clip(d.evidence, 200);
   } else {
     detection.text = "No detection after the first injection.";
   }

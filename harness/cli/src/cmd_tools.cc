@@ -212,7 +212,8 @@ void add_report_command(CLI::App& app, int& status) {
         return;
       }
       if (*markdown) {
-        for (const auto& record : records) std::cout << harness::drill_report_markdown(record) << "\n";
+        for (size_t i = 0; i < records.size(); ++i)
+          std::cout << (i > 0 ? "\n" : "") << harness::drill_report_markdown(records[i]);
       } else {
         std::cout << harness::rerender_reports(*dir, use_color(STDOUT_FILENO));
       }
