@@ -77,8 +77,9 @@ int abort_run(const std::string& run_dir, double timeout_s, std::ostream& out) {
                        {"skipped_dead", r.skipped_dead},
                        {"timed_out", r.timed_out}},
                       given);
-  out << "abort: every fault disarmed in " << r.acknowledged << " live rank(s) (" << r.skipped_dead
-      << " dead skipped, " << r.timed_out << " timed out); teardown requested\n";
+  out << "abort: " << plan.faults.size() << " fault(s) disarmed: " << r.acknowledged
+      << " answer(s) from live ranks' control FIFOs (" << r.skipped_dead << " dead skipped, " << r.timed_out
+      << " timed out); teardown requested\n";
   // The harness confirms by writing the run's verdict; without a live harness, clean up here.
   int harness_pid = 0;
   std::string harness_id;
