@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "drill_report.h"
 #include "html_timeline.h"
 #include "report_text.h"
 #include "reports.h"
@@ -115,7 +116,7 @@ std::string render_html(const SuiteInfo& suite, const std::vector<RunRecord>& re
       "<span style=\"color:#8c1d18\">&#9632; abnormal exit</span><span style=\"color:#5f6b7a\">&#8212; op "
       "duration (per lane, up to its slowest op)</span><span style=\"color:#d93025;opacity:.6\">&#9608; "
       "fault window "
-      "(first to last injection)</span>"
+      "(first injection to its heal, else to its last injection; one per window)</span>"
       "<span style=\"color:#1a73e8\">&#8942; attempt</span>"
       "<span style=\"color:#9334e6\">&#8942; ncclfi arm / disarm</span><span style=\"color:#c5221f\">&#8942; "
       "deadline</span> Times are seconds from the first injection.</p>\n";
@@ -149,6 +150,7 @@ std::string render_html(const SuiteInfo& suite, const std::vector<RunRecord>& re
          "onclick=\"ncclfiZoom('timeline-" +
          id + "',false)\">whole run</button></p>\n";
     h += timeline_svg(r.history, id);
+    h += drill_report_html(r);
     h += events_table(r.history);
   }
   h += "</body></html>\n";

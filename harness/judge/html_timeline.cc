@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "drill_report.h"
 #include "report_text.h"
 
 namespace ncclfi::harness {
@@ -47,11 +48,6 @@ double nice_step(double span, int ticks) {
   return 10 * p;
 }
 
-struct FaultWindow {
-  int64_t start = 0, end = 0;
-  std::set<int> ranks;
-};
-
 }  // namespace
 
 std::string timeline_svg(const History& h, const std::string& id) {
@@ -67,17 +63,13 @@ std::string timeline_svg(const History& h, const std::string& id) {
   for (const auto& d : h.detections) widen(d.ts_ns);
   if (t0 <= 0 || t1 <= t0) return "<p class=\"muted\">No timed events to draw.</p>";
 
-  // Zero of the axis: the first injection (else the start), as detection times are counted.
+  // Zero of the axis: the first injection (else the start), as detection times are counted. The fault
+  // windows: one per fault, attempt and window, to its heal or its last injection (drill_report.h).
   int64_t zero = 0;
-  std::map<std::string, FaultWindow> windows;
   for (const auto& e : h.events) {
-    if (e.event != "inject" || e.ts_ns <= 0) continue;
-    if (zero == 0 || e.ts_ns < zero) zero = e.ts_ns;
-    FaultWindow& w = windows[text_field(e.fields, "fault_id")];
-    if (w.start == 0 || e.ts_ns < w.start) w.start = e.ts_ns;
-    w.end = std::max(w.end, e.ts_ns);
-    w.ranks.insert(e.rank);
+    if (e.event == "inject" && e.ts_ns > 0 && (zero == 0 || e.ts_ns < zero)) zero = e.ts_ns;
   }
+  const std::vector<FaultWindowSpan> windows = fault_windows(h);
   const bool from_injection = zero != 0;
   if (!from_injection) zero = t0;
 
@@ -109,10 +101,10 @@ std::string timeline_svg(const History& h, const std::string& id) {
   // each side; without an injection, the whole run.
   double zoom0 = kLeft, zoom1 = kWidth - kRight;
   if (!windows.empty()) {
-    int64_t a = windows.begin()->second.start, b = windows.begin()->second.end;
-    for (const auto& [_, w] : windows) {
-      a = std::min(a, w.start);
-      b = std::max(b, w.end);
+    int64_t a = windows.front().start_ns, b = windows.front().end_ns;
+    for (const auto& w : windows) {
+      a = std::min(a, w.start_ns);
+      b = std::max(b, w.end_ns);
     }
     const auto margin = std::max<int64_t>((b - a) / 10, 500'000'000);
     zoom0 = std::max<double>(kLeft, x_of(a - margin));
@@ -127,18 +119,22 @@ std::string timeline_svg(const History& h, const std::string& id) {
                   "\" role=\"img\">\n";
 
   // Fault windows, shaded under everything else across the lanes of the ranks they hit.
-  for (const auto& [fault, w] : windows) {
-    const double x0 = x_of(w.start);
-    const double width = std::max(3.0, x_of(w.end) - x0);
+  for (const auto& w : windows) {
+    const std::string fault = w.window == 0 ? w.fault_id : w.fault_id + " #" + std::to_string(w.window);
+    const double x0 = x_of(w.start_ns);
+    const double width = std::max(3.0, x_of(w.end_ns) - x0);
     const bool whole_job = w.ranks.count(-1) > 0 || w.ranks.empty();
     const int top = whole_job ? kTop : lane_top(*w.ranks.begin());
     const int bottom = whole_job ? lane_bottom(max_rank) : lane_bottom(*w.ranks.rbegin());
-    s += "<rect class=\"fault-window\" data-fault-id=\"" + xml_escape(fault) + "\" data-start-s=\"" +
-         fixed(static_cast<double>(w.start - zero) / 1e9, 3) + "\" data-end-s=\"" +
-         fixed(static_cast<double>(w.end - zero) / 1e9, 3) + "\" x=\"" + fixed(x0, 1) + "\" y=\"" +
+    s += "<rect class=\"fault-window\" data-fault-id=\"" + xml_escape(w.fault_id) + "\" data-window=\"" +
+         std::to_string(w.window) + "\" data-start-s=\"" +
+         fixed(static_cast<double>(w.start_ns - zero) / 1e9, 3) + "\" data-end-s=\"" +
+         fixed(static_cast<double>(w.end_ns - zero) / 1e9, 3) + "\" x=\"" + fixed(x0, 1) + "\" y=\"" +
          std::to_string(top) + "\" width=\"" + fixed(width, 1) + "\" height=\"" +
          std::to_string(bottom - top) + "\" fill=\"#d93025\" fill-opacity=\"0.10\"><title>" +
-         xml_escape("fault " + fault + ": " + rel(w.start) + " to " + rel(w.end)) + "</title></rect>";
+         xml_escape("fault " + fault + ": " + rel(w.start_ns) + " to " + rel(w.end_ns) +
+                    (w.healed ? " (healed)" : "")) +
+         "</title></rect>";
     s += "<text class=\"fault-label\" x=\"" + fixed(x0 + 2, 1) + "\" y=\"" + std::to_string(kTop - 4) +
          "\" font-size=\"10\" fill=\"#d93025\">" + xml_escape(fault) + "</text>\n";
   }

@@ -23,7 +23,8 @@ constexpr SiteEmulation kNic[] = {
      "no IB status, no retry delay: the error comes at once, on the shim's own path"},
     {"net", "connect_fail", "connection setup fails with the code", "at connect/accept only"},
     {"net", "nic_down",
-     "nothing completes, then every request fails with ncclRemoteError after the IB retry budget, with NCCL's "
+     "nothing completes, then every request fails with ncclRemoteError after the IB retry budget, with "
+     "NCCL's "
      "'transport retry counter exceeded' WARN",
      "on the shim's TCP path; the peers see their sockets close at once"},
     {"net", "drop", "a request never completes: the collective hangs until a watchdog acts",
@@ -38,7 +39,8 @@ constexpr SiteEmulation kSwitch[] = {
      "a token bucket per connection, not shared buffers"},
     {"verbs", "delay", "ibv_poll_cq reports completions late, on NCCL's own RDMA path",
      "the wire is not slowed: latency only, bandwidth stays"},
-    {"link", "rate", "the host's link is rate-limited by the kernel (tc tbf), for every connection through it",
+    {"link", "rate",
+     "the host's link is rate-limited by the kernel (tc tbf), for every connection through it",
      "one host's link, not a switch port shared by many"},
 };
 
@@ -60,8 +62,11 @@ constexpr SiteEmulation kLink[] = {
 };
 
 constexpr SiteEmulation kNvlink[] = {
-    {"api", "nvlink_down", "the job loses its NVLink/P2P path at communicator creation; NCCL falls back to shared "
-     "memory", "NCCL_P2P_DISABLE=1 in the faulted run only: PCIe P2P goes too, and NCCL's topology still lists the links"},
+    {"api", "nvlink_down",
+     "the job loses its NVLink/P2P path at communicator creation; NCCL falls back to shared "
+     "memory",
+     "NCCL_P2P_DISABLE=1 in the faulted run only: PCIe P2P goes too, and NCCL's topology still lists the "
+     "links"},
     {"api", "nvlink_error",
      "a mid-run CUDA error 'uncorrectable NVLink error' reaches the job as "
      "ncclUnhandledCudaError",

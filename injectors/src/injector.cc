@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include <fiu.h>
 
 #include "ncclfi/fault_kinds.h"
+#include "ncclfi/host_allow.h"
 
 namespace ncclfi {
 
@@ -34,6 +36,19 @@ Injector::Injector(const Params& params, Layer layer, std::string source)
                  static_cast<int>(::getpid()), source_.c_str(), e.what());
     return;
   }
+  // A drill's safety net: on a host outside the allow-list the plan is ignored, loudly, and the job runs
+  // clean. Checked after parsing so a plan without faults for this layer stays silent.
+  const bool has_layer_faults = std::any_of(plan_.faults.begin(), plan_.faults.end(),
+                                            [&](const Fault& f) { return f.layer == layer_; });
+  if (std::string warning; has_layer_faults && !host_allowed(&warning)) {
+    load_error_ = warning;
+    std::fprintf(stderr, "%s (%s, rank %d)\n", warning.c_str(), source_.c_str(), params_.rank);
+    events_.write(ev::kRefused, {{"host", host_name()},
+                                 {"allowed", allow_list_from_env().describe()},
+                                 {"layer", to_string(layer_)},
+                                 {"attempt", params_.attempt}});
+    return;
+  }
   bool control = plan_.control;
   for (const Fault& f : plan_.faults) control = control || !f.trigger.armed;
   for (const Fault& f : plan_.faults) {
@@ -44,6 +59,7 @@ Injector::Injector(const Params& params, Layer layer, std::string source)
       copy.target.rank_select = Target::RankSelect::kList;
     }
     armed_.push_back(std::make_unique<ArmedFault>(std::move(copy), plan_.seed, control));
+    armed_.back()->set_heal_log(&events_, params_.rank, params_.attempt);
   }
   if (armed_.empty()) return;
   ensure_fiu_initialised();
@@ -90,6 +106,8 @@ void Injector::record_injection(const ArmedFault& fault, const char* point, cons
                            {"call", ArmedFault::last_call_on_this_thread()},
                            {"firing", ArmedFault::last_firing_on_this_thread()},
                            {"attempt", params_.attempt}};
+  if (const uint64_t window = ArmedFault::last_window_on_this_thread(); f.trigger.windowed() && window != 0)
+    fields["window"] = window;
   if (site.op != nullptr) fields["op"] = site.op;
   if (site.peer >= 0) fields["peer"] = site.peer;
   if (site.bytes != 0) fields["bytes"] = site.bytes;

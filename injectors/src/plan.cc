@@ -129,6 +129,27 @@ Fault parse_fault(const nlohmann::json& obj, const std::string& file, const std:
   f.action = spec->resolve(ParamReader(*spec, f.params, wp));
   if (obj.contains("target")) f.target = plan_detail::parse_target(obj["target"], w.at("target"), f.layer);
   if (obj.contains("trigger")) f.trigger = plan_detail::parse_trigger(obj["trigger"], w.at("trigger"));
+  if (f.trigger.duration_s && f.layer == Layer::kProc) {
+    // A kill cannot be undone, and a stop already says how long it lasts: one of the two, not both.
+    if (f.kind == "kill") {
+      w.at("trigger")
+          .at("duration_s")
+          .fail("no duration for a proc kill (a killed rank cannot heal; every_s and times repeat it)",
+                obj["trigger"]["duration_s"]);
+    }
+    if (f.params.contains("ms")) {
+      w.at("trigger")
+          .at("duration_s")
+          .fail(
+              "either params.ms or trigger.duration_s for a proc stop (both say how long the rank is "
+              "stopped)",
+              obj["trigger"]["duration_s"]);
+    }
+    // The stop's window is its duration: SIGCONT when it closes.
+    if (auto* proc = std::get_if<ProcAction>(&f.action)) {
+      if (auto* stop = std::get_if<StopProcess>(proc)) stop->resume_after_ms = *f.trigger.duration_s * 1000;
+    }
+  }
   if (!f.target.ops.empty() && points_for_fault(f).empty()) {
     std::string list;
     for (auto p : spec->points) list += (list.empty() ? "" : ", ") + std::string(p);

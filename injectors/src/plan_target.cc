@@ -122,8 +122,46 @@ Target parse_target(const nlohmann::json& v, const Where& w, Layer layer) {
   return t;
 }
 
+namespace {
+
+// duration_s, every_s and times: a drill's inject-heal-inject rhythm. Bounded so that the window
+// arithmetic cannot overflow (a million seconds is eleven days), and consistent so that a window heals
+// before the next one opens.
+void parse_windows(const nlohmann::json& v, const Where& w, Trigger& t) {
+  constexpr double kMaxSeconds = 1e6;
+  if (v.contains("duration_s")) {
+    const double d = plan_json::read_positive_number(v["duration_s"], w.at("duration_s"));
+    if (d > kMaxSeconds) w.at("duration_s").fail("at most 1e6 seconds", v["duration_s"]);
+    t.duration_s = d;
+  }
+  if (v.contains("every_s")) {
+    t.every_s = plan_json::read_positive_number(v["every_s"], w.at("every_s"));
+    if (t.every_s > kMaxSeconds) w.at("every_s").fail("at most 1e6 seconds", v["every_s"]);
+  }
+  if (v.contains("times")) {
+    t.times = plan_json::read_positive_int(v["times"], w.at("times"));
+    if (t.times > 1000000) w.at("times").fail("at most 1000000 windows", v["times"]);
+  }
+  if (t.times > 1 && t.every_s == 0)
+    w.at("every_s").fail_text("how often the " + std::to_string(t.times) + " windows open (every_s > 0)",
+                              "nothing");
+  if (t.every_s > 0 && t.times < 2) {
+    w.at("times").fail_text("2 or more windows with every_s (one window needs no every_s)",
+                            v.contains("times") ? describe_json(v["times"]) : "nothing");
+  }
+  if (t.duration_s && t.every_s > 0 && *t.duration_s >= t.every_s) {
+    w.at("duration_s")
+        .fail("less than every_s (" + describe_json(v["every_s"]) + "): a window heals before the next opens",
+              v["duration_s"]);
+  }
+}
+
+}  // namespace
+
 Trigger parse_trigger(const nlohmann::json& v, const Where& w) {
-  plan_json::require_object(v, w, {"after_calls", "after_ms", "probability", "seed", "count", "armed"});
+  plan_json::require_object(
+      v, w,
+      {"after_calls", "after_ms", "probability", "seed", "count", "armed", "duration_s", "every_s", "times"});
   Trigger t;
   if (v.contains("after_calls"))
     t.after_calls = plan_json::read_positive_int(v["after_calls"], w.at("after_calls"));
@@ -142,6 +180,7 @@ Trigger parse_trigger(const nlohmann::json& v, const Where& w) {
   if (v.contains("seed")) t.seed = plan_json::read_nonneg_int(v["seed"], w.at("seed"));
   if (v.contains("count")) t.count = plan_json::read_nonneg_int(v["count"], w.at("count"));
   if (v.contains("armed")) t.armed = plan_json::read_bool(v["armed"], w.at("armed"));
+  parse_windows(v, w, t);
   return t;
 }
 
@@ -171,6 +210,9 @@ nlohmann::json trigger_to_json(const Trigger& t) {
   if (t.after_ms != 0) j["after_ms"] = t.after_ms;
   if (t.probability != 1.0) j["probability"] = t.probability;
   if (t.seed != 0) j["seed"] = t.seed;
+  if (t.duration_s) j["duration_s"] = *t.duration_s;
+  if (t.every_s > 0) j["every_s"] = t.every_s;
+  if (t.times > 1) j["times"] = t.times;
   return j;
 }
 

@@ -7,12 +7,15 @@
 #include <fiu.h>
 
 #include "ncclfi/event_log.h"
+#include "ncclfi/fault_window.h"
 #include "splitmix.h"
 
 namespace ncclfi {
 namespace {
 thread_local uint64_t t_last_firing = 0;
 thread_local uint64_t t_last_call = 0;
+thread_local uint64_t t_last_window = 0;
+constexpr uint64_t kWindowShift = 32;
 }  // namespace
 
 bool target_matches(const Target& target, const CallSite& site) {
@@ -62,6 +65,7 @@ uint64_t ArmedFault::decide(const char* point_name) {
     if (now - first < static_cast<int64_t>(trig.after_ms) * 1000000) return 0;
   }
   if (call < trig.after_calls) return 0;
+  if (trig.windowed()) return decide_in_window(point_name);
   if (trig.probability >= 1.0 && trig.after_ms == 0) {
     // Deterministic trigger: the call index alone decides, so under any number of threads exactly
     // calls after_calls .. after_calls+count-1 fire (a shared "fired" counter could let call N+1 win
@@ -91,6 +95,68 @@ uint64_t ArmedFault::decide(const char* point_name) {
   return 0;
 }
 
+uint64_t ArmedFault::decide_in_window(const char* point_name) {
+  const Trigger& trig = fault_.trigger;
+  t_last_window = 0;
+  const int64_t now = Clock::mono_ns();
+  int64_t first = first_window_mono_ns_.load(std::memory_order_relaxed);
+  if (first == 0 && first_window_mono_ns_.compare_exchange_strong(first, now)) first = now;
+  const WindowPosition pos = window_at(trig, now - first);
+  if (!pos.open) return 0;
+  if (trig.probability < 1.0 && seeded_uniform(seed_, fault_.id, t_last_call) >= trig.probability) return 0;
+  const uint64_t window = pos.index + 1;
+  uint64_t state = window_state_.load(std::memory_order_relaxed);
+  if ((state >> kWindowShift) == window && trig.count != 0 && (state & 0xffffffffULL) >= trig.count) return 0;
+  if (fiu_fail(point_name) == 0) return 0;
+  // `count` firings per window: the counter restarts when a new window is seen.
+  for (;;) {
+    const uint64_t in_window = (state >> kWindowShift) == window ? (state & 0xffffffffULL) : 0;
+    if (trig.count != 0 && in_window >= trig.count) return 0;
+    // Saturates instead of carrying into the window bits (an unlimited count may fire 2^32 times).
+    const uint64_t next = std::min<uint64_t>(in_window + 1, 0xffffffffULL);
+    if (window_state_.compare_exchange_weak(state, (window << kWindowShift) | next,
+                                            std::memory_order_relaxed))
+      break;
+  }
+  t_last_window = window;
+  t_last_firing = fired_.fetch_add(1, std::memory_order_relaxed) + 1;
+  return t_last_firing;
+}
+
+bool ArmedFault::window_open_now() const {
+  if (!fault_.trigger.windowed()) return true;
+  const int64_t first = first_window_mono_ns_.load(std::memory_order_relaxed);
+  if (first == 0) return true;  // no window opened yet: nothing to heal
+  return window_at(fault_.trigger, Clock::mono_ns() - first).open;
+}
+
+void ArmedFault::record_heals(int rank) {
+  const Trigger& trig = fault_.trigger;
+  if (!trig.windowed() || heal_log_ == nullptr) return;
+  const uint64_t fired_window = window_state_.load(std::memory_order_relaxed) >> kWindowShift;
+  uint64_t healed = healed_windows_.load(std::memory_order_relaxed);
+  if (fired_window == 0 || healed >= fired_window) return;
+  const int64_t first = first_window_mono_ns_.load(std::memory_order_relaxed);
+  const WindowSpan span = window_span(trig, fired_window - 1);
+  const EventTime now = EventTime::now();
+  if (!span.closes_ns || now.mono_ns - first < *span.closes_ns) return;
+  if (!healed_windows_.compare_exchange_strong(healed, fired_window)) return;  // another thread wrote it
+  // Stamped when the window closed, not when a call noticed it: the timeline shows the real window.
+  const int64_t closed_mono = first + *span.closes_ns;
+  const EventTime at{now.wall_ns - (now.mono_ns - closed_mono), closed_mono};
+  heal_log_->write_for_rank(rank >= 0 ? rank : rank_, ev::kHeal,
+                            {{"fault_id", fault_.id},
+                             {"kind", fault_.kind},
+                             {"layer", to_string(fault_.layer)},
+                             {"window", fired_window},
+                             {"attempt", attempt_}},
+                            at);
+}
+
+uint64_t ArmedFault::last_window_on_this_thread() {
+  return t_last_window;
+}
+
 uint64_t ArmedFault::last_firing_on_this_thread() {
   return t_last_firing;
 }
@@ -105,6 +171,7 @@ const ArmedFault* FaultPoint::check_slow(const CallSite& site) {
   if (faults == nullptr) return nullptr;
   for (ArmedFault* fault : *faults) {
     if (!target_matches(fault->fault().target, site)) continue;
+    fault->record_heals(site.rank);
     if (fault->decide(name_) != 0) return fault;
   }
   return nullptr;

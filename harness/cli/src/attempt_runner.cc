@@ -14,6 +14,7 @@
 #include <set>
 
 #include "agent_hub.h"
+#include "drill_abort.h"
 #include "interrupt.h"
 #include "link_faults.h"
 #include "ncclfi/injector.h"
@@ -75,14 +76,15 @@ class AttemptLoop final : public RankSignaller {
       follow_output();
       reap_exited(false);
       if (alive() == 0) break;
-      apply_proc_faults(now);
-      maybe_probe_ras(now, deadline_ns);
-      if (interrupted()) {
+      if (poll_abort_request(in_.ctx.run_dir) || interrupted()) {
         result_.interrupted = true;
         events_.write("interrupt", {{"attempt", in_.ctx.attempt}, {"signal", interrupt_signal()}});
-        teardown("interrupt");
+        stop_injection();
+        teardown(abort_requested() ? "abort" : "interrupt");
         break;
       }
+      apply_proc_faults(now);
+      maybe_probe_ras(now, deadline_ns);
       if (now >= deadline_ns) {
         result_.deadline_hit = true;
         events_.write("deadline",
@@ -144,16 +146,30 @@ class AttemptLoop final : public RankSignaller {
 
   void record_injection(const Fault& fault, int rank, const std::string& action, int sig,
                         EventTime at) override {
+    record_injection_in_window(fault, rank, action, sig, at, 0);
+  }
+
+  void record_injection_in_window(const Fault& fault, int rank, const std::string& action, int sig,
+                                  EventTime at, uint64_t window) override {
     ++injections_;
-    events_.write_for_rank(rank, ev::kInject,
-                           {{"fault_id", fault.id},
-                            {"kind", fault.kind},
-                            {"layer", to_string(fault.layer)},
-                            {"point", std::string(to_string(fault.layer)) + "/" + fault.kind},
-                            {"action", action},
-                            {"signal", sig},
-                            {"attempt", in_.ctx.attempt}},
-                           at);
+    nlohmann::json fields = {{"fault_id", fault.id},
+                             {"kind", fault.kind},
+                             {"layer", to_string(fault.layer)},
+                             {"point", std::string(to_string(fault.layer)) + "/" + fault.kind},
+                             {"action", action},
+                             {"signal", sig},
+                             {"attempt", in_.ctx.attempt}};
+    if (window != 0) fields["window"] = window;
+    events_.write_for_rank(rank, ev::kInject, fields, at);
+  }
+
+  void record_heal(const Fault& fault, int rank, uint64_t window, EventTime at) override {
+    nlohmann::json fields = {{"fault_id", fault.id},
+                             {"kind", fault.kind},
+                             {"layer", to_string(fault.layer)},
+                             {"attempt", in_.ctx.attempt}};
+    if (window != 0) fields["window"] = window;
+    events_.write_for_rank(rank, ev::kHeal, fields, at);
   }
 
  private:
@@ -366,6 +382,25 @@ class AttemptLoop final : public RankSignaller {
     kill_cgroup();
     if (why != "launch_failed") result_.failed = true;
     remove_dead_control_fifos(in_.ctx.run_dir);
+  }
+
+  // An abort or Ctrl-C: every injection stops before the teardown begins (drill_abort.h). The harness's
+  // own proc faults are cancelled and stopped ranks continued; every fault is disarmed in every live rank
+  // through the control FIFOs. `ncclfi abort` recorded its own control event; a signal is recorded here.
+  void stop_injection() {
+    const EventTime given = clock_.now();
+    schedule_.release_stopped(*this);
+    const ControlResult r = disarm_all(in_.ctx.run_dir, in_.ctx.scenario->plan, 500);
+    if (!abort_requested()) {
+      events_.write_for_rank(-1, ev::kControl,
+                             {{"action", "abort"},
+                              {"fault_id", "all"},
+                              {"by", "signal " + std::to_string(interrupt_signal())},
+                              {"acknowledged", r.acknowledged},
+                              {"skipped_dead", r.skipped_dead},
+                              {"timed_out", r.timed_out}},
+                             given);
+    }
   }
 
   // `now`: the monotonic clock, like every timer of the schedule.

@@ -36,7 +36,21 @@ void add_run_command(CLI::App& app, int& status) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_flag("--json", opts->json,
-                "print summary.json on stdout instead of the table (progress stays on stderr)");
+                "print summary.json on stdout instead of the table (progress stays on stderr); with "
+                "--dry-run, the plan");
+  cmd->add_flag("--dry-run", opts->dry_run,
+                "validate everything and print, per host and rank, what would be injected and when; launch "
+                "nothing, write nothing");
+  cmd->add_option("--allowed-hosts", opts->allowed_hosts_file,
+                  "a file of hosts (names or globs, one or more a line, # comments) outside which nothing is "
+                  "injected; adds to NCCLFI_ALLOWED_HOSTS (docs/drills.md)");
+  cmd->add_option("--max-faulted-ranks", opts->max_faulted_ranks,
+                  "refuse a scenario whose faults reach more ranks (on top of its limits.max_faulted_ranks)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option(
+         "--max-faulted-hosts", opts->max_faulted_hosts,
+         "refuse a scenario whose faulted ranks span more hosts (on top of limits.max_faulted_hosts)")
+      ->check(CLI::Range(1, 4096));
   cmd->footer(
       "Every scenario is validated before the first one launches. Each run leaves runs/<scenario>/<time>/\n"
       "(scenario.json, plan.json, events.jsonl, attempt-N/rank-R.log, verdict.json; `latest` links to it);\n"
@@ -45,7 +59,8 @@ void add_run_command(CLI::App& app, int& status) {
       "  ncclfi run scenarios/cpu/\n"
       "  ncclfi run scenarios/cpu/net-drop-recv-hang.json --out /tmp/runs --junit junit.xml\n"
       "  ncclfi run scenarios/ --filter cpu --filter net\n"
-      "  ncclfi run scenarios/cpu/ --repeat 10 --json > flakiness.json");
+      "  ncclfi run scenarios/cpu/ --repeat 10 --json > flakiness.json\n"
+      "  ncclfi run scenarios/drills/ --dry-run --allowed-hosts staging-hosts.txt");
   cmd->callback([opts, params, &status] {
     try {
       for (const auto& p : *params) opts->params.insert(parse_param_assignment(p));

@@ -9,6 +9,8 @@
 
 #include "cli_json.h"
 #include "commands.h"
+#include "drill_abort.h"
+#include "drill_report.h"
 #include "ncclfi/bounded_input.h"
 #include "ncclfi/event_log.h"
 #include "ncclfi/fault_kinds.h"
@@ -221,14 +223,19 @@ void add_list_command(CLI::App& app, int& status) {
 
 void add_report_command(CLI::App& app, int& status) {
   auto dir = std::make_shared<std::string>();
+  auto markdown = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("report", "Re-render the reports of a run, a suite or a whole runs/ tree.");
   cmd->add_option("run_dir", *dir, "a run directory, runs/<scenario>/latest, or runs/")->required();
+  cmd->add_flag("--markdown", *markdown,
+                "print the drill report of each run (Markdown for a postmortem: what was injected where and "
+                "when, what each rank saw, detection, recovery, the verdict per expectation) instead");
   cmd->footer(
       "Writes summary.json, junit.xml and report.html into RUN_DIR and prints the table.\n"
       "Examples:\n"
       "  ncclfi report runs/net-drop-recv-hang/latest\n"
+      "  ncclfi report --markdown runs/drill-rank-kill-restart/latest >> postmortem.md\n"
       "  ncclfi report runs/");
-  cmd->callback([dir, &status] {
+  cmd->callback([dir, markdown, &status] {
     if (!std::filesystem::exists(*dir)) {
       std::cerr << "ncclfi report: " << *dir << ": no such directory\n";
       status = kBadInput;
@@ -241,7 +248,12 @@ void add_report_command(CLI::App& app, int& status) {
         status = kBadInput;
         return;
       }
-      std::cout << harness::rerender_reports(*dir, use_color(STDOUT_FILENO));
+      if (*markdown) {
+        for (size_t i = 0; i < records.size(); ++i)
+          std::cout << (i > 0 ? "\n" : "") << harness::drill_report_markdown(records[i]);
+      } else {
+        std::cout << harness::rerender_reports(*dir, use_color(STDOUT_FILENO));
+      }
       status = exit_status_for(records);
     } catch (const std::exception& e) {
       std::cerr << "ncclfi report: " << e.what() << "\n";
@@ -322,6 +334,29 @@ void add_control_commands(CLI::App& app, int& status) {
       status = r.acknowledged > 0 ? kAllPassed : kSomeFailed;
     });
   }
+  add_abort_command(app, status);
+}
+
+void add_abort_command(CLI::App& app, int& status) {
+  auto dir = std::make_shared<std::string>();
+  auto timeout_s = std::make_shared<double>(30);
+  auto* cmd =
+      app.add_subcommand("abort", "Stop a running drill at once: disarm every fault, tear the job down.");
+  cmd->add_option("run_dir", *dir, "the run directory of the running job")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--timeout-s", *timeout_s, "how long to wait for the harness to confirm the teardown")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->footer(
+      "Disarms every fault in every live rank (control FIFOs), records a control event \"abort\" in the "
+      "run's\n"
+      "events.jsonl, and asks the harness to tear the job down and launch nothing more (it ends the run "
+      "like\n"
+      "Ctrl-C: a partial verdict, exit 3). Without a running harness, kills the run's leftover processes.\n"
+      "Exit status: 0 the job is down, 1 the harness did not confirm in time, 2 not a run directory.\n"
+      "Example:\n  ncclfi abort runs/drill-flapping-link/latest");
+  cmd->callback([dir, timeout_s, &status] { status = abort_run(*dir, *timeout_s, std::cout); });
 }
 
 }  // namespace ncclfi::cli

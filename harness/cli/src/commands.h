@@ -10,7 +10,8 @@ void add_run_command(CLI::App& app, int& status);
 void add_validate_command(CLI::App& app, int& status);
 void add_list_command(CLI::App& app, int& status);
 void add_report_command(CLI::App& app, int& status);
-void add_control_commands(CLI::App& app, int& status);
+void add_control_commands(CLI::App& app, int& status);  // arm, disarm and abort
+void add_abort_command(CLI::App& app, int& status);
 void add_sweep_command(CLI::App& app, int& status);
 void add_timeouts_command(CLI::App& app, int& status);
 void add_agent_command(CLI::App& app, int& status);

@@ -8,6 +8,7 @@
 namespace ncclfi::cli {
 namespace {
 volatile std::sig_atomic_t g_signal = 0;
+volatile std::sig_atomic_t g_abort = 0;
 extern "C" void on_interrupt(int sig) {
   g_signal = sig;
 }
@@ -21,7 +22,13 @@ void install_interrupt_handlers() {
 }
 
 bool interrupted() {
-  return g_signal != 0;
+  return g_signal != 0 || g_abort != 0;
+}
+void note_abort_request() {
+  g_abort = 1;
+}
+bool abort_requested() {
+  return g_abort != 0;
 }
 int interrupt_signal() {
   return g_signal;

@@ -57,9 +57,9 @@ int main(int argc, char** argv) {
 
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    std::cerr
-        << app.help()
-        << "\nncclfi: give a command (run, validate, list, report, sweep, timeouts, arm, disarm, lab).\n";
+    std::cerr << app.help()
+              << "\nncclfi: give a command (run, validate, list, report, sweep, timeouts, arm, disarm, "
+                 "abort, lab).\n";
     return kBadInput;
   }
   if (const auto error = unknown_name_error(app, args)) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "ncclfi/fault_window.h"
+
 namespace ncclfi::cli {
 
 namespace {
@@ -51,6 +53,7 @@ void ProcFaultSchedule::fire_due(int64_t now_ns, RankSignaller& target) {
     for (auto& a : actions_) {
       if (!a.due_ns && running.count(a.rank) > 0) {
         a.due_ns = now_ns + static_cast<int64_t>(a.fault.trigger.after_ms) * 1'000'000;
+        a.first_window_ns = *a.due_ns;
       }
     }
   }
@@ -61,7 +64,9 @@ void ProcFaultSchedule::fire_due(int64_t now_ns, RankSignaller& target) {
       continue;
     }
     if (a.resume) {
-      target.signal_rank(a.rank, SIGCONT);
+      EventTime sent;
+      target.signal_rank(a.rank, SIGCONT, &sent);
+      target.record_heal(a.fault, a.rank, a.fault.trigger.windowed() ? a.window + 1 : 0, sent);
       stopped_ranks_.erase(std::remove(stopped_ranks_.begin(), stopped_ranks_.end(), a.rank),
                            stopped_ranks_.end());
       continue;
@@ -77,11 +82,21 @@ void ProcFaultSchedule::fire_due(int64_t now_ns, RankSignaller& target) {
       later.push_back(std::move(a));
       continue;
     }
-    target.record_injection(a.fault, a.rank, step.name, step.signal, sent);
+    const Trigger& trig = a.fault.trigger;
+    if (trig.windowed()) {
+      target.record_injection_in_window(a.fault, a.rank, step.name, step.signal, sent, a.window + 1);
+      if (a.window + 1 < trig.times) {  // the next window, on the rank's own clock
+        later.push_back({a.first_window_ns + window_span(trig, a.window + 1).opens_ns, a.rank, a.fault, false,
+                         a.window + 1, a.first_window_ns});
+      }
+    } else {
+      target.record_injection(a.fault, a.rank, step.name, step.signal, sent);
+    }
     if (!step.stops) continue;
     stopped_ranks_.push_back(a.rank);
-    if (step.resume_after_ms) {
-      later.push_back({now_ns + static_cast<int64_t>(*step.resume_after_ms * 1e6), a.rank, a.fault, true});
+    if (step.resume_after_ms && *step.resume_after_ms > 0) {
+      later.push_back({now_ns + static_cast<int64_t>(*step.resume_after_ms * 1e6), a.rank, a.fault, true,
+                       a.window, a.first_window_ns});
     }
   }
   actions_ = std::move(later);

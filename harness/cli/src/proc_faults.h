@@ -5,7 +5,9 @@
 // rank the harness spawns itself that is the spawn; under srun, mpirun or torchrun it is when the task
 // appears, which on a loaded host or a busy cluster can be seconds after the launcher started, and a
 // fault timed from the launcher would then hit a rank still in its bootstrap instead of one in its
-// training loop. Faults that start disarmed are left to `ncclfi arm`.
+// training loop. Faults that start disarmed are left to `ncclfi arm`. A fault with windows acts once per
+// window: window k opens (k-1) * every_s after the first, a stop is continued when its window closes
+// (duration_s), and a kill of a rank that is not running (not yet restarted) waits until one is.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,13 @@ class RankSignaller {
   virtual std::set<int> running_ranks() = 0;
   virtual void record_injection(const Fault& fault, int rank, const std::string& action, int sig,
                                 EventTime at) = 0;
+  // The same for a fault with windows (trigger.every_s/times/duration_s): `window` is 1-based.
+  virtual void record_injection_in_window(const Fault& fault, int rank, const std::string& action, int sig,
+                                          EventTime at, uint64_t /*window*/) {
+    record_injection(fault, rank, action, sig, at);
+  }
+  // A stopped rank was continued: the fault's window `window` (1-based) closed.
+  virtual void record_heal(const Fault& /*fault*/, int /*rank*/, uint64_t /*window*/, EventTime /*at*/) {}
 };
 
 class ProcFaultSchedule {
@@ -54,7 +63,9 @@ class ProcFaultSchedule {
     std::optional<int64_t> due_ns;  // unset until the rank's launch has been seen
     int rank;
     Fault fault;
-    bool resume;  // SIGCONT after a stop
+    bool resume;                  // SIGCONT after a stop
+    uint64_t window = 0;          // 0-based window of a fault with windows (fault_window.h)
+    int64_t first_window_ns = 0;  // when its first window opened (the launch + after_ms)
   };
   std::vector<Action> actions_;
   std::vector<int> stopped_ranks_;

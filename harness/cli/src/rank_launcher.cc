@@ -328,6 +328,8 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   if (!ctx.job_key.empty()) env["NCCLFI_JOB_KEY"] = ctx.job_key;
   env["NCCLFI_WORLD_SIZE"] = std::to_string(s.workload.ranks);
   if (rank >= 0) env["NCCLFI_RANK"] = std::to_string(rank);
+  // The drill's allow-list travels with the ranks (no shared file needed on other hosts).
+  if (ctx.allowed_hosts) env["NCCLFI_ALLOWED_HOSTS"] = *ctx.allowed_hosts;
   if (s.layer_api || s.time_ops) {
     env["LD_PRELOAD"] = ctx.install.lib_dir + "/libncclfi-preload.so";  // a scenario's env may not set it
   }

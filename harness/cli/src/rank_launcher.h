@@ -47,6 +47,7 @@ struct LaunchContext {
   // environment only), and the node-local directory where each node's ranks write their events and
   // open their control FIFOs. Empty: one host, the run directory.
   std::string agent_addr, agent_secret, agent_spool;
+  std::optional<std::string> allowed_hosts;  // NCCLFI_ALLOWED_HOSTS for the ranks (host_allow.h)
 };
 
 class RankLauncher {

@@ -79,6 +79,8 @@ struct Scenario {
       false;  // load libncclfi-ibverbs.so as NCCL's libibverbs (NCCL_IBVERBS_LIB, LD_LIBRARY_PATH)
   std::map<std::string, std::string> env;
   FaultPlan plan;  // every fault; proc ones are the harness's
+  // Drill safety (`limits`): the most ranks and hosts the faults may reach (drill_plan.h checks them).
+  std::optional<int> max_faulted_ranks, max_faulted_hosts;
   double deadline_s = 60;
   double grace_s = 3;
   RestartPolicy restart;

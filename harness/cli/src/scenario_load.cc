@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "drill_plan.h"
 #include "ncclfi/bounded_input.h"
 #include "observe.h"
 #include "scenario.h"
@@ -90,6 +91,9 @@ void fill(Scenario& s, const json& doc) {
                    {"control", value_or(doc, "control", false)},
                    {"faults", value_or(doc, "faults", json::array())}};
   s.plan = parse_plan(plan_doc, s.file);
+  const json limits = value_or(doc, "limits", json::object());
+  if (limits.contains("max_faulted_ranks")) s.max_faulted_ranks = limits["max_faulted_ranks"].get<int>();
+  if (limits.contains("max_faulted_hosts")) s.max_faulted_hosts = limits["max_faulted_hosts"].get<int>();
   for (const auto& layer : value_or(doc, "layers", std::vector<std::string>{})) {
     if (layer == "net") s.layer_net = true;
     if (layer == "api") s.layer_api = true;
@@ -181,6 +185,7 @@ Scenario scenario_from_json(const json& written, const std::string& file, const 
   }
   for (const auto& p : s.expectation.problems) problems.push_back({p.pointer, p.expected, p.found});
   check_scenario_rules(s, problems);
+  check_blast_radius(s, {}, problems);
   if (!problems.empty()) throw ScenarioError(file, problems);
   return s;
 }

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <random>
 
+#include "drill_abort.h"
+#include "drill_report.h"
 #include "interrupt.h"
 #include "judge.h"
 #include "mps_daemon.h"
@@ -105,6 +107,10 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
   const int max_attempts = pass.faults ? s.restart.max + 1 : 1;
   history.attempts = 0;
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
+    if (poll_abort_request(run_dir)) {  // `ncclfi abort` between attempts: launch nothing more
+      history.interrupted = true;
+      break;
+    }
     AttemptInputs in;
     in.ctx.scenario = &s;
     in.ctx.install = opt.install;
@@ -123,6 +129,7 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
     in.ctx.parent_env = current_environment();
     in.ctx.gpu = opt.gpu;
     in.ctx.mps_env = mps.start(in.ctx.log_dir, in.ctx.harness_id);
+    in.ctx.allowed_hosts = opt.allowed_hosts;
     in.launcher = launcher.get();
     in.classifier = &classifier;
     in.log_dir_rel = rel;
@@ -220,6 +227,7 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
     judge_options.run_dir = record.run_dir;
     harness::write_file_atomic(record.run_dir + "/scenario.json", s.doc.dump(2) + "\n");
     harness::write_file_atomic(record.run_dir + "/plan.json", to_json(s.plan).dump(2) + "\n");
+    write_harness_record(record.run_dir);  // who `ncclfi abort` asks to stop
     const auto classifier = make_classifier(s);
     run_round(s, opt, record.run_dir, "", classifier, histories.back(), mps);
     // A timing verdict is repeated in rounds of its own until a majority agrees (rounds.h).
@@ -257,7 +265,10 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
     record.harness_error = "the run's records are incomplete: " + history.records_lost.front();
   }
   if (history.interrupted && record.harness_error.empty()) {
-    record.harness_error = "interrupted by signal " + std::to_string(interrupt_signal()) + ": partial run";
+    record.harness_error =
+        abort_requested()
+            ? std::string("aborted by `ncclfi abort`: every fault disarmed, the job torn down; partial run")
+            : "interrupted by signal " + std::to_string(interrupt_signal()) + ": partial run";
   }
   if (!record.harness_error.empty()) {
     record.judgement.reasons.insert(record.judgement.reasons.begin(), "harness: " + record.harness_error);
@@ -265,6 +276,8 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
   if (!record.run_dir.empty()) {
     try {
       harness::write_verdict(record);
+      // For the people on call: paste into a postmortem (drill_report.h).
+      harness::write_file_atomic(record.run_dir + "/drill-report.md", harness::drill_report_markdown(record));
     } catch (const std::exception& e) {
       record.harness_error += std::string(record.harness_error.empty() ? "" : "; ") + e.what();
     }

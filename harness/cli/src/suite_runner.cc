@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "drill_plan.h"
 #include "interrupt.h"
 #include "ncclfi/event_log.h"
 #include "run_dir.h"
@@ -31,6 +32,56 @@ size_t terminal_width() {
     if (n > 20) return static_cast<size_t>(n);
   }
   return 120;
+}
+
+// The allow-list this run enforces: the environment's and --allowed-hosts' entries together.
+AllowList run_allow_list(const SuiteOptions& options) {
+  AllowList list = allow_list_from_env();
+  if (!options.allowed_hosts_file.empty()) {
+    const AllowList file = read_allow_list_file(options.allowed_hosts_file);
+    list.configured = true;
+    if (list.problem.empty()) list.problem = file.problem;
+    list.patterns.insert(list.patterns.end(), file.patterns.begin(), file.patterns.end());
+  }
+  return list;
+}
+
+// Drill safety before anything launches: the blast-radius limits of the command line and the allow-list
+// of hosts. Prints each refusal; returns false when some scenario may not run.
+bool drill_checks_pass(const std::vector<Scenario>& scenarios, const SuiteOptions& options,
+                       const AllowList& list) {
+  bool ok = true;
+  if (!list.problem.empty()) {
+    std::cerr << "ncclfi run: " << list.problem << ": no host may inject, nothing is launched\n";
+    ok = false;
+  }
+  const BlastLimits cli{options.max_faulted_ranks, options.max_faulted_hosts};
+  for (const Scenario& s : scenarios) {
+    std::vector<ScenarioError::Problem> problems;
+    check_blast_radius(s, cli, problems);
+    if (!problems.empty()) {
+      std::cerr << ScenarioError(s.file, problems).what() << "\n";
+      ok = false;
+    }
+    if (s.plan.faults.empty()) continue;  // nothing to inject: allowed anywhere
+    if (const std::string why = allow_list_refusal(s, list); !why.empty()) {
+      std::cerr << s.file << ": " << why << ": nothing is launched\n";
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+void print_dry_run(const std::vector<Scenario>& scenarios, const SuiteOptions& options,
+                   const AllowList& list) {
+  const BlastLimits cli{options.max_faulted_ranks, options.max_faulted_hosts};
+  nlohmann::json plans = nlohmann::json::array();
+  for (const Scenario& s : scenarios) {
+    auto plan = dry_run_json(s, list, cli);
+    if (!options.json) std::cout << dry_run_text(plan);
+    plans.push_back(std::move(plan));
+  }
+  if (options.json) std::cout << nlohmann::json{{"dry_run", true}, {"scenarios", plans}}.dump(2) << "\n";
 }
 
 }  // namespace
@@ -65,6 +116,17 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
     outcome.exit_status = kBadInput;
     return outcome;
   }
+  const AllowList allow_list = run_allow_list(options);
+  const bool drill_ok = drill_checks_pass(scenarios, options, allow_list);
+  if (options.dry_run) {  // nothing is launched and no directory is made
+    print_dry_run(scenarios, options, allow_list);
+    outcome.exit_status = drill_ok ? kAllPassed : kBadInput;
+    return outcome;
+  }
+  if (!drill_ok) {
+    outcome.exit_status = kBadInput;
+    return outcome;
+  }
   const bool tty = isatty(STDERR_FILENO) != 0 && !options.quiet;
   const int gpus = count_visible_gpus();
   harness::SuiteInfo suite;
@@ -77,6 +139,11 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
   const size_t total = scenarios.size() * repeat;
   run_options.total = total;
   run_options.mps = options.mps;
+  if (allow_list.configured) {
+    std::string entries;
+    for (const auto& p : allow_list.patterns) entries += (entries.empty() ? "" : ",") + p;
+    run_options.allowed_hosts = entries;
+  }
   if (tty) {
     run_options.progress = [](const harness::ProgressState& st) {
       std::cerr << "\r\033[K" << harness::format_progress_line(st, terminal_width()) << std::flush;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct SuiteOptions {
   std::map<std::string, std::string> params;  // --param NAME=VALUE for {param:NAME} placeholders
   int repeat = 1;                             // runs of each scenario (--repeat): pass rate per scenario
   bool json = false;                          // summary.json on stdout instead of the table
+  // Drill safety (drill_plan.h): print what would be injected and launch nothing; the allow-list file
+  // (on top of NCCLFI_ALLOWED_HOSTS / NCCLFI_ALLOWED_HOSTS_FILE); limits on top of each scenario's.
+  bool dry_run = false;
+  std::string allowed_hosts_file;
+  std::optional<int> max_faulted_ranks, max_faulted_hosts;
 };
 
 struct SuiteOutcome {

@@ -30,6 +30,9 @@ inline constexpr const char* kCheckpoint = "checkpoint";           // iter, path
 inline constexpr const char* kResume = "resume";                   // iter, path
 inline constexpr const char* kDone = "done";                       // iters, seconds, verified
 inline constexpr const char* kExit = "exit";                       // code
+inline constexpr const char* kHeal = "heal";  // a fault window closed: fault_id, kind, layer, window, attempt
+inline constexpr const char* kRefused =
+    "injection_refused";                            // this host is outside the allow-list: host, allowed
 inline constexpr const char* kControl = "control";  // ncclfi arm/disarm: action, fault_id, acknowledged, ...
 // lost: lines this writer could not write (disk full, I/O error) before this one; the harness judges
 // a run whose records are incomplete unknown.

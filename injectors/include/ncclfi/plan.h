@@ -49,6 +49,13 @@ struct Trigger {
   uint64_t seed = 0;         // 0: the plan's seed
   uint64_t count = 1;        // firings at most; 0 = unlimited
   bool armed = true;         // false: waits for `ncclfi arm` at run time
+  // Windows (fault_window.h): the first firing opens window 1; each window lasts duration_s (nullopt:
+  // until the next one, or for ever), then the fault heals; window k opens (k-1) * every_s after the
+  // first. `count` limits the firings of each window.
+  std::optional<double> duration_s{};
+  double every_s = 0;  // 0: one window
+  uint64_t times = 1;  // windows
+  bool windowed() const { return duration_s.has_value() || times > 1; }
 };
 
 struct Fault {

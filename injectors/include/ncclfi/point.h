@@ -30,6 +30,7 @@ struct CallSite {
 };
 
 class ArmedFault;
+class EventLog;
 
 // The global "anything armed in this process" flag.
 inline std::atomic<bool> g_any_armed{false};
@@ -75,8 +76,25 @@ class ArmedFault {
   // The 1-based firing index of the most recent decide() on this thread (for event records).
   static uint64_t last_firing_on_this_thread();
   static uint64_t last_call_on_this_thread();
+  // The 1-based window of the most recent firing on this thread (0: the fault has no windows).
+  static uint64_t last_window_on_this_thread();
+
+  // Windowed faults (trigger.duration_s / every_s / times): whether the fault may fire now (false once
+  // its window closed: an effect that outlives a call, such as a throttled connection, ends then).
+  // Faults without windows are always open.
+  bool window_open_now() const;
+  // Where this fault's `heal` events go (each window that closed after firing writes one, stamped with
+  // the moment it closed, at the next matching call after that). Set once by the Injector.
+  void set_heal_log(const EventLog* log, int rank, int attempt) {
+    heal_log_ = log;
+    rank_ = rank;
+    attempt_ = attempt;
+  }
+  // Writes the heal events of windows that closed since the last call (a cheap no-op without windows).
+  void record_heals(int rank);
 
  private:
+  uint64_t decide_in_window(const char* point_name);
   Fault fault_;
   uint64_t seed_;
   bool runtime_control_;
@@ -86,6 +104,14 @@ class ArmedFault {
   alignas(64) std::atomic<uint64_t> calls_{0};
   alignas(64) std::atomic<uint64_t> fired_{0};
   std::atomic<int64_t> first_call_mono_ns_{0};
+  // Windows: when the first one opened (the first eligible call), the current window and its firings
+  // packed as (1-based window << 32 | firings in it), and the windows whose heal was recorded.
+  std::atomic<int64_t> first_window_mono_ns_{0};
+  std::atomic<uint64_t> window_state_{0};
+  std::atomic<uint64_t> healed_windows_{0};
+  const EventLog* heal_log_ = nullptr;
+  int rank_ = -1;
+  int attempt_ = 0;
 };
 
 // True when `site` is inside `target` (rank, ops, peer, direction, min_bytes, comm).

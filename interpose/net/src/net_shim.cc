@@ -65,6 +65,8 @@ struct NetShim::Comm {
   bool is_send = false;
   int peer = -1;
   TokenBucket bucket;
+  std::atomic<const ArmedFault*> throttled_by{
+      nullptr};  // the fault whose throttle holds (until its window closes)
   std::atomic<int64_t> stall_until_ns{0};
   Request* deferred = nullptr;  // a request whose faults were decided but the backend asked to retry
 };
@@ -310,6 +312,7 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                  },
                  [&](const Throttle& throttle) {
                    req->comm->bucket.set_rate(throttle.gbps * 1e9);
+                   req->comm->throttled_by.store(fault);
                    extra["gbps"] = throttle.gbps;
                  },
                  [&](const Stall& stall) {
@@ -449,9 +452,14 @@ void NetShim::finish_completion(Request* req, int64_t now) {
       flip_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed);
     }
     NCCLFI_NET_FAULT_INFO("fault %s: flipped %llu bits in request %llu", f.id.c_str(),
-                    static_cast<unsigned long long>(bits), static_cast<unsigned long long>(req->id));
+                          static_cast<unsigned long long>(bits), static_cast<unsigned long long>(req->id));
   }
   int64_t release = now + req->hold_ns;
+  // A throttle lasts as long as its fault's window: when that closes (trigger.duration_s) the link heals.
+  if (const ArmedFault* by = req->comm->throttled_by.load(); by != nullptr && !by->window_open_now()) {
+    req->comm->bucket.set_rate(0);
+    req->comm->throttled_by.store(nullptr);
+  }
   if (req->comm->bucket.active()) {
     // The bytes could have started flowing when the request was posted: a throttled link that was idle
     // delivers the first message size/rate after the post, not after the (faster) real arrival.

@@ -55,7 +55,9 @@ TEST(PlanErrors, UnknownKeyAtEveryLevel) {
   expect_error(with_field(fault_json(), "/target/rank", 1), "/faults/0/target/rank",
                "no such key (allowed: ranks, ops, peer, direction, min_bytes, comm)", "\"rank\"");
   expect_error(with_field(fault_json(), "/trigger/after", 1), "/faults/0/trigger/after",
-               "no such key (allowed: after_calls, after_ms, probability, seed, count, armed)", "\"after\"");
+               "no such key (allowed: after_calls, after_ms, probability, seed, count, armed, duration_s, "
+               "every_s, times)",
+               "\"after\"");
   expect_error(with_field(fault_json(), "/target/ranks", {{"random", 1}, {"sed", 2}}),
                "/faults/0/target/ranks/sed", "no such key (allowed: random, seed)", "\"sed\"");
   expect_error(with_field(fault_json(), "/params/cde", 1), "/faults/0/params/cde",
@@ -159,8 +161,8 @@ TEST(PlanErrors, MissingRequired) {
   expect_error(plan_json({no_id}), "/faults/0/id", "a fault id (letters, digits, _ - .)", "nothing");
   json no_layer = fault_json();
   no_layer.erase("layer");
-  expect_error(plan_json({no_layer}), "/faults/0/layer", "one of \"net\", \"api\", \"proc\", \"link\", \"verbs\"",
-               "nothing");
+  expect_error(plan_json({no_layer}), "/faults/0/layer",
+               "one of \"net\", \"api\", \"proc\", \"link\", \"verbs\"", "nothing");
   json no_kind = fault_json();
   no_kind.erase("kind");
   expect_error(plan_json({no_kind}), "/faults/0/kind", "a fault kind", "nothing");
