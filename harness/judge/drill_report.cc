@@ -54,20 +54,6 @@ std::string clip(std::string text, size_t max) {
   return text;
 }
 
-// The host each rank ran on, from its own events (the ranks stamp their host on every line).
-std::map<int, std::string> rank_hosts(const History& h) {
-  std::map<int, std::string> hosts;
-  for (const auto& e : h.events) {
-    if (e.rank < 0 || e.host.empty() || hosts.count(e.rank)) continue;
-    if (e.source == "harness" || e.source == "control" || e.source == "log") continue;
-    hosts[e.rank] = e.host;
-  }
-  for (const auto& e : h.events) {  // ranks that wrote nothing: where the harness ran them
-    if (e.rank >= 0 && !e.host.empty() && !hosts.count(e.rank)) hosts[e.rank] = e.host;
-  }
-  return hosts;
-}
-
 std::string exit_text(const RankExit& x) {
   std::string text = x.signal      ? "signal " + std::to_string(*x.signal)
                      : x.exit_code ? "exit " + std::to_string(*x.exit_code)
