@@ -4,6 +4,7 @@
 #include "agent_node.h"
 #include "agent_rank_exec.h"
 #include "commands.h"
+#include "ncclfi/host_allow.h"
 #include "suite_runner.h"
 
 namespace ncclfi::cli {
@@ -41,7 +42,18 @@ void add_agent_command(CLI::App& app, int& status) {
       status = kBadInput;
       return;
     }
-    status = run_agent(config, FaultGate{});
+    // Outside the drill's allow-list the agent carries out no fault on its node, and says so once.
+    FaultGate gate;
+    gate.allows = [](const std::string& action, const std::string& what, int rank) {
+      std::string warning;
+      if (host_allowed(&warning)) return true;
+      static bool said = false;
+      if (!said) std::cerr << warning << "\n";
+      said = true;
+      std::cerr << "ncclfi agent: refused " << action << " " << what << " for rank " << rank << "\n";
+      return false;
+    };
+    status = run_agent(config, gate);
   });
 }
 

@@ -63,6 +63,8 @@ ProcessSpec agent_launcher_process(const LaunchContext& ctx) {
   spec.env[kAgentAddrVar] = ctx.agent_addr;
   spec.env[kAgentSecretVar] = ctx.agent_secret;
   spec.env[kAgentSpoolVar] = ctx.agent_spool;
+  // The drill's allow-list: each agent checks its own host against it before any fault (cmd_agent.cc).
+  if (ctx.allowed_hosts) spec.env["NCCLFI_ALLOWED_HOSTS"] = *ctx.allowed_hosts;
   spec.log_path = ctx.log_dir + "/agents.log";
   return spec;
 }
@@ -165,6 +167,10 @@ class MpirunLauncher : public RankLauncher {
     for (const char* name : {kAgentAddrVar, kAgentSecretVar, kAgentSpoolVar, "NCCLFI_HARNESS_ID"}) {
       spec.argv.push_back("-x");
       spec.argv.push_back(name);
+    }
+    if (ctx.allowed_hosts) {
+      spec.argv.push_back("-x");
+      spec.argv.push_back("NCCLFI_ALLOWED_HOSTS");
     }
     for (const auto& a : extra_args(ctx)) spec.argv.push_back(a);
     spec.argv.push_back(ctx.install.bin_dir + "/ncclfi");
