@@ -182,8 +182,8 @@ TEST(PlanErrors, UnknownLayerAndUnknownKindForALayer) {
                "\"hang\"");
   expect_error(
       plan_json({fault_json("a", "api", "drop")}), "/faults/0/kind",
-      "a api fault kind (delay, hang, gpu_hang, skip, error, async_error, corrupt, crash, init_fail, "
-      "init_hang)",
+      "a api fault kind (delay, hang, gpu_hang, skip, error, async_error, nvlink_error, corrupt, crash, "
+      "init_fail, init_hang, bandwidth_cap, nvlink_down, pcie_downgrade)",
       "\"drop\"");
   expect_error(plan_json({fault_json("p", "proc", "delay")}), "/faults/0/kind",
                "a proc fault kind (stop, kill)", "\"delay\"");
@@ -195,7 +195,7 @@ TEST(PlanErrors, BadOpForALayer) {
   expect_error(
       with_field(fault_json(), "/target/ops", json::array({"allreduce", "isend"})), "/faults/0/target/ops/1",
       "an api op (allreduce, allgather, reducescatter, reduce, broadcast, alltoall, gather, scatter, send, "
-      "recv, group_end, init)",
+      "recv, group_end, abort, init)",
       "\"isend\"");
   expect_error(with_field(fault_json("p", "proc", "stop"), "/target/ops", json::array({"pause"})),
                "/faults/0/target/ops/0", "a proc op (stop, kill)", "\"pause\"");
