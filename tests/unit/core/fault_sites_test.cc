@@ -54,7 +54,8 @@ TEST(FaultSites, MarkdownListsUsesAndUnregisteredKinds) {
   EXPECT_NE(md.find("| 1 NIC failure | verbs | retry_exceeded |"), std::string::npos) << md;
   EXPECT_NE(md.find("| a-scenario, b-scenario |"), std::string::npos);
   EXPECT_NE(md.find("none yet"), std::string::npos);
-  // Every site's kinds are registered in this build: nothing is marked missing, the NVLink/PCIe ones included.
+  // Every site's kinds are registered in this build: nothing is marked missing, the NVLink/PCIe ones
+  // included.
   EXPECT_EQ(md.find("(not in this build)"), std::string::npos) << md;
   EXPECT_NE(md.find("| 4 NVLink failure | api | nvlink_down |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 5 PCIe link downgrade | api | pcie_downgrade |"), std::string::npos) << md;
