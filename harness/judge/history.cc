@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace ncclfi::harness {
 namespace {
@@ -23,6 +24,22 @@ void count_folded(FoldedEvents& entry, int64_t ts_ns) {
   if (entry.count == 0 || ts_ns < entry.first_ts_ns) entry.first_ts_ns = ts_ns;
   if (entry.count == 0 || ts_ns > entry.last_ts_ns) entry.last_ts_ns = ts_ns;
   ++entry.count;
+}
+
+// The folding of one kind (events or detections): its first `keep_first` go to `held` for good, the
+// latest `keep_last` wait in `window`; returns the one that slid out of the window, to be counted.
+template <typename T>
+std::optional<T> hold_first_and_last(History::Fold& fold, std::vector<T>& held, std::deque<T>& window, T item,
+                                     size_t keep_first, size_t keep_last) {
+  if (++fold.seen <= keep_first) {
+    held.push_back(std::move(item));
+    return std::nullopt;
+  }
+  window.push_back(std::move(item));
+  if (window.size() <= keep_last) return std::nullopt;
+  std::optional<T> slid(std::move(window.front()));
+  window.pop_front();
+  return slid;
 }
 
 // A folded event keeps its step duration: timing verdicts compare every step.
@@ -191,15 +208,10 @@ void add_event(History& history, HistoryEvent event) {
     it = history.event_folds.emplace(std::move(key), History::Fold{}).first;
   }
   History::Fold& fold = it->second;
-  if (++fold.seen <= kKeepFirstEvents) {
-    history.events.push_back(std::move(event));
-    return;
-  }
-  fold.last_events.push_back(std::move(event));
-  if (fold.last_events.size() > kKeepLastEvents) {
-    fold_event(history, fold, fold.last_events.front());
-    fold.last_events.pop_front();
-  } else {
+  if (auto slid = hold_first_and_last(fold, history.events, fold.last_events, std::move(event),
+                                      kKeepFirstEvents, kKeepLastEvents)) {
+    fold_event(history, fold, *slid);
+  } else if (fold.seen > kKeepFirstEvents) {
     ++history.last_events_held;
   }
 }
@@ -207,16 +219,11 @@ void add_event(History& history, HistoryEvent event) {
 void add_detection(History& history, Detection detection) {
   auto key = std::make_tuple(detection.attempt, detection.rank, detection.mechanism);
   History::Fold& fold = history.detection_folds[std::move(key)];  // mechanisms are a fixed list
-  if (++fold.seen <= kKeepFirstDetections) {
-    history.detections.push_back(std::move(detection));
-    return;
-  }
-  fold.last_detections.push_back(std::move(detection));
-  if (fold.last_detections.size() > kKeepLastDetections) {
-    const Detection& d = fold.last_detections.front();
-    count_folded(folded_entry(history, fold, FoldedEvents{d.attempt, d.rank, "detection", d.mechanism}),
-                 d.ts_ns);
-    fold.last_detections.pop_front();
+  if (auto slid = hold_first_and_last(fold, history.detections, fold.last_detections, std::move(detection),
+                                      kKeepFirstDetections, kKeepLastDetections)) {
+    count_folded(
+        folded_entry(history, fold, FoldedEvents{slid->attempt, slid->rank, "detection", slid->mechanism}),
+        slid->ts_ns);
   }
 }
 

@@ -123,4 +123,35 @@ FaultAction resolve_code(const ParamReader& p) {
 // type and in its range. Throws PlanError naming the parameter.
 void validate_params(const FaultKindSpec& kind, const nlohmann::json& params, const plan_json::Where& where);
 
+// net delay, verbs delay: each hit completion held `ms`, plus a seeded draw of up to `jitter_ms`.
+inline constexpr ParamSpec kCompletionDelayParams[] = {
+    {.name = "ms",
+     .type = ParamType::kNonNegNumber,
+     .required = true,
+     .meaning = "how long each hit completion is held, in ms"},
+    {.name = "jitter_ms",
+     .type = ParamType::kNonNegNumber,
+     .default_json = R"(0)",
+     .meaning = "a seeded uniform draw in [0, jitter_ms] ms added on top"}};
+
+// The layer's action (NetAction, VerbsAction) holding a Delay of `ms` plus jitter.
+template <typename LayerAction>
+FaultAction resolve_completion_delay(const ParamReader& p) {
+  return LayerAction{Delay{p.number("ms"), p.number("jitter_ms")}};
+}
+
+// link loss, link corrupt: netem drops or corrupts this share of the host's packets.
+inline constexpr ParamSpec kLinkPercentParams[] = {{.name = "percent",
+                                                    .type = ParamType::kPositiveNumber,
+                                                    .required = true,
+                                                    .meaning = "of the packets, up to 100"}};
+
+// A netem fault of kind `what` on `percent` of the packets (a share: at most 100).
+template <Netem::What what>
+FaultAction resolve_link_percent(const ParamReader& p) {
+  const double percent = p.number("percent");
+  if (percent > 100) p.fail("percent", "a share of packets from 0 to 100");
+  return LinkAction{Netem{what, percent, 0}};
+}
+
 }  // namespace ncclfi::kinds

@@ -7,17 +7,6 @@ namespace {
 
 constexpr std::string_view kPoints[] = {"link/corrupt"};
 
-constexpr ParamSpec kParams[] = {{.name = "percent",
-                                  .type = ParamType::kPositiveNumber,
-                                  .required = true,
-                                  .meaning = "of the packets, up to 100"}};
-
-FaultAction resolve(const ParamReader& p) {
-  const double percent = p.number("percent");
-  if (percent > 100) p.fail("percent", "a share of packets from 0 to 100");
-  return LinkAction{Netem{Netem::What::kCorrupt, percent, 0}};
-}
-
 }  // namespace
 
 extern const FaultKindSpec kLinkCorrupt;
@@ -26,7 +15,7 @@ constinit const FaultKindSpec kLinkCorrupt{
     "corrupt",
     "the host's link corrupts this share of the packets it sends (tc netem: needs sch_netem)",
     kPoints,
-    kParams,
-    resolve};
+    kLinkPercentParams,
+    resolve_link_percent<Netem::What::kCorrupt>};
 
 }  // namespace ncclfi::kinds

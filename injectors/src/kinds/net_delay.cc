@@ -2,25 +2,13 @@
 #include "kind_support.h"
 
 namespace ncclfi::kinds {
-namespace {
-
-constexpr ParamSpec kParams[] = {{.name = "ms",
-                                  .type = ParamType::kNonNegNumber,
-                                  .required = true,
-                                  .meaning = "how long each hit completion is held, in ms"},
-                                 {.name = "jitter_ms",
-                                  .type = ParamType::kNonNegNumber,
-                                  .default_json = R"(0)",
-                                  .meaning = "a seeded uniform draw in [0, jitter_ms] ms added on top"}};
-
-FaultAction resolve(const ParamReader& p) {
-  return NetAction{Delay{p.number("ms"), p.number("jitter_ms")}};
-}
-
-}  // namespace
 
 extern const FaultKindSpec kNetDelay;
-constinit const FaultKindSpec kNetDelay{Layer::kNet, "delay", "completions are reported late",
-                                        kNetPosts,   kParams, resolve};
+constinit const FaultKindSpec kNetDelay{Layer::kNet,
+                                        "delay",
+                                        "completions are reported late",
+                                        kNetPosts,
+                                        kCompletionDelayParams,
+                                        resolve_completion_delay<NetAction>};
 
 }  // namespace ncclfi::kinds
