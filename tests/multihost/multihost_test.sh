@@ -98,6 +98,20 @@ sys.exit(0 if first >= armed else 1)' || fail "the drop fired before ncclfi arm"
     for _ in $(seq 1 150); do [[ -z $(drill_pids) ]] && break; sleep 0.1; done
     left=$(drill_pids)
     [[ -z $left ]] || fail "left running after ncclfi was killed: $(ps -o pid,args -p ${left//$'\n'/,} | tail -n +2)" ;;
+  dry-run)
+    # A dry run across the cluster: the plan per rank, and nothing started on any host (no agent, no
+    # rank, no run directory).
+    on_node1 "$ncclfi" run --dry-run "$src/scenarios/multihost/mpirun-proc-kill.json" --out "$out/runs" \
+      --color never >"$out/dry-run.log" 2>&1 &
+    pid=$!
+    seen=""
+    while kill -0 $pid 2>/dev/null; do seen+=$(drill_pids); sleep 0.05; done
+    wait $pid; rc=$?
+    [[ $rc -eq 0 ]] || fail "the dry run exited $rc: $(cat "$out/dry-run.log")"
+    grep -q "nothing is launched" "$out/dry-run.log" || fail "no dry-run header: $(cat "$out/dry-run.log")"
+    grep -q "rank 2: crash (proc kill" "$out/dry-run.log" || fail "the dry run does not show rank 2's kill"
+    [[ -z $seen && -z $(drill_pids) ]] || fail "a process of the drill ran during the dry run"
+    [[ ! -e $out/runs ]] || fail "the dry run wrote a run directory" ;;
   link-rate)
     # tbf on node2's link: 256 KiB from node1 to node2 takes at least 2 s at 1 Mbit/s (ms without it).
     "$cluster" link node2 rate 1mbit || fail "cannot rate-limit node2's link"
