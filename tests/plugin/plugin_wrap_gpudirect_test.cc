@@ -283,5 +283,91 @@ TEST(NetWrapDeviceCorrupt, WithoutACudaContextTheFaultIsRefusedWithAReason) {
             "none: no CUDA context is current on the thread that posted the receive");
 }
 
+#ifdef NCCLFI_TEST_GDR_FIXTURE
+// The GPU test's inner plugin (tests/gpu/fixtures/gdr_net_plugin.cc) checked here without a GPU, under the
+// shim, across two processes: its libcuda.so.1 is the stand-in, so its "device" staging copies are memcpy.
+// Messages registered as CUDA memory arrive whole (one far larger than the socket buffers, moved in pieces
+// by test() calls), and the shim's corrupt flips exactly the asked bits of the one receive it hits.
+TEST(NetWrapDeviceCorrupt, TheGpuTestsInnerPluginMovesDeviceBytesUnderTheShim) {
+  const std::string plan =
+      write_temp_file("plan.json", nlohmann::json{{"seed", 7},
+                                                  {"faults",
+                                                   {{{"id", "flip"},
+                                                     {"layer", "net"},
+                                                     {"kind", "corrupt"},
+                                                     {"params", {{"bits", kBits}, {"seed", 3}}},
+                                                     {"target", {{"ranks", {1}}}},
+                                                     {"trigger", {{"after_calls", 2}, {"count", 1}}}}}}}
+                                       .dump());
+  const std::string dir = plan.substr(0, plan.rfind('/'));
+  PairOptions options;
+  options.preload_library = NCCLFI_TEST_CUDA_STANDIN;
+  options.sender_env = {{"NCCLFI_PLAN", plan},
+                        {"NCCLFI_EVENTS", dir + "/events.jsonl"},
+                        {"NCCLFI_NET_INNER", NCCLFI_TEST_GDR_FIXTURE},
+                        {"NCCLFI_CUDA_DRIVER_LIB", NCCLFI_TEST_CUDA_STANDIN}};
+  options.receiver_env = options.sender_env;
+  static constexpr size_t kSizes[] = {17, (size_t{8} << 20) + 3, 100};
+  auto [s, r] = run_pair(
+      options,
+      [](Endpoint& ep) {
+        for (size_t size : kSizes) {
+          auto buf = pattern(size);
+          void* mr = nullptr;
+          CHILD_CHECK(ep.plugin->reg_mr(ep.comm, buf.data(), size, NCCL_PTR_CUDA, &mr) == ncclSuccess,
+                      "regMr");
+          void* req = nullptr;
+          for (int i = 0; i < 1000000 && req == nullptr; ++i) {
+            CHILD_CHECK(ep.plugin->isend(ep.comm, buf.data(), size, 0, mr, nullptr, &req) == ncclSuccess,
+                        "isend");
+          }
+          int done = 0, got = 0;
+          CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 20s) == ncclSuccess && done, "send");
+          CHILD_CHECK(ep.plugin->dereg_mr(ep.comm, mr) == ncclSuccess, "deregMr");
+        }
+        ep.recv_value();
+        return 0;
+      },
+      [](Endpoint& ep) {
+        int message = 0;
+        for (size_t size : kSizes) {
+          const auto want = pattern(size);
+          std::vector<char> buf(size + 64);  // a receive may post more than arrives
+          void* mr = nullptr;
+          CHILD_CHECK(ep.plugin->reg_mr(ep.comm, buf.data(), buf.size(), NCCL_PTR_CUDA, &mr) == ncclSuccess,
+                      "regMr");
+          void* data = buf.data();
+          size_t posted = buf.size();
+          int tag = 0;
+          void* req = nullptr;
+          for (int i = 0; i < 1000000 && req == nullptr; ++i) {
+            CHILD_CHECK(ep.plugin->irecv(ep.comm, 1, &data, &posted, &tag, &mr, nullptr, &req) == ncclSuccess,
+                        "irecv");
+          }
+          int done = 0, got = 0;
+          CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 20s) == ncclSuccess && done, "recv");
+          CHILD_CHECK(got == static_cast<int>(size), "message %d: %d bytes, sent %zu", message, got, size);
+          buf.resize(size);
+          const int flipped = bits_differing(buf, want);
+          CHILD_CHECK(flipped == (message == 1 ? kBits : 0), "message %d: %d bits flipped", message, flipped);
+          CHILD_CHECK(ep.plugin->dereg_mr(ep.comm, mr) == ncclSuccess, "deregMr");
+          ++message;
+        }
+        ep.send_value(1);
+        return 0;
+      });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+  int device_injections = 0;
+  for (const auto& line : lines_of(dir + "/events.jsonl")) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("event", "") == "inject" && j.value("memory", "") == "device") {
+      ++device_injections;
+    }
+  }
+  EXPECT_EQ(device_injections, 1);
+}
+#endif
+
 }  // namespace
 }  // namespace ncclfi::plugin_test
