@@ -40,13 +40,13 @@ check() {  # check NAME STATUS DETAIL
   if [[ $2 -eq 0 ]]; then say "PASS $1: $3"; else say "FAIL $1: $3"; FAILED=1; fi
 }
 
-# The environment both runs share: wrap mode over the fixture, GDR allowed at any distance and for sends,
-# the Simple protocol (LL buffers stay in host memory even with GDR), NCCL's INFO lines for INIT and NET.
-ENV_JSON=$(cat <<JSON
-{"NCCLFI_NET_INNER": "$FIXTURE", "NCCL_NET_GDR_LEVEL": "SYS", "NCCL_NET_GDR_READ": "1",
- "NCCL_PROTO": "Simple", "NCCL_NVLS_ENABLE": "0", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"}
-JSON
-)
+# Wrap mode over the fixture: NCCLFI_NET_INNER comes from ncclfi's own environment (a scenario may not set
+# NCCLFI_* variables; the ranks inherit ncclfi's). The scenarios' environment: GDR allowed at any distance
+# and for sends, the Simple protocol (the send side keeps LL buffers in host memory even with GDR), NCCL's
+# INFO lines for INIT and NET.
+export NCCLFI_NET_INNER=$FIXTURE
+ENV_JSON='{"NCCL_NET_GDR_LEVEL": "SYS", "NCCL_NET_GDR_READ": "1", "NCCL_PROTO": "Simple",
+ "NCCL_NVLS_ENABLE": "0", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"}'
 cat >"$work/net-wrap-gdr-healthy.json" <<JSON
 {"name": "net-wrap-gdr-healthy", "summary": "wrap mode over a GPUDirect fixture: healthy, verified",
  "requires": {"gpus": 2}, "layers": ["net"],
@@ -59,7 +59,7 @@ cat >"$work/net-wrap-gdr-corrupt.json" <<JSON
  "requires": {"gpus": 2},
  "workload": {"builtin": "nccl-workload", "ranks": 2,
               "args": ["--op", "allreduce", "--bytes", "32M", "--iters", "200", "--check", "--dtype", "float",
-                       "--timeout-s", "60"]},
+                       "--timeout-s", "20"]},
  "env": $ENV_JSON,
  "faults": [{"id": "flip", "layer": "net", "kind": "corrupt", "params": {"bits": 8},
              "target": {"ranks": [1], "ops": ["irecv"]}, "trigger": {"after_calls": 100}}],
@@ -77,7 +77,7 @@ run() {
     echo "### ncclfi run (exit $rc)"
     cat "$work/$name.out"
     echo "### verdict.json (outcome, detections)"
-    python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(json.dumps({k: v.get(k) for k in ("verdict","outcome","detected_by","detections","gpu","reasons")}, indent=1, default=str)[:20000])' \
+    python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); v.pop("history",None); print(json.dumps(v, indent=1)[:30000])' \
       "$dir/verdict.json" 2>&1
     for r in 0 1; do
       echo "### rank $r"
@@ -97,8 +97,13 @@ grep -q 'initialised: backend wrap:ncclfi-test-gdr' "$log"
 check healthy-wrap $? "the shim wraps the fixture ('initialised: backend wrap:ncclfi-test-gdr')"
 n=$(grep -c 'via NET/ncclfi/[0-9]*/GDRDMA' "$log")
 check healthy-gdrdma $((n > 0 ? 0 : 1)) "$n channel lines 'via NET/ncclfi/N/GDRDMA'"
+# NCCL's two halves of the GDR decision: the NIC's (ptrSupport) and the GPU's with the distance. NCCL prints
+# nothing for a GPU whose cudaDevAttrGPUDirectRDMASupported is 0.
+n=$(grep -c 'GPU Direct RDMA Enabled for HCA' "$log")
+check healthy-gdr-nic $((n > 0 ? 0 : 1)) "$n lines 'GPU Direct RDMA Enabled for HCA' (the fixture's NCCL_PTR_CUDA)"
 n=$(grep -c 'GPU Direct RDMA Enabled for GPU' "$log")
-check healthy-gdr-enabled $((n > 0 ? 0 : 1)) "$n lines 'GPU Direct RDMA Enabled for GPU'"
+check healthy-gdr-gpu $((n > 0 ? 0 : 1)) "$n lines 'GPU Direct RDMA Enabled for GPU' (the GPU capable, distance within NCCL_NET_GDR_LEVEL)"
+grep -h 'GPU Direct RDMA Disabled' "$log" | head -n 2 | tee -a "$summary"
 
 run corrupt
 rc=$?

@@ -275,9 +275,9 @@ NetStatus NetShim::iflush(void* recv_comm, int n, void** data, int* sizes, void*
   *request = nullptr;
   if (!backend_ || !backend_->has_iflush()) return nccl_status(ncclInternalError);
   if (!faults_on()) return backend_->iflush(recv_comm, n, data, sizes, mhandles, request);
+  if (n < 0 || n > kMaxGroupedRecvs) return -EINVAL;
   auto* comm = static_cast<Comm*>(recv_comm);
   InnerMrs inner_mrs{};
-  if (n < 0 || n > kMaxGroupedRecvs) return -EINVAL;
   for (int i = 0; i < n; ++i) inner_mrs[static_cast<size_t>(i)] = inner_mr(mhandles ? mhandles[i] : nullptr);
   void* inner = nullptr;
   if (NetStatus st = backend_->iflush(comm->inner, n, data, sizes, inner_mrs.data(), &inner)) return st;
@@ -412,6 +412,7 @@ NetStatus NetShim::irecv(void* recv_comm, int n, void** data, size_t* sizes, int
   // NCCL may pre-set *request to NCCL_NET_OPTIONAL_RECV_COMPLETION: always overwrite it.
   *request = nullptr;
   if (!faults_on()) return backend_->irecv(recv_comm, n, data, sizes, tags, mhandles, phandles, request);
+  if (n < 0 || n > kMaxGroupedRecvs) return -EINVAL;
   auto* comm = static_cast<Comm*>(recv_comm);
   Request* req = comm->deferred;
   comm->deferred = nullptr;
@@ -434,7 +435,6 @@ NetStatus NetShim::irecv(void* recv_comm, int n, void** data, size_t* sizes, int
     }
   }
   InnerMrs inner_mrs{};
-  if (n < 0 || n > kMaxGroupedRecvs) return -EINVAL;
   for (int i = 0; i < n; ++i) inner_mrs[static_cast<size_t>(i)] = inner_mr(mhandles ? mhandles[i] : nullptr);
   NetStatus st = backend_->irecv(comm->inner, n, data, sizes, tags, inner_mrs.data(), phandles, &req->inner);
   if (st != kNetOk) {
