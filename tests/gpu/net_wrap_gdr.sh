@@ -76,7 +76,7 @@ run() {
   {
     echo "### ncclfi run (exit $rc)"
     cat "$work/$name.out"
-    echo "### verdict.json (outcome, detections)"
+    echo "### verdict.json (all but the history)"
     python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); v.pop("history",None); print(json.dumps(v, indent=1)[:30000])' \
       "$dir/verdict.json" 2>&1
     for r in 0 1; do
