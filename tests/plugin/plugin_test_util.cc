@@ -1,5 +1,6 @@
 #include "plugin_test_util.h"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -154,6 +155,11 @@ int run_child(const Env& env, const std::function<int()>& body, int timeout_s) {
   return wait_child(pid, now_ms() + timeout_s * 1000.0);
 }
 
+static void preload(const std::string& library) {
+  if (library.empty()) return;
+  CHILD_CHECK(dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL) != nullptr, "%s", dlerror());
+}
+
 std::pair<int, int> run_pair(const PairOptions& options, const std::function<int(Endpoint&)>& sender,
                              const std::function<int(Endpoint&)>& receiver) {
   const std::string plugin_path = options.plugin.empty() ? shim_path() : options.plugin;
@@ -169,6 +175,7 @@ std::pair<int, int> run_pair(const PairOptions& options, const std::function<int
     close(r2s[0]);
     close(s2r[1]);
     Endpoint ep;
+    preload(options.preload_library);
     auto plugin = load_and_init(plugin_path, &ep.ctx);
     ep.plugin = plugin.get();
     char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
@@ -199,6 +206,7 @@ std::pair<int, int> run_pair(const PairOptions& options, const std::function<int
     close(r2s[1]);
     close(s2r[0]);
     Endpoint ep;
+    preload(options.preload_library);
     auto plugin = load_and_init(plugin_path, &ep.ctx);
     ep.plugin = plugin.get();
     char handle[NCCL_NET_HANDLE_MAXSIZE];

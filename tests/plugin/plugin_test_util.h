@@ -52,6 +52,9 @@ struct PairOptions {
   Env sender_env;      // NCCLFI_RANK=0 is added unless given
   Env receiver_env;    // NCCLFI_RANK=1 is added unless given
   std::string plugin;  // default: shim_path()
+  // Loaded (RTLD_GLOBAL) in each child before the plugin: a libcuda.so.1 stand-in that a plugin linked to
+  // libcuda.so.1 then binds to (the children are forked, not exec'd: LD_LIBRARY_PATH would come too late).
+  std::string preload_library;
   int timeout_s = 30;
   // When set, each child's stdout and stderr go to <output_prefix>sender.log / receiver.log.
   std::string output_prefix;

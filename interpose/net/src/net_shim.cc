@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <thread>
@@ -23,6 +24,10 @@ FaultPoint g_irecv_point{"net/irecv"};
 FaultPoint g_test_point{"net/test"};
 FaultPoint* const kPoints[] = {&g_connect_point, &g_accept_point, &g_isend_point, &g_irecv_point,
                                &g_test_point};
+
+// NCCL groups at most 8 receives (NCCL_NET_IB_MAX_RECVS); wrap mode advertises maxRecvs = 1.
+constexpr int kMaxGroupedRecvs = 8;
+using InnerMrs = std::array<void*, kMaxGroupedRecvs>;
 
 int64_t mono_now() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -242,34 +247,40 @@ NetStatus NetShim::accept(void* listen_comm, void** recv_comm) {
 
 NetStatus NetShim::reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
   if (!faults_on()) return backend_->reg_mr(comm, data, size, type, mhandle);
-  NetStatus st = backend_->reg_mr(static_cast<Comm*>(comm)->inner, data, size, type, mhandle);
-  if (st == kNetOk && type != NCCL_PTR_HOST) {
-    std::lock_guard<std::mutex> lock(mr_mu_);
-    device_mrs_.insert(*mhandle);
-  }
-  return st;
+  *mhandle = nullptr;
+  auto mr = std::make_unique<Mr>();
+  mr->device = type != NCCL_PTR_HOST;
+  if (NetStatus st = backend_->reg_mr(static_cast<Comm*>(comm)->inner, data, size, type, &mr->inner))
+    return st;
+  *mhandle = mr.release();
+  return kNetOk;
 }
 
 NetStatus NetShim::reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
                                   void** mhandle) {
   if (!backend_ || !backend_->has_reg_mr_dma_buf()) return nccl_status(ncclInternalError);
   if (!faults_on()) return backend_->reg_mr_dma_buf(comm, data, size, type, offset, fd, mhandle);
-  NetStatus st =
-      backend_->reg_mr_dma_buf(static_cast<Comm*>(comm)->inner, data, size, type, offset, fd, mhandle);
-  if (st == kNetOk && type != NCCL_PTR_HOST) {
-    std::lock_guard<std::mutex> lock(mr_mu_);
-    device_mrs_.insert(*mhandle);
+  *mhandle = nullptr;
+  auto mr = std::make_unique<Mr>();
+  mr->device = type != NCCL_PTR_HOST;
+  if (NetStatus st = backend_->reg_mr_dma_buf(static_cast<Comm*>(comm)->inner, data, size, type, offset, fd,
+                                              &mr->inner)) {
+    return st;
   }
-  return st;
+  *mhandle = mr.release();
+  return kNetOk;
 }
 
 NetStatus NetShim::iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request) {
   *request = nullptr;
   if (!backend_ || !backend_->has_iflush()) return nccl_status(ncclInternalError);
   if (!faults_on()) return backend_->iflush(recv_comm, n, data, sizes, mhandles, request);
+  if (n < 0 || n > kMaxGroupedRecvs) return -EINVAL;
   auto* comm = static_cast<Comm*>(recv_comm);
+  InnerMrs inner_mrs{};
+  for (int i = 0; i < n; ++i) inner_mrs[static_cast<size_t>(i)] = inner_mr(mhandles ? mhandles[i] : nullptr);
   void* inner = nullptr;
-  if (NetStatus st = backend_->iflush(comm->inner, n, data, sizes, mhandles, &inner)) return st;
+  if (NetStatus st = backend_->iflush(comm->inner, n, data, sizes, inner_mrs.data(), &inner)) return st;
   if (inner == nullptr) return kNetOk;  // nothing to wait for
   auto* req = new Request();
   req->inner = inner;
@@ -282,17 +293,8 @@ NetStatus NetShim::iflush(void* recv_comm, int n, void** data, int* sizes, void*
 
 NetStatus NetShim::dereg_mr(void* comm, void* mhandle) {
   if (!faults_on()) return backend_->dereg_mr(comm, mhandle);
-  {
-    std::lock_guard<std::mutex> lock(mr_mu_);
-    device_mrs_.erase(mhandle);
-  }
-  return backend_->dereg_mr(static_cast<Comm*>(comm)->inner, mhandle);
-}
-
-bool NetShim::is_device_mr(void* mhandle) {
-  if (!mhandle) return false;
-  std::lock_guard<std::mutex> lock(mr_mu_);
-  return device_mrs_.count(mhandle) != 0;
+  std::unique_ptr<Mr> mr(static_cast<Mr*>(mhandle));
+  return backend_->dereg_mr(static_cast<Comm*>(comm)->inner, mr ? mr->inner : nullptr);
 }
 
 NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, const CallSite& s,
@@ -320,15 +322,20 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                    extra["stall_ms"] = stall.ms;
                  },
                  [&](const CorruptBits& corrupt) {
+                   // Device memory is reached only on a receive, through the CUDA driver; when it cannot
+                   // be, the fault is refused here, where the event says so, not at completion.
                    std::string why;
-                   if (req->device_memory && (req->is_send || !device_memory_reachable(&why))) {
-                     if (req->is_send)
-                       why = "a send buffer in device memory is not copied (corrupt the receive)";
-                     NCCLFI_NET_FAULT_WARN("fault %s: corrupt skipped: %s", f.id.c_str(), why.c_str());
+                   if (req->device_memory && req->is_send) {
+                     why = "a send buffer in device memory is not copied (corrupt the receive)";
+                   } else if (req->device_memory) {
+                     device_memory_reachable(&why);
+                   }
+                   if (!why.empty()) {
+                     NCCLFI_NET_FAULT_WARN("fault %s: corrupt refused: %s", f.id.c_str(), why.c_str());
                      extra["effect"] = "none: " + why;
                      return;
                    }
-                   if (req->device_memory) extra["memory"] = "device";
+                   extra["memory"] = req->device_memory ? "device" : "host";
                    req->corrupt = fault;
                    req->corrupt_bits = corrupt.bits;
                    req->corrupt_seed = corrupt.seed.value_or(fault->seed()) * 1000003ULL + fault->firings();
@@ -387,7 +394,7 @@ NetStatus NetShim::isend(void* send_comm, void* data, size_t size, int tag, void
     }
   }
   void* payload = req->corrupt_copy.empty() ? data : req->corrupt_copy.data();
-  NetStatus st = backend_->isend(comm->inner, payload, size, tag, mhandle, phandle, &req->inner);
+  NetStatus st = backend_->isend(comm->inner, payload, size, tag, inner_mr(mhandle), phandle, &req->inner);
   if (st != kNetOk) {
     delete req;
     return st;
@@ -405,6 +412,7 @@ NetStatus NetShim::irecv(void* recv_comm, int n, void** data, size_t* sizes, int
   // NCCL may pre-set *request to NCCL_NET_OPTIONAL_RECV_COMPLETION: always overwrite it.
   *request = nullptr;
   if (!faults_on()) return backend_->irecv(recv_comm, n, data, sizes, tags, mhandles, phandles, request);
+  if (n < 0 || n > kMaxGroupedRecvs) return -EINVAL;
   auto* comm = static_cast<Comm*>(recv_comm);
   Request* req = comm->deferred;
   comm->deferred = nullptr;
@@ -426,7 +434,9 @@ NetStatus NetShim::irecv(void* recv_comm, int n, void** data, size_t* sizes, int
       }
     }
   }
-  NetStatus st = backend_->irecv(comm->inner, n, data, sizes, tags, mhandles, phandles, &req->inner);
+  InnerMrs inner_mrs{};
+  for (int i = 0; i < n; ++i) inner_mrs[static_cast<size_t>(i)] = inner_mr(mhandles ? mhandles[i] : nullptr);
+  NetStatus st = backend_->irecv(comm->inner, n, data, sizes, tags, inner_mrs.data(), phandles, &req->inner);
   if (st != kNetOk) {
     delete req;
     return st;
@@ -444,15 +454,17 @@ void NetShim::finish_completion(Request* req, int64_t now) {
     const Fault& f = req->corrupt->fault();
     const uint64_t bits = req->corrupt_bits;
     std::string why;
-    if (req->device_memory) {
-      if (!flip_device_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed, &why)) {
-        NCCLFI_NET_FAULT_WARN("fault %s: corrupt of device memory failed: %s", f.id.c_str(), why.c_str());
-      }
+    if (req->device_memory &&
+        !flip_device_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed, &why)) {
+      // Reachability was checked when the receive was posted: only a CUDA error gets here.
+      NCCLFI_NET_FAULT_WARN("fault %s: corrupt of device memory in request %llu failed: %s", f.id.c_str(),
+                            static_cast<unsigned long long>(req->id), why.c_str());
     } else {
-      flip_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed);
+      if (!req->device_memory) flip_bits(req->data, static_cast<size_t>(req->size), bits, req->corrupt_seed);
+      NCCLFI_NET_FAULT_INFO("fault %s: flipped %llu bits in request %llu (%s memory)", f.id.c_str(),
+                            static_cast<unsigned long long>(bits), static_cast<unsigned long long>(req->id),
+                            req->device_memory ? "device" : "host");
     }
-    NCCLFI_NET_FAULT_INFO("fault %s: flipped %llu bits in request %llu", f.id.c_str(),
-                          static_cast<unsigned long long>(bits), static_cast<unsigned long long>(req->id));
   }
   int64_t release = now + req->hold_ns;
   // A throttle lasts as long as its fault's window: when that closes (trigger.duration_s) the link heals.

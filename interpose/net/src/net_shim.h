@@ -12,8 +12,10 @@
 //                 post (an idle link is not credited).
 //   drop          isend/irecv/test: the request is carried but its completion is never reported.
 //   corrupt       irecv: exactly `bits` distinct bits (seeded) of the received bytes flip before the
-//                 completion is reported (in GPU memory through the CUDA driver, device_memory.h);
-//                 isend (host memory): the flipped copy is what goes on the wire.
+//                 completion is reported (in GPU memory through the CUDA driver, device_memory.h; refused
+//                 with "effect": "none: why" when the driver or a context is missing);
+//                 the kind fires at net/irecv only; were a send hit, a host one would go out as a flipped
+//                 copy and a device one would be refused.
 //   error         isend/irecv/test: the call returns `code` (default ncclSystemError).
 //   connect_fail  connect/accept: the call returns `code` (default ncclSystemError) and no comm.
 //   stall         isend/irecv: the connection reports no completion for `ms`, then resumes.
@@ -28,8 +30,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <string>
 
 #include "ncclfi/injector.h"
@@ -95,9 +95,15 @@ class NetShim {
   Injector* injector_ = nullptr;  // null: pass-through
   int rank_ = -1;
   std::atomic<uint64_t> next_request_id_{1};
-  std::mutex mr_mu_;
-  std::set<void*> device_mrs_;  // registrations of non-host memory: corrupt must not touch them
-  bool is_device_mr(void* mhandle);
+  // With faults armed, NCCL holds our own registration handle, which remembers whether the memory is the
+  // host's or a device's: an inner plugin's handle cannot tell (it may be NULL, as our TCP transport's
+  // and NCCL's socket plugin's are, or shared between registrations).
+  struct Mr {
+    void* inner = nullptr;
+    bool device = false;
+  };
+  static void* inner_mr(void* mhandle) { return mhandle ? static_cast<Mr*>(mhandle)->inner : nullptr; }
+  static bool is_device_mr(void* mhandle) { return mhandle && static_cast<Mr*>(mhandle)->device; }
 };
 
 }  // namespace ncclfi::net
