@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -15,6 +16,8 @@
 namespace ncclfi::plugin_test {
 
 std::string lib_dir() {
+  // A copy of the build elsewhere (a GPU machine gets build-gpu/lib) says where its libraries are.
+  if (const char* dir = std::getenv("NCCLFI_TEST_LIB_DIR"); dir != nullptr && *dir != '\0') return dir;
   return NCCLFI_TEST_LIB_DIR;
 }
 std::string bin_dir() {
