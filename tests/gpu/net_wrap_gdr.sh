@@ -43,11 +43,9 @@ check() {  # check NAME STATUS DETAIL
   if [[ $2 -eq 0 ]]; then say "PASS $1: $3"; else say "FAIL $1: $3"; FAILED=1; fi
 }
 
-# Wrap mode over the fixture: NCCLFI_NET_INNER comes from ncclfi's own environment (a scenario may not set
-# NCCLFI_* variables; the ranks inherit ncclfi's). The scenarios' environment: GDR allowed at any distance
-# and for sends, the Simple protocol (the send side keeps LL buffers in host memory even with GDR), NCCL's
-# INFO lines for INIT and NET.
-export NCCLFI_NET_INNER=$FIXTURE
+# Wrap mode over the fixture (the scenarios' net_wrap). The scenarios' environment: GDR allowed at any
+# distance and for sends, the Simple protocol (the send side keeps LL buffers in host memory even with GDR),
+# NCCL's INFO lines for INIT and NET.
 ENV_JSON='{"NCCL_NET_GDR_LEVEL": "SYS", "NCCL_NET_GDR_READ": "1", "NCCL_PROTO": "Simple",
  "NCCL_NVLS_ENABLE": "0", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"}'
 cat >"$work/net-wrap-gdr-healthy.json" <<JSON
@@ -55,7 +53,7 @@ cat >"$work/net-wrap-gdr-healthy.json" <<JSON
  "requires": {"gpus": 2}, "layers": ["net"],
  "workload": {"builtin": "nccl-workload", "ranks": 2,
               "args": ["--op", "allreduce", "--bytes", "32M", "--iters", "20", "--check", "--dtype", "float"]},
- "env": $ENV_JSON, "deadline_s": 240, "baseline": false, "expect": {"outcome": "clean"}}
+ "net_wrap": "$FIXTURE", "env": $ENV_JSON, "deadline_s": 240, "baseline": false, "expect": {"outcome": "clean"}}
 JSON
 cat >"$work/net-wrap-gdr-corrupt.json" <<JSON
 {"name": "net-wrap-gdr-corrupt", "summary": "wrap mode over a GPUDirect fixture: 8 bits flip in a device receive",
@@ -63,7 +61,7 @@ cat >"$work/net-wrap-gdr-corrupt.json" <<JSON
  "workload": {"builtin": "nccl-workload", "ranks": 2,
               "args": ["--op", "allreduce", "--bytes", "32M", "--iters", "200", "--check", "--dtype", "float",
                        "--timeout-s", "20"]},
- "env": $ENV_JSON,
+ "net_wrap": "$FIXTURE", "env": $ENV_JSON,
  "faults": [{"id": "flip", "layer": "net", "kind": "corrupt", "params": {"bits": 8},
              "target": {"ranks": [1], "ops": ["irecv"]}, "trigger": {"after_calls": 100}}],
  "deadline_s": 240, "expect": {"outcome": "detected", "detected_by": ["verification"]}}

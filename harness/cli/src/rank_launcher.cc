@@ -343,6 +343,7 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   if (s.layer_net) {
     env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
     if (!s.env.count("NCCL_NET")) env["NCCL_NET"] = "ncclfi";
+    if (!s.net_wrap.empty()) env["NCCLFI_NET_INNER"] = s.net_wrap;  // travels with -x / env like the rest
   }
   if (s.layer_verbs) {
     // NCCL 2.30.3 and later dlopen NCCL_IBVERBS_LIB; older ones dlopen libibverbs.so.1, which lib/ibverbs/

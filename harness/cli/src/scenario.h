@@ -71,6 +71,9 @@ struct Scenario {
   WorkloadSpec workload;
   LauncherSpec launcher;
   bool layer_net = false;  // load the net shim (NCCL_NET_PLUGIN)
+  // `net_wrap`: the net plugin the shim wraps (NCCLFI_NET_INNER), so net faults ride on its data path
+  // (an IB plugin's RDMA and GPUDirect); empty: the shim's own TCP transport.
+  std::string net_wrap;
   bool layer_api = false;  // load the preload (LD_PRELOAD)
   // Not in the file format: `ncclfi timeouts` sets it for the healthy runs, whose ops the preload then times
   // (NCCLFI_TIME_OPS: op_time events, the job's longest collective).

@@ -87,6 +87,7 @@ void fill(Scenario& s, const json& doc) {
   s.launcher.extra_args = value_or(launcher, "extra_args", std::vector<std::string>{});
   s.launcher.nodes = value_or(launcher, "nodes", 0);
   s.env = value_or(doc, "env", std::map<std::string, std::string>{});
+  s.net_wrap = value_or(doc, "net_wrap", std::string{});
   json plan_doc = {{"seed", value_or<uint64_t>(doc, "seed", 1)},
                    {"control", value_or(doc, "control", false)},
                    {"faults", value_or(doc, "faults", json::array())}};

@@ -198,9 +198,16 @@ void check_name_and_env(const Scenario& s, std::vector<ScenarioError::Problem>& 
   for (const auto& [key, value] : s.env) {
     if (is_reserved_env(key)) {
       problems.push_back({(json::json_pointer("/env") / key).to_string(),
-                          "no variable the harness sets (NCCLFI_*, LD_PRELOAD, NCCL_NET_PLUGIN)",
+                          key == "NCCLFI_NET_INNER"
+                              ? "the plugin to wrap in \"net_wrap\" (the harness sets NCCLFI_NET_INNER)"
+                              : "no variable the harness sets (NCCLFI_*, LD_PRELOAD, NCCL_NET_PLUGIN)",
                           "\"" + key + "\""});
     }
+  }
+  // The shim wraps the plugin: without it (no net fault, "net" not in layers) nothing would.
+  if (!s.net_wrap.empty() && !s.layer_net) {
+    problems.push_back({"/net_wrap", "a net fault or \"net\" in layers (the shim is what wraps the plugin)",
+                        "\"" + s.net_wrap + "\" with no net layer"});
   }
 }
 

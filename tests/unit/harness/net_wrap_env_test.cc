@@ -1,0 +1,106 @@
+// `net_wrap`: the plugin the net shim wraps reaches every rank as NCCLFI_NET_INNER (through mpirun's -x on
+// other nodes too), only where the shim is loaded; a scenario's env may not set it, and the error says where
+// it goes instead.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "rank_launcher.h"
+
+namespace ncclfi::cli {
+namespace {
+
+using nlohmann::json;
+
+json doc_with(const json& extra) {
+  json d = {{"name", "w"},
+            {"summary", "s"},
+            {"workload", {{"builtin", "nccl-workload"}, {"ranks", 2}}},
+            {"launcher", {{"kind", "local"}}},
+            {"deadline_s", 30},
+            {"expect", {{"outcome", "clean"}}}};
+  d.update(extra);
+  return d;
+}
+
+const json kNetDrop = {
+    {"faults", {{{"id", "d"}, {"layer", "net"}, {"kind", "drop"}, {"target", {{"ranks", {1}}}}}}}};
+
+std::vector<ScenarioError::Problem> problems_of(const json& doc) {
+  try {
+    scenario_from_json(doc, "w.json");
+  } catch (const ScenarioError& e) {
+    return e.problems();
+  }
+  return {};
+}
+
+LaunchContext context_for(const Scenario& s) {
+  LaunchContext ctx;
+  ctx.scenario = &s;
+  ctx.install = {"/b/bin", "/b/lib", "/b/share/ncclfi"};
+  ctx.run_dir = "/runs/w/1";
+  ctx.plan_path = "/runs/w/1/plan.json";
+  ctx.events_path = "/runs/w/1/events.jsonl";
+  return ctx;
+}
+
+TEST(NetWrap, ThePluginReachesEveryRankBesideTheShim) {
+  json extra = kNetDrop;
+  extra["net_wrap"] = "ib";
+  const Scenario s = scenario_from_json(doc_with(extra), "w.json");
+  for (int rank : {0, 1}) {
+    const auto env = injection_env(context_for(s), rank);
+    EXPECT_EQ(env.at("NCCLFI_NET_INNER"), "ib");
+    EXPECT_EQ(env.at("NCCL_NET_PLUGIN"), "/b/lib/libnccl-net-ncclfi.so");
+  }
+}
+
+TEST(NetWrap, MpirunForwardsItToOtherNodes) {
+  json extra = kNetDrop;
+  extra["net_wrap"] = "/opt/ib/libnccl-net-ib.so";
+  extra["launcher"] = {{"kind", "mpirun"}};
+  const Scenario s = scenario_from_json(doc_with(extra), "w.json");
+  const auto specs = make_launcher(LauncherKind::kMpirun)->processes(context_for(s));
+  ASSERT_EQ(specs.size(), 1U);
+  const auto& argv = specs[0].argv;
+  const auto it = std::find(argv.begin(), argv.end(), "NCCLFI_NET_INNER=/opt/ib/libnccl-net-ib.so");
+  ASSERT_NE(it, argv.end());
+  EXPECT_EQ(*(it - 1), "-x");
+}
+
+TEST(NetWrap, WithoutItTheShimUsesItsOwnTransport) {
+  const Scenario s = scenario_from_json(doc_with(kNetDrop), "w.json");
+  EXPECT_EQ(injection_env(context_for(s), 0).count("NCCLFI_NET_INNER"), 0U);
+}
+
+TEST(NetWrap, WithoutTheShimItIsAnError) {
+  const auto problems = problems_of(doc_with({{"net_wrap", "ib"}}));
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_EQ(problems[0].pointer, "/net_wrap");
+  EXPECT_NE(problems[0].expected.find("net fault"), std::string::npos);
+  // "net" in layers loads the shim with no fault armed: then it wraps.
+  EXPECT_TRUE(problems_of(doc_with({{"net_wrap", "ib"}, {"layers", {"net"}}})).empty());
+}
+
+TEST(NetWrap, TheVariableInEnvIsRefusedAndTheErrorNamesNetWrap) {
+  json extra = kNetDrop;
+  extra["env"] = {{"NCCLFI_NET_INNER", "ib"}};
+  const auto problems = problems_of(doc_with(extra));
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_EQ(problems[0].pointer, "/env/NCCLFI_NET_INNER");
+  EXPECT_NE(problems[0].expected.find("net_wrap"), std::string::npos);
+}
+
+TEST(NetWrap, AnEmptyOrSpacedValueIsAnError) {
+  for (const char* bad : {"", "lib ib.so"}) {
+    json extra = kNetDrop;
+    extra["net_wrap"] = bad;
+    const auto problems = problems_of(doc_with(extra));
+    ASSERT_FALSE(problems.empty()) << bad;
+    EXPECT_EQ(problems[0].pointer, "/net_wrap") << bad;
+  }
+}
+
+}  // namespace
+}  // namespace ncclfi::cli
