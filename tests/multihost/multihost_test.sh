@@ -97,10 +97,16 @@ print(" ".join("%d:%s" % kv for kv in sorted(seen.items())))')
         [[ $(events | grep '"event":"start"' | grep -c "\"rank\":$r,") -ge 2 ]] || fail "rank $r did not start again"
       done
     fi ;;
-  torchrun-sigkill)
-    # SIGKILL of ncclfi in the middle of a torchrun job across hosts: no torchrun, worker or agent stays.
+  torchrun-sigkill | torchrun-srun-sigkill)
+    # SIGKILL of ncclfi in the middle of a torchrun job across hosts: no torchrun, worker or agent stays
+    # (the agents end the workers; mpirun's teardown, or scancel of the srun step, ends the torchruns).
     command -v torchrun >/dev/null || { echo "SKIPPED: no torchrun (Debian: python3-torch)"; exit 77; }
-    "$cluster" exec node1 "$ncclfi" run "$src/scenarios/multihost/torchrun-mpirun-proc-kill.json" --out "$out" -q --color never &
+    node_launcher=mpirun
+    if [[ $case == torchrun-srun-* ]]; then
+      [[ -n ${NCCLFI_CLUSTER_SLURM_CONF:-} ]] || { echo "SKIPPED: no Slurm on the cluster's hosts"; exit 77; }
+      node_launcher=srun
+    fi
+    "$cluster" exec node1 "$ncclfi" run "$src/scenarios/multihost/torchrun-$node_launcher-proc-kill.json" --out "$out" -q --color never &
     pid=$!
     for _ in $(seq 1 300); do [[ $(events | grep -c '"event":"start"') -ge 6 ]] && break; sleep 0.1; done
     [[ $(events | grep -c '"event":"start"') -ge 6 ]] || { kill $pid; fail "the six workers did not start"; }

@@ -252,8 +252,9 @@ class SrunLauncher : public RankLauncher {
 // worker runs under `ncclfi agent --exec`, so its fate is recorded on its own host and proc faults hit
 // the program. torchrun itself runs without NCCLFI_HARNESS_ID (`env -u`): it carries the node
 // launcher's rank variable (OMPI_COMM_WORLD_RANK, SLURM_PROCID), and the id is what makes a process
-// with a rank variable one of the job's ranks. If ncclfi dies, mpirun's teardown (its process group
-// is the orphan guard's) or scancel of the step ends every torchrun; the agents end the workers.
+// with a rank variable one of the job's ranks. If ncclfi dies, the agents end the workers, and each
+// torchrun ends with mpirun or its node's orted (setpriv --pdeathsig: mpirun's process group is the
+// orphan guard's) or with the srun step (scancelled by its name).
 class TorchrunLauncher : public RankLauncher {
  public:
   std::vector<ProcessSpec> processes(const LaunchContext& ctx) const override {
@@ -275,6 +276,11 @@ class TorchrunLauncher : public RankLauncher {
       spec.argv.insert(spec.argv.end(), node_args.begin(), node_args.end());
       spec.argv.insert(spec.argv.end(), {"env", "-u", "NCCLFI_HARNESS_ID"});
     }
+    // A torchrun whose workers died waits in the c10d rendezvous inside a C++ call, where Python runs no
+    // signal handler: mpirun's SIGTERM and its daemons' exit left it running. It dies with its parent
+    // (mpirun, or the node's orted) instead. (A srun step's processes are killed by slurmstepd.)
+    if (node_launcher == LauncherKind::kMpirun)
+      spec.argv.insert(spec.argv.end(), {"setpriv", "--pdeathsig", "KILL"});
     for (auto& a : torchrun_argv(ctx)) spec.argv.push_back(std::move(a));
     return {spec};
   }

@@ -156,11 +156,12 @@ TEST(Multihost, TorchrunAcrossNodesIsOneTorchrunPerNodeThroughMpirun) {
   const auto& argv = specs[0].argv;
   const auto torchrun = std::find(argv.begin(), argv.end(), "torchrun");
   ASSERT_NE(torchrun, argv.end());
-  // mpirun places one torchrun per node of the hostfile; torchrun runs without the harness id.
+  // mpirun places one torchrun per node of the hostfile; torchrun runs without the harness id and dies
+  // with its parent (mpirun or the node's orted).
   EXPECT_EQ(std::vector<std::string>(argv.begin(), torchrun),
             (std::vector<std::string>{"mpirun", "--allow-run-as-root", "--oversubscribe", "--map-by",
                                       "ppr:1:node", "-np", "3", "--hostfile", "/etc/hostfile", "env", "-u",
-                                      "NCCLFI_HARNESS_ID"}));
+                                      "NCCLFI_HARNESS_ID", "setpriv", "--pdeathsig", "KILL"}));
   EXPECT_FALSE(has(argv, "--tag-output"));  // its prefix would name the node, not the rank
   const auto workers = std::find(torchrun, argv.end(), "env");
   ASSERT_NE(workers, argv.end());
