@@ -21,7 +21,8 @@ int last_attempt(const History& history) {
 int torchrun_restarts(const History& history) {
   std::map<int, int> per_attempt;  // harness attempt -> highest restart_count a worker reported
   for (const auto& e : history.events) {
-    if (e.source != "workload" || e.event != "start") continue;
+    // Every workload's start event (ddp_train.py's source is "workload", cpu-ring's "cpu-ring").
+    if (e.source == "harness" || e.event != "start") continue;
     if (!e.fields.is_object() || !e.fields.contains("restart_count")) continue;
     const nlohmann::json& count = e.fields.at("restart_count");
     if (!count.is_number_integer()) continue;

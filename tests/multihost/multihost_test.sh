@@ -19,6 +19,14 @@ drill_pids() {
   done
   return 0
 }
+# torchrun, mpirun's and srun's own processes of a job, and ncclfi's, on any host of the cluster: what
+# drill_pids cannot see (torchrun runs without the harness id).
+torchrun_pids() {
+  for p in $(for h in $NCCLFI_CLUSTER_HOSTS; do ip netns pids "ncclfi-$h"; done); do
+    tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -Eq '(^| |/)(torchrun|ncclfi-cpu-ring|ncclfi) ' && echo "$p"
+  done
+  return 0
+}
 hosts_with_rank_events() {
   events | python3 -c '
 import json, sys
@@ -60,6 +68,53 @@ case $case in
       events | grep '"rank_exit"' | grep '"rank":2' | grep '"host":"node3"' | grep -q '"signal":9' ||
         fail "no rank_exit with signal 9 for rank 2 from node3"
     fi ;;
+  torchrun-drop | torchrun-kill | torchrun-srun-drop | torchrun-srun-kill)
+    # torchrun across the hosts: one torchrun and one agent per host, started by mpirun (or srun).
+    command -v torchrun >/dev/null || { echo "SKIPPED: no torchrun (Debian: python3-torch)"; exit 77; }
+    node_launcher=mpirun drill=${case#torchrun-}
+    if [[ $drill == srun-* ]]; then
+      [[ -n ${NCCLFI_CLUSTER_SLURM_CONF:-} ]] || { echo "SKIPPED: no Slurm on the cluster's hosts"; exit 77; }
+      node_launcher=srun drill=${drill#srun-}
+    fi
+    name=torchrun-$node_launcher-net-drop; [[ $drill == kill ]] && name=torchrun-$node_launcher-proc-kill
+    run_scenario "$name"; expect_verdict_pass $?
+    # torchrun placed its workers: two per host, in host order (c10d ranks the nodes by host name).
+    hosts=$(events | python3 -c '
+import json, sys
+seen = {}
+for line in sys.stdin:
+    e = json.loads(line)
+    if e.get("event") == "start" and e.get("rank", -1) >= 0: seen[e["rank"]] = e.get("host")
+print(" ".join("%d:%s" % kv for kv in sorted(seen.items())))')
+    [[ $hosts == "0:node1 1:node1 2:node2 3:node2 4:node3 5:node3" ]] || fail "workers placed $hosts"
+    if [[ $drill == kill ]]; then
+      events | grep '"inject"' | grep -q '"proc/kill"' || fail "no proc kill injection recorded"
+      # Rank 4's fate, recorded on node3 by the `ncclfi agent --exec` that holds its place under torchrun.
+      events | grep '"rank_exit"' | grep '"rank":4' | grep '"host":"node3"' | grep -q '"signal":9' ||
+        fail "no rank_exit with signal 9 for rank 4 from node3"
+      # ... and torchrun restarted the group (the verdict counted it): every rank started again.
+      for r in 0 1 2 3 4 5; do
+        [[ $(events | grep '"event":"start"' | grep -c "\"rank\":$r,") -ge 2 ]] || fail "rank $r did not start again"
+      done
+    fi ;;
+  torchrun-sigkill | torchrun-srun-sigkill)
+    # SIGKILL of ncclfi in the middle of a torchrun job across hosts: no torchrun, worker or agent stays
+    # (the agents end the workers; mpirun's teardown, or scancel of the srun step, ends the torchruns).
+    command -v torchrun >/dev/null || { echo "SKIPPED: no torchrun (Debian: python3-torch)"; exit 77; }
+    node_launcher=mpirun
+    if [[ $case == torchrun-srun-* ]]; then
+      [[ -n ${NCCLFI_CLUSTER_SLURM_CONF:-} ]] || { echo "SKIPPED: no Slurm on the cluster's hosts"; exit 77; }
+      node_launcher=srun
+    fi
+    "$cluster" exec node1 "$ncclfi" run "$src/scenarios/multihost/torchrun-$node_launcher-proc-kill.json" --out "$out" -q --color never &
+    pid=$!
+    for _ in $(seq 1 300); do [[ $(events | grep -c '"event":"start"') -ge 6 ]] && break; sleep 0.1; done
+    [[ $(events | grep -c '"event":"start"') -ge 6 ]] || { kill $pid; fail "the six workers did not start"; }
+    [[ -n $(torchrun_pids) ]] || { kill $pid; fail "no torchrun was running before the SIGKILL"; }
+    kill -KILL $pid
+    for _ in $(seq 1 150); do [[ -z $(drill_pids)$(torchrun_pids) ]] && break; sleep 0.1; done
+    left="$(drill_pids) $(torchrun_pids)"
+    [[ -z ${left// /} ]] || fail "left running after ncclfi was killed: $(ps -o pid,args -p "$(echo $left | tr ' ' ,)" | tail -n +2)" ;;
   arm)
     "$cluster" exec node1 "$ncclfi" run "$src/scenarios/multihost/mpirun-armed-drop.json" --out "$out" -q --color never &
     pid=$!

@@ -323,6 +323,7 @@ std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id) {
   const std::string own_uts = link_target("/proc/self/ns/uts");
   const std::string own_exe = link_target("/proc/self/exe");
   const std::string wanted = "NCCLFI_HARNESS_ID=" + harness_id;
+  const std::string marker = std::string(kRankMarkerVar) + "=";
   DIR* dir = ::opendir("/proc");
   if (dir == nullptr) return ranks;
   while (dirent* entry = ::readdir(dir)) {
@@ -330,16 +331,17 @@ std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id) {
     const long pid = std::strtol(entry->d_name, &end, 10);
     if (pid <= 0 || *end != '\0' || pid == ::getpid()) continue;
     const auto vars = read_environ(static_cast<int>(pid));
-    bool ours = false, agent = false;
+    bool ours = false, agent = false, marked = false;
     std::map<std::string, std::string> rank_vars;
     for (const auto& v : vars) {
       if (v == wanted) ours = true;
+      if (v.rfind(marker, 0) == 0) marked = true;
       if (v.rfind(std::string(kAgentAddrVar) + "=", 0) == 0) agent = true;
       const auto eq = v.find('=');
       for (const char* name : kRankEnvVars)
         if (eq != std::string::npos && v.compare(0, eq, name) == 0) rank_vars[name] = v.substr(eq + 1);
     }
-    if (!ours || agent) continue;
+    if (!ours || !marked || agent) continue;  // unmarked: a launcher process (torchrun under mpirun)
     if (link_target("/proc/" + std::to_string(pid) + "/ns/uts") != own_uts) continue;
     // `ncclfi agent --exec` holds the rank's place for its launcher: the rank is its child.
     if (link_target("/proc/" + std::to_string(pid) + "/exe") == own_exe) continue;

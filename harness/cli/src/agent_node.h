@@ -36,8 +36,9 @@ struct AgentConfig {
 // From the environment (agent_protocol.h's variables, NCCLFI_HARNESS_ID); throws with the missing name.
 AgentConfig agent_config_from_env();
 
-// This node's ranks of the job: rank -> pids. Processes of the job with a rank variable, in this host's
-// UTS namespace (a test cluster's hosts share one kernel), that are not agents themselves.
+// This node's ranks of the job: rank -> pids. Processes of the job (NCCLFI_HARNESS_ID) with the rank
+// marker (kRankMarkerVar: no launcher process has it) and a rank variable, in this host's UTS namespace
+// (a test cluster's hosts share one kernel), that are not agents or `agent --exec` wrappers themselves.
 std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id);
 
 // Runs the agent; returns its exit status (0 the harness said quit, 3 the harness was lost or refused).

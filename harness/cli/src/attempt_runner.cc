@@ -203,6 +203,10 @@ class AttemptLoop final : public RankSignaller {
       }
     }
     hub_->relay_control_from(in_.ctx.run_dir);
+    // The job's port again, now that the hub and the agents' launcher hold theirs: the one drawn before
+    // was free then, and the kernel once gave it to the hub (torchrun's c10d store, finding it taken,
+    // dialled the hub instead and failed).
+    ctx_.master_port = pick_free_port();
   }
 
   // The agents tear down what is left on their nodes, send their last events and leave; their launcher

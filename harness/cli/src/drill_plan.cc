@@ -109,7 +109,7 @@ json allow_list_json(const Scenario& s, const AllowList& list) {
 
 std::vector<std::string> planned_rank_hosts(const Scenario& s) {
   const bool here = s.launcher.kind == LauncherKind::kLocal || s.launcher.kind == LauncherKind::kCommand ||
-                    s.launcher.kind == LauncherKind::kTorchrun;
+                    (s.launcher.kind == LauncherKind::kTorchrun && !s.launcher.node_launcher);
   return std::vector<std::string>(static_cast<size_t>(s.workload.ranks), here ? host_name() : "");
 }
 

@@ -185,18 +185,20 @@ std::map<int, std::vector<int>> find_all_rank_pids(const std::string& id) {
   // launcher's ranks are awaited.
   std::array<std::string, kRankEnvVars.size()> prefixes;
   for (size_t k = 0; k < kRankEnvVars.size(); ++k) prefixes[k] = std::string(kRankEnvVars[k]) + "=";
+  const std::string marker = std::string(kRankMarkerVar) + "=";
   std::map<int, std::vector<int>> ranks;
   for (int pid : all_pids()) {
     const auto vars = read_environ(pid);
-    bool ours = false;
+    bool ours = false, marked = false;
     std::array<std::string, kRankEnvVars.size()> found;
     for (const auto& var : vars) {
       if (var == needle) ours = true;
+      if (var.rfind(marker, 0) == 0) marked = true;
       for (size_t k = 0; k < prefixes.size(); ++k) {
         if (var.rfind(prefixes[k], 0) == 0) found[k] = var.substr(prefixes[k].size());
       }
     }
-    if (!ours) continue;
+    if (!ours || !marked) continue;  // a launcher process (torchrun in an allocation), not a rank
     const auto first_set = std::find_if(found.begin(), found.end(), [](const auto& f) { return !f.empty(); });
     if (first_set == found.end()) continue;
     char* end = nullptr;

@@ -31,8 +31,9 @@ class OrphanGuard {
 // Sends `sig` to every process whose environment has NCCLFI_HARNESS_ID=`id` (except the caller).
 // Returns how many were signalled. Used by the guard and by teardown's final sweep.
 int signal_processes_with_harness_id(const std::string& id, int sig);
-// Pids of live processes with NCCLFI_HARNESS_ID=`id` whose rank variables (kRankEnvVars in
-// ncclfi/params.h, first set wins) name `rank`: how proc faults find ranks that a launcher started.
+// Pids of live processes with NCCLFI_HARNESS_ID=`id` and the rank marker (kRankMarkerVar) whose rank
+// variables (kRankEnvVars in ncclfi/params.h, first set wins) name `rank`: how proc faults find ranks
+// that a launcher started.
 std::vector<int> find_rank_pids(const std::string& id, int rank);
 // The same scan for every rank at once: rank -> pids (a process with no rank variable is left out).
 std::map<int, std::vector<int>> find_all_rank_pids(const std::string& id);

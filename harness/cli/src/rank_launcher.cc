@@ -75,11 +75,56 @@ std::string default_master_addr(const LaunchContext& ctx) {
   return ctx.scenario->launcher.nodes > 1 ? host_name() : "127.0.0.1";
 }
 
-// The launcher's extra arguments, placeholders replaced ({env:NAME} names a hostfile, for one).
+// Arguments of the scenario, placeholders replaced ({env:NAME} names a hostfile, for one).
+std::vector<std::string> substituted(const std::vector<std::string>& args, const LaunchContext& ctx) {
+  std::vector<std::string> out;
+  for (const auto& a : args) out.push_back(substitute_placeholders(a, ctx, -1));
+  return out;
+}
+
+// The launcher's extra arguments.
 std::vector<std::string> extra_args(const LaunchContext& ctx) {
-  std::vector<std::string> args;
-  for (const auto& a : ctx.scenario->launcher.extra_args) args.push_back(substitute_placeholders(a, ctx, -1));
-  return args;
+  return substituted(ctx.scenario->launcher.extra_args, ctx);
+}
+
+// One `ncclfi agent` per node through mpirun (--map-by ppr:1:node) with `args` (the job's --hostfile).
+// The secret is forwarded by name (-x NAME): its value stays off every command line.
+ProcessSpec mpirun_agents(const LaunchContext& ctx, const std::vector<std::string>& args) {
+  ProcessSpec spec = agent_launcher_process(ctx);
+  spec.argv = {"mpirun",
+               "--allow-run-as-root",
+               "--oversubscribe",
+               "--tag-output",
+               "--map-by",
+               "ppr:1:node",
+               "-np",
+               std::to_string(ctx.scenario->launcher.nodes)};
+  for (const char* name : {kAgentAddrVar, kAgentSecretVar, kAgentSpoolVar, "NCCLFI_HARNESS_ID"}) {
+    spec.argv.push_back("-x");
+    spec.argv.push_back(name);
+  }
+  if (ctx.allowed_hosts) {
+    spec.argv.push_back("-x");
+    spec.argv.push_back("NCCLFI_ALLOWED_HOSTS");
+  }
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.argv.push_back(ctx.install.bin_dir + "/ncclfi");
+  spec.argv.push_back("agent");
+  return spec;
+}
+
+// One `ncclfi agent` per node of the job's nodes through srun (a job step of its own,
+// --ntasks-per-node=1); srun hands its own environment, the secret included, to its tasks.
+ProcessSpec srun_agents(const LaunchContext& ctx, const std::vector<std::string>& args) {
+  const Scenario& s = *ctx.scenario;
+  ProcessSpec spec = agent_launcher_process(ctx);
+  spec.slurm_job_name = "ncclfi-" + s.name + "-" + ctx.harness_id + "-agents";
+  spec.argv = {"srun",    "--nodes=" + std::to_string(s.launcher.nodes), "--ntasks-per-node=1",
+               "--label", "--job-name=" + spec.slurm_job_name,           "--kill-on-bad-exit=0"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.argv.push_back(ctx.install.bin_dir + "/ncclfi");
+  spec.argv.push_back("agent");
+  return spec;
 }
 
 // The injection variables that a launcher hands to all its ranks at once: each rank takes its own rank
@@ -152,30 +197,9 @@ class MpirunLauncher : public RankLauncher {
     for (const auto& a : workload_argv(ctx, -1)) spec.argv.push_back(a);
     return {spec};
   }
-  // One agent per node of the hostfile (--map-by ppr:1:node), the same extra arguments as the job (its
-  // --hostfile). The secret is forwarded by name (-x NAME): its value stays off every command line.
+  // One agent per node of the hostfile, the same extra arguments as the job (its --hostfile).
   std::optional<ProcessSpec> agent_process(const LaunchContext& ctx) const override {
-    ProcessSpec spec = agent_launcher_process(ctx);
-    spec.argv = {"mpirun",
-                 "--allow-run-as-root",
-                 "--oversubscribe",
-                 "--tag-output",
-                 "--map-by",
-                 "ppr:1:node",
-                 "-np",
-                 std::to_string(ctx.scenario->launcher.nodes)};
-    for (const char* name : {kAgentAddrVar, kAgentSecretVar, kAgentSpoolVar, "NCCLFI_HARNESS_ID"}) {
-      spec.argv.push_back("-x");
-      spec.argv.push_back(name);
-    }
-    if (ctx.allowed_hosts) {
-      spec.argv.push_back("-x");
-      spec.argv.push_back("NCCLFI_ALLOWED_HOSTS");
-    }
-    for (const auto& a : extra_args(ctx)) spec.argv.push_back(a);
-    spec.argv.push_back(ctx.install.bin_dir + "/ncclfi");
-    spec.argv.push_back("agent");
-    return spec;
+    return mpirun_agents(ctx, extra_args(ctx));
   }
   int rank_of_line(const std::string& line) const override {
     static const harness::LineRegex prefix(R"(^\[\d+,(\d+)\]<(stdout|stderr)>:)");
@@ -207,18 +231,9 @@ class SrunLauncher : public RankLauncher {
     append_env_command(spec.argv, vars, ctx);
     return {spec};
   }
-  // One agent per node of the job's nodes (a job step of its own, --ntasks-per-node=1); srun hands its
-  // own environment, the secret included, to its tasks.
+  // One agent per node of the job's nodes, the same extra arguments as the job.
   std::optional<ProcessSpec> agent_process(const LaunchContext& ctx) const override {
-    const Scenario& s = *ctx.scenario;
-    ProcessSpec spec = agent_launcher_process(ctx);
-    spec.slurm_job_name = "ncclfi-" + s.name + "-" + ctx.harness_id + "-agents";
-    spec.argv = {"srun",    "--nodes=" + std::to_string(s.launcher.nodes), "--ntasks-per-node=1",
-                 "--label", "--job-name=" + spec.slurm_job_name,           "--kill-on-bad-exit=0"};
-    for (const auto& a : extra_args(ctx)) spec.argv.push_back(a);
-    spec.argv.push_back(ctx.install.bin_dir + "/ncclfi");
-    spec.argv.push_back("agent");
-    return spec;
+    return srun_agents(ctx, extra_args(ctx));
   }
   int rank_of_line(const std::string& line) const override {
     static const harness::LineRegex prefix(R"(^\s*(\d+): )");
@@ -226,37 +241,91 @@ class SrunLauncher : public RankLauncher {
   }
 };
 
-// torchrun: one agent process that starts and restarts the workers. The injection variables reach
-// the workers only, through `--no-python env K=V... python script`.
+// torchrun: one torchrun per node (this host's alone without a node launcher) that starts and restarts
+// that node's workers. The injection variables reach the workers only, through
+// `--no_python env K=V... PROGRAM ARGS`. Options are spelled with underscores: PyTorch 2.x takes both
+// spellings, 1.13 (Debian's python3-torch) only these.
+//
+// Across nodes (launcher.node_launcher), mpirun (--map-by ppr:1:node) or srun (--ntasks-per-node=1)
+// starts one torchrun per node with a c10d rendezvous on MASTER_ADDR:PORT (the scenario's MASTER_ADDR,
+// else this host's name: ncclfi runs on the first node), and one node agent per node the same way. Each
+// worker runs under `ncclfi agent --exec`, so its fate is recorded on its own host and proc faults hit
+// the program. torchrun itself runs without NCCLFI_HARNESS_ID (`env -u`): it carries the node
+// launcher's rank variable (OMPI_COMM_WORLD_RANK, SLURM_PROCID), and the id is what makes a process
+// with a rank variable one of the job's ranks. If ncclfi dies, the agents end the workers, and each
+// torchrun ends with mpirun or its node's orted (setpriv --pdeathsig: mpirun's process group is the
+// orphan guard's) or with the srun step (scancelled by its name).
 class TorchrunLauncher : public RankLauncher {
  public:
   std::vector<ProcessSpec> processes(const LaunchContext& ctx) const override {
     const Scenario& s = *ctx.scenario;
     ProcessSpec spec = launcher_process(ctx);
-    const int nodes = std::max(1, s.launcher.nodes);
-    const auto addr = s.env.find("MASTER_ADDR");
-    const std::string master = addr != s.env.end() ? addr->second : default_master_addr(ctx);
-    spec.argv = {"torchrun", "--nnodes=" + std::to_string(nodes),
-                 "--nproc-per-node=" + std::to_string(s.workload.ranks / nodes),
-                 "--max-restarts=" + std::to_string(s.launcher.max_restarts)};
-    if (nodes > 1) {
-      // Several nodes: c10d rendezvous on the first node (the one this torchrun runs on, or MASTER_ADDR);
-      // each other node runs the same torchrun command (docs/multihost.md).
-      spec.argv.push_back("--rdzv-backend=c10d");
-      spec.argv.push_back("--rdzv-endpoint=" + master + ":" + std::to_string(ctx.master_port));
-      spec.argv.push_back("--rdzv-id=" + ctx.harness_id);
-    } else {
-      spec.argv.push_back("--master-addr=" + master);
-      spec.argv.push_back("--master-port=" + std::to_string(ctx.master_port));
+    const auto node_launcher = s.launcher.node_launcher;
+    const std::string nodes = std::to_string(s.launcher.nodes);
+    const auto node_args = substituted(s.launcher.node_launcher_args, ctx);
+    if (node_launcher == LauncherKind::kMpirun) {
+      // No --tag-output: its prefix would name the node's torchrun, not the rank of the line.
+      spec.argv = {"mpirun", "--allow-run-as-root", "--oversubscribe", "--map-by", "ppr:1:node", "-np",
+                   nodes};
+    } else if (node_launcher == LauncherKind::kSrun) {
+      spec.slurm_job_name = "ncclfi-" + s.name + "-" + ctx.harness_id;  // scancelled if ncclfi dies
+      spec.argv = {"srun", "--nodes=" + nodes, "--ntasks-per-node=1", "--job-name=" + spec.slurm_job_name,
+                   "--kill-on-bad-exit=0"};
     }
-    spec.argv.push_back("--no-python");
-    for (const auto& a : extra_args(ctx)) spec.argv.push_back(a);
-    append_env_command(spec.argv, injection_env_for_all_ranks(ctx), ctx);
+    if (node_launcher) {
+      spec.argv.insert(spec.argv.end(), node_args.begin(), node_args.end());
+      spec.argv.insert(spec.argv.end(), {"env", "-u", "NCCLFI_HARNESS_ID"});
+    }
+    // A torchrun whose workers died waits in the c10d rendezvous inside a C++ call, where Python runs no
+    // signal handler: mpirun's SIGTERM and its daemons' exit left it running. It dies with its parent
+    // (mpirun, or the node's orted) instead. (A srun step's processes are killed by slurmstepd.)
+    if (node_launcher == LauncherKind::kMpirun)
+      spec.argv.insert(spec.argv.end(), {"setpriv", "--pdeathsig", "KILL"});
+    for (auto& a : torchrun_argv(ctx)) spec.argv.push_back(std::move(a));
     return {spec};
+  }
+  std::optional<ProcessSpec> agent_process(const LaunchContext& ctx) const override {
+    const auto& l = ctx.scenario->launcher;
+    if (l.node_launcher == LauncherKind::kMpirun)
+      return mpirun_agents(ctx, substituted(l.node_launcher_args, ctx));
+    if (l.node_launcher == LauncherKind::kSrun)
+      return srun_agents(ctx, substituted(l.node_launcher_args, ctx));
+    return std::nullopt;
   }
   int rank_of_line(const std::string& line) const override {
     static const harness::LineRegex prefix(R"(^\[(?:default)?rank(\d+)\]:)");
     return rank_from_prefix(line, prefix);
+  }
+
+ private:
+  // `torchrun ... --no_python env VARS... PROGRAM ARGS`, the same command on every node.
+  static std::vector<std::string> torchrun_argv(const LaunchContext& ctx) {
+    const Scenario& s = *ctx.scenario;
+    const int nodes = std::max(1, s.launcher.nodes);
+    const auto addr = s.env.find("MASTER_ADDR");
+    const std::string master = addr != s.env.end() ? addr->second : default_master_addr(ctx);
+    const std::string port = std::to_string(ctx.master_port);
+    std::vector<std::string> argv = {"torchrun", "--nnodes=" + std::to_string(nodes),
+                                     "--nproc_per_node=" + std::to_string(s.workload.ranks / nodes),
+                                     "--max_restarts=" + std::to_string(s.launcher.max_restarts)};
+    if (s.launcher.node_launcher) {
+      argv.push_back("--rdzv_backend=c10d");  // the store on MASTER_ADDR's torchrun; the others dial it
+      argv.push_back("--rdzv_endpoint=" + master + ":" + port);
+      argv.push_back("--rdzv_id=" + ctx.harness_id);
+    } else {
+      argv.push_back("--master_addr=" + master);
+      argv.push_back("--master_port=" + port);
+    }
+    argv.push_back("--no_python");
+    for (const auto& a : extra_args(ctx)) argv.push_back(a);
+    auto vars = injection_env_for_all_ranks(ctx);
+    // torchrun gives its workers MASTER_ADDR and MASTER_PORT (rank 0's host and a port it picked); the
+    // scenario's MASTER_ADDR names the rendezvous endpoint.
+    vars.erase("MASTER_ADDR");
+    vars.erase("MASTER_PORT");
+    if (s.launcher.node_launcher) vars["NCCLFI_HARNESS_ID"] = ctx.harness_id;  // not torchrun's (above)
+    append_env_command(argv, vars, ctx);
+    return argv;
   }
 };
 

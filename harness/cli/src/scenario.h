@@ -46,13 +46,17 @@ struct WorkloadSpec {
 
 struct LauncherSpec {
   LauncherKind kind = LauncherKind::kLocal;
-  int max_restarts = 0;  // torchrun --max-restarts
+  int max_restarts = 0;  // torchrun --max_restarts
   bool per_rank = true;  // command: one process per rank
   std::vector<std::string> extra_args;
-  // mpirun, srun: the job spans this many nodes, each with a node agent (`ncclfi agent`) that carries
-  // out proc faults, arm/disarm and teardown there and streams its ranks' events (docs/multihost.md).
-  // 0: one host, no agents.
+  // mpirun, srun (torchrun with a node_launcher): the job spans this many nodes, each with a node agent
+  // (`ncclfi agent`) that carries out proc faults, arm/disarm and teardown there and streams its ranks'
+  // events (docs/multihost.md). 0: one host, no agents.
   int nodes = 0;
+  // torchrun across nodes: the launcher that starts one torchrun and one node agent per node (kMpirun
+  // or kSrun), and its own arguments (extra_args are torchrun's). nullopt: torchrun on this host only.
+  std::optional<LauncherKind> node_launcher;
+  std::vector<std::string> node_launcher_args;
 };
 
 struct RestartPolicy {

@@ -86,6 +86,11 @@ void fill(Scenario& s, const json& doc) {
   s.launcher.per_rank = value_or(launcher, "per_rank", true);
   s.launcher.extra_args = value_or(launcher, "extra_args", std::vector<std::string>{});
   s.launcher.nodes = value_or(launcher, "nodes", 0);
+  if (launcher.contains("node_launcher")) {
+    s.launcher.node_launcher =
+        launcher["node_launcher"] == "srun" ? LauncherKind::kSrun : LauncherKind::kMpirun;
+  }
+  s.launcher.node_launcher_args = value_or(launcher, "node_launcher_args", std::vector<std::string>{});
   s.env = value_or(doc, "env", std::map<std::string, std::string>{});
   s.net_wrap = value_or(doc, "net_wrap", std::string{});
   json plan_doc = {{"seed", value_or<uint64_t>(doc, "seed", 1)},

@@ -86,8 +86,10 @@ std::string unmet_requirement(const Scenario& s) {
   for (const auto& cmd : s.required_commands) {
     if (!command_on_path(cmd)) return "needs `" + cmd + "` on PATH";
   }
-  if (s.launcher.kind == LauncherKind::kMpirun && !command_on_path("mpirun")) return "needs `mpirun` on PATH";
-  if (s.launcher.kind == LauncherKind::kSrun) {
+  // torchrun across nodes needs its node launcher as much as mpirun and srun jobs need theirs.
+  const LauncherKind placer = s.launcher.node_launcher.value_or(s.launcher.kind);
+  if (placer == LauncherKind::kMpirun && !command_on_path("mpirun")) return "needs `mpirun` on PATH";
+  if (placer == LauncherKind::kSrun) {
     if (!command_on_path("srun")) return "needs `srun` on PATH";
     // Without a configuration srun cannot find a controller (scripts/slurm-local starts a local one).
     const char* conf = std::getenv("SLURM_CONF");

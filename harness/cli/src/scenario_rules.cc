@@ -39,6 +39,40 @@ std::string num(double v) {
   return json(v).dump();
 }
 
+// torchrun across nodes: one torchrun per node, started by a node launcher (mpirun or srun) that also
+// starts the node agents; torchrun itself reaches no other host.
+void check_node_launcher(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
+  const LauncherSpec& l = s.launcher;
+  const bool torchrun = l.kind == LauncherKind::kTorchrun;
+  if (l.node_launcher && !torchrun) {
+    problems.push_back({"/launcher/node_launcher",
+                        "node_launcher only with the torchrun launcher (mpirun and srun place their ranks "
+                        "on the nodes themselves)",
+                        std::string("launcher \"") + to_string(l.kind) + "\""});
+  }
+  if (!l.node_launcher_args.empty() && !l.node_launcher) {
+    problems.push_back({"/launcher/node_launcher_args",
+                        "node_launcher_args only with a node_launcher (\"mpirun\" or \"srun\")",
+                        "no /launcher/node_launcher"});
+  }
+  if (torchrun && l.nodes > 0 && !l.node_launcher) {
+    problems.push_back({"/launcher/node_launcher",
+                        "\"mpirun\" or \"srun\" with torchrun across nodes: the launcher that starts one "
+                        "torchrun and one node agent per node",
+                        "none, with nodes " + std::to_string(l.nodes)});
+  }
+  if (torchrun && l.node_launcher && l.nodes <= 0) {
+    problems.push_back(
+        {"/launcher/nodes", "the number of nodes the node launcher starts a torchrun on", "none"});
+  }
+  if (torchrun && l.nodes > 0 && s.workload.ranks % l.nodes != 0) {
+    problems.push_back({"/workload/ranks",
+                        "a multiple of /launcher/nodes (" + std::to_string(l.nodes) +
+                            "): each node's torchrun starts ranks / nodes workers",
+                        std::to_string(s.workload.ranks)});
+  }
+}
+
 void check_workload(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
   const json& w = s.doc["workload"];
   const bool builtin = w.contains("builtin"), command = w.contains("command");
@@ -66,6 +100,7 @@ void check_workload(const Scenario& s, std::vector<ScenarioError::Problem>& prob
     problems.push_back({"/launcher/nodes", "nodes only with the mpirun, srun or torchrun launcher",
                         std::string("launcher \"") + to_string(s.launcher.kind) + "\""});
   }
+  check_node_launcher(s, problems);
 }
 
 void check_faults(const Scenario& s, std::vector<ScenarioError::Problem>& problems) {
@@ -95,10 +130,13 @@ void check_faults(const Scenario& s, std::vector<ScenarioError::Problem>& proble
           {ptr + "/layer", "\"net\" or \"proc\": cpu-ring makes no NCCL API calls", "\"api\""});
     }
     // A link fault changes a host's traffic control: only a node agent does that (launcher.nodes).
-    if (f.layer == Layer::kLink && (s.launcher.nodes <= 0 || (s.launcher.kind != LauncherKind::kMpirun &&
-                                                              s.launcher.kind != LauncherKind::kSrun))) {
+    const bool agents = s.launcher.nodes > 0 &&
+                        (s.launcher.kind == LauncherKind::kMpirun || s.launcher.kind == LauncherKind::kSrun ||
+                         (s.launcher.kind == LauncherKind::kTorchrun && s.launcher.node_launcher));
+    if (f.layer == Layer::kLink && !agents) {
       problems.push_back({ptr + "/layer",
-                          "a link fault in a job with node agents (launcher mpirun or srun with \"nodes\")",
+                          "a link fault in a job with node agents (launcher mpirun or srun with \"nodes\", "
+                          "or torchrun with \"nodes\" and a \"node_launcher\")",
                           "\"link\""});
     }
     if ((f.layer == Layer::kProc || f.layer == Layer::kLink) && f.trigger.after_ms > 0 &&

@@ -47,6 +47,12 @@ struct Params {
 inline constexpr std::array<const char*, 5> kRankEnvVars = {"NCCLFI_RANK", "RANK", "OMPI_COMM_WORLD_RANK",
                                                             "SLURM_PROCID", "PMI_RANK"};
 
+// The variable that, with NCCLFI_HARNESS_ID, marks a process as one of the job's ranks when the harness
+// looks for them in /proc: the launchers set it for every rank and never for a launcher process, which
+// may carry a rank variable of its own (a torchrun under mpirun has OMPI_COMM_WORLD_RANK, every process
+// of a Slurm allocation SLURM_PROCID).
+inline constexpr const char* kRankMarkerVar = "NCCLFI_WORLD_SIZE";
+
 // Rank from kRankEnvVars (first set wins), or -1.
 int resolve_rank_from_env();
 int resolve_world_size_from_env();

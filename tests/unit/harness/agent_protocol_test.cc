@@ -18,6 +18,7 @@
 #include "agent_hub.h"
 #include "agent_node.h"
 #include "agent_protocol.h"
+#include "ncclfi/params.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -88,9 +89,9 @@ TEST(AgentHub, RefusesAWrongSecretAndWelcomesTheRightOne) {
   std::filesystem::remove_all(dir);
 }
 
-// A real agent against a real hub: it finds a "rank" of its job (a process with the job's harness id
-// and a rank variable), signals it for a proc fault, and when the harness goes away tears it down and
-// ends with status 3.
+// A real agent against a real hub: it finds a "rank" of its job (a process with the job's harness id,
+// the rank marker and a rank variable), signals it for a proc fault, and when the harness goes away tears
+// it down and ends with status 3.
 TEST(AgentNode, CarriesOutSignalsAndTearsDownWhenTheHarnessIsLost) {
   const auto dir = std::filesystem::temp_directory_path() / ("ncclfi-agent-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
@@ -99,7 +100,9 @@ TEST(AgentNode, CarriesOutSignalsAndTearsDownWhenTheHarnessIsLost) {
   ASSERT_GE(rank, 0);
   if (rank == 0) {
     const std::string id = "NCCLFI_HARNESS_ID=" + harness_id;
-    char* env[] = {const_cast<char*>(id.c_str()), const_cast<char*>("RANK=0"), nullptr};
+    const std::string marker = std::string(kRankMarkerVar) + "=1";
+    char* env[] = {const_cast<char*>(id.c_str()), const_cast<char*>(marker.c_str()),
+                   const_cast<char*>("RANK=0"), nullptr};
     char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
     execve("/bin/sleep", argv, env);
     _exit(127);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "ncclfi/params.h"
 #include "orphan_guard.h"
 #include "rank_launcher.h"
 
@@ -156,14 +157,18 @@ TEST(Launcher, RankPidsPreferRankOverAnInheritedSlurmProcid) {
     return pid;
   };
   const std::string id = "launcher-test-" + std::to_string(getpid());
-  const pid_t torch_worker = spawn({"NCCLFI_HARNESS_ID=" + id, "SLURM_PROCID=0", "RANK=2"});
-  const pid_t srun_task = spawn({"NCCLFI_HARNESS_ID=" + id, "SLURM_PROCID=3"});
-  const pid_t stranger = spawn({"NCCLFI_HARNESS_ID=other", "RANK=2"});
-  for (pid_t p : {torch_worker, srun_task, stranger}) ASSERT_TRUE(wait_for_exec(p, "/bin/sleep")) << p;
+  const std::string marker = std::string(kRankMarkerVar) + "=4";  // the launchers give every rank this
+  const pid_t torch_worker = spawn({"NCCLFI_HARNESS_ID=" + id, marker, "SLURM_PROCID=0", "RANK=2"});
+  const pid_t srun_task = spawn({"NCCLFI_HARNESS_ID=" + id, marker, "SLURM_PROCID=3"});
+  const pid_t stranger = spawn({"NCCLFI_HARNESS_ID=other", marker, "RANK=2"});
+  // torchrun itself in the allocation: the harness id, an inherited SLURM_PROCID, no injection variables.
+  const pid_t torchrun = spawn({"NCCLFI_HARNESS_ID=" + id, "SLURM_PROCID=0"});
+  for (pid_t p : {torch_worker, srun_task, stranger, torchrun})
+    ASSERT_TRUE(wait_for_exec(p, "/bin/sleep")) << p;
   EXPECT_EQ(find_rank_pids(id, 2), std::vector<int>{torch_worker});
   EXPECT_EQ(find_rank_pids(id, 3), std::vector<int>{srun_task});
   EXPECT_TRUE(find_rank_pids(id, 0).empty());
-  for (pid_t p : {torch_worker, srun_task, stranger}) {
+  for (pid_t p : {torch_worker, srun_task, stranger, torchrun}) {
     kill(p, SIGKILL);
     waitpid(p, nullptr, 0);
   }
@@ -181,9 +186,14 @@ TEST(Launcher, TorchrunKeepsInjectionOffTheAgent) {
   EXPECT_EQ(argv[0], "torchrun");
   const auto env_at = std::find(argv.begin(), argv.end(), "env");
   ASSERT_NE(env_at, argv.end());
+  // torchrun's options with underscores, which PyTorch 1.13 needs and 2.x accepts, before the workers'.
+  EXPECT_EQ(std::vector<std::string>(argv.begin(), env_at),
+            (std::vector<std::string>{"torchrun", "--nnodes=1", "--nproc_per_node=2", "--max_restarts=0",
+                                      "--master_addr=127.0.0.1", "--master_port=12345", "--no_python"}));
   EXPECT_NE(std::find(env_at, argv.end(), "LD_PRELOAD=/b/lib/libncclfi-preload.so"), argv.end());
   EXPECT_NE(std::find(env_at, argv.end(), "/b/share/ncclfi/workloads/torch/ddp_train.py"), argv.end());
   EXPECT_EQ(specs[0].env.at("LD_PRELOAD"), "");
+  EXPECT_EQ(specs[0].env.at("NCCLFI_HARNESS_ID"), "hid");  // one host: the orphan guard finds torchrun by it
   EXPECT_EQ(make_launcher(s.launcher.kind)->rank_of_line("[rank1]:[E] Watchdog caught"), 1);
 }
 

@@ -2,10 +2,17 @@
 // node-local spool, link-fault qdiscs and the rules for `nodes` and the link layer.
 #include <gtest/gtest.h>
 
-#include <algorithm>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
+
+#include "agent_node.h"
 #include "link_faults.h"
 #include "ncclfi/event_log.h"
+#include "ncclfi/params.h"
 #include "rank_launcher.h"
 #include "scenario_rules.h"
 
@@ -107,15 +114,184 @@ TEST(Multihost, SrunAgentsAreOneTaskPerNode) {
   EXPECT_NE(agents->slurm_job_name, launcher->processes(ctx)[0].slurm_job_name);
 }
 
-TEST(Multihost, TorchrunAcrossNodesUsesC10dOnTheFirstNode) {
-  json d = scenario_doc({{"kind", "torchrun"}, {"nodes", 2}}, {{"MASTER_ADDR", "node1"}});
-  d["workload"] = {{"command", {"python3", "train.py"}}, {"ranks", 8}};
+// torchrun across nodes: cpu-ring under torchrun, `nodes` 3 through a node launcher.
+json torchrun_doc(json launcher, json env = json::object(), json faults = json::array()) {
+  launcher["kind"] = "torchrun";
+  json d = scenario_doc(launcher, env, faults);
+  d["workload"] = {{"command", {"{bin_dir}/ncclfi-cpu-ring"}}, {"ranks", 6}, {"args", {"--iters", "9"}}};
+  return d;
+}
+
+LaunchContext agents_context(const Scenario& s) {
+  auto ctx = context(s);
+  ctx.agent_addr = "node1:4000";
+  ctx.agent_secret = "s3cr3t";
+  ctx.agent_spool = "/tmp/ncclfi-hid-0";
+  return ctx;
+}
+
+// The pointers of the problems a scenario document has ("" first when it loads).
+std::vector<std::string> problem_pointers(const json& doc) {
+  try {
+    scenario_from_json(doc, "t.json");
+  } catch (const ScenarioError& e) {
+    std::vector<std::string> pointers;
+    for (const auto& p : e.problems()) pointers.push_back(p.pointer);
+    return pointers;
+  }
+  return {};
+}
+
+TEST(Multihost, TorchrunAcrossNodesIsOneTorchrunPerNodeThroughMpirun) {
+  const Scenario s = scenario_from_json(torchrun_doc({{"nodes", 3},
+                                                      {"max_restarts", 1},
+                                                      {"extra_args", {"--monitor_interval", "1"}},
+                                                      {"node_launcher", "mpirun"},
+                                                      {"node_launcher_args", {"--hostfile", "{env:HOSTS}"}}}),
+                                        "t.json");
+  const auto ctx = agents_context(s);
+  const auto launcher = make_launcher(s.launcher.kind);
+  const auto specs = launcher->processes(ctx);
+  ASSERT_EQ(specs.size(), 1u);
+  const auto& argv = specs[0].argv;
+  const auto torchrun = std::find(argv.begin(), argv.end(), "torchrun");
+  ASSERT_NE(torchrun, argv.end());
+  // mpirun places one torchrun per node of the hostfile; torchrun runs without the harness id and dies
+  // with its parent (mpirun or the node's orted).
+  EXPECT_EQ(std::vector<std::string>(argv.begin(), torchrun),
+            (std::vector<std::string>{"mpirun", "--allow-run-as-root", "--oversubscribe", "--map-by",
+                                      "ppr:1:node", "-np", "3", "--hostfile", "/etc/hostfile", "env", "-u",
+                                      "NCCLFI_HARNESS_ID", "setpriv", "--pdeathsig", "KILL"}));
+  EXPECT_FALSE(has(argv, "--tag-output"));  // its prefix would name the node, not the rank
+  const auto workers = std::find(torchrun, argv.end(), "env");
+  ASSERT_NE(workers, argv.end());
+  EXPECT_EQ(std::vector<std::string>(torchrun, workers),
+            (std::vector<std::string>{"torchrun", "--nnodes=3", "--nproc_per_node=2", "--max_restarts=1",
+                                      "--rdzv_backend=c10d", "--rdzv_endpoint=" + host_name() + ":12345",
+                                      "--rdzv_id=hid", "--no_python", "--monitor_interval", "1"}));
+  // The workers: the injection variables and the harness id, each under `ncclfi agent --exec`.
+  const std::vector<std::string> tail(workers, argv.end());
+  EXPECT_TRUE(has(tail, "NCCLFI_HARNESS_ID=hid"));
+  EXPECT_TRUE(has(tail, "NCCLFI_EVENTS=/tmp/ncclfi-hid-0/events.jsonl"));
+  EXPECT_TRUE(has(tail, "NCCLFI_WORLD_SIZE=6"));
+  for (const auto& a : tail) {
+    EXPECT_NE(a.rfind("MASTER_ADDR=", 0), 0u) << "torchrun gives its workers MASTER_ADDR";
+    EXPECT_NE(a.rfind("NCCLFI_RANK=", 0), 0u) << "each worker's rank is torchrun's RANK";
+  }
+  EXPECT_EQ(std::vector<std::string>(argv.end() - 7, argv.end()),
+            (std::vector<std::string>{"/b/bin/ncclfi", "agent", "--exec", "--", "/b/bin/ncclfi-cpu-ring",
+                                      "--iters", "9"}));
+  for (const auto& a : argv) EXPECT_EQ(a.find("s3cr3t"), std::string::npos) << a;
+  // mpirun itself keeps the id (the orphan guard finds it) and never the injection variables.
+  EXPECT_EQ(specs[0].env.at("NCCLFI_HARNESS_ID"), "hid");
+  EXPECT_EQ(specs[0].env.count("NCCLFI_EVENTS"), 0u);
+  EXPECT_EQ(specs[0].env.count("NCCLFI_AGENT_SECRET"), 0u);
+  // One agent per node the same way, with the node launcher's arguments and not torchrun's.
+  const auto agents = launcher->agent_process(ctx);
+  ASSERT_TRUE(agents.has_value());
+  EXPECT_EQ(agents->argv[0], "mpirun");
+  EXPECT_TRUE(has(agents->argv, "ppr:1:node"));
+  EXPECT_TRUE(has(agents->argv, "/etc/hostfile"));
+  EXPECT_FALSE(has(agents->argv, "--monitor_interval"));
+  EXPECT_EQ(agents->argv.back(), "agent");
+  EXPECT_EQ(agents->env.at("NCCLFI_AGENT_SECRET"), "s3cr3t");
+  EXPECT_EQ(launcher->rank_of_line("[rank4]:[E] Watchdog caught"), 4);
+  EXPECT_EQ(launcher->rank_of_line("[1,2]<stderr>:x"), -1);
+}
+
+TEST(Multihost, TorchrunAcrossNodesThroughSrunIsAStepOfItsOwn) {
+  const Scenario s = scenario_from_json(
+      torchrun_doc({{"nodes", 3}, {"node_launcher", "srun"}, {"node_launcher_args", {"--partition=debug"}}},
+                   {{"MASTER_ADDR", "node2"}}),
+      "t.json");
+  const auto ctx = agents_context(s);
+  const auto launcher = make_launcher(s.launcher.kind);
+  const auto job = launcher->processes(ctx)[0];
+  const auto torchrun = std::find(job.argv.begin(), job.argv.end(), "torchrun");
+  ASSERT_NE(torchrun, job.argv.end());
+  EXPECT_EQ(std::vector<std::string>(job.argv.begin(), torchrun),
+            (std::vector<std::string>{"srun", "--nodes=3", "--ntasks-per-node=1",
+                                      "--job-name=" + job.slurm_job_name, "--kill-on-bad-exit=0",
+                                      "--partition=debug", "env", "-u", "NCCLFI_HARNESS_ID"}));
+  EXPECT_EQ(job.slurm_job_name, "ncclfi-t-hid");              // scancelled if ncclfi dies
+  EXPECT_TRUE(has(job.argv, "--rdzv_endpoint=node2:12345"));  // the scenario's MASTER_ADDR
+  EXPECT_FALSE(has(job.argv, "MASTER_ADDR=node2"));
+  const auto agents = launcher->agent_process(ctx);
+  ASSERT_TRUE(agents.has_value());
+  EXPECT_EQ(agents->argv[0], "srun");
+  EXPECT_TRUE(has(agents->argv, "--ntasks-per-node=1"));
+  EXPECT_TRUE(has(agents->argv, "--partition=debug"));
+  EXPECT_NE(agents->slurm_job_name, job.slurm_job_name);
+}
+
+TEST(Multihost, TorchrunOnOneHostStartsNoAgents) {
+  json d = torchrun_doc(json::object());
   const Scenario s = scenario_from_json(d, "t.json");
-  const auto argv = make_launcher(s.launcher.kind)->processes(context(s))[0].argv;
-  EXPECT_TRUE(has(argv, "--nnodes=2"));
-  EXPECT_TRUE(has(argv, "--nproc-per-node=4"));
-  EXPECT_TRUE(has(argv, "--rdzv-backend=c10d"));
-  EXPECT_TRUE(has(argv, "--rdzv-endpoint=node1:12345"));
+  EXPECT_FALSE(make_launcher(s.launcher.kind)->agent_process(context(s)).has_value());
+  EXPECT_EQ(make_launcher(s.launcher.kind)->processes(context(s))[0].argv[0], "torchrun");
+}
+
+TEST(Multihost, TorchrunAcrossNodesNeedsANodeLauncher) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(problem_pointers(torchrun_doc({{"nodes", 3}})), V{"/launcher/node_launcher"});
+  EXPECT_EQ(problem_pointers(torchrun_doc({{"nodes", 3}, {"node_launcher", "mpirun"}})), V{});
+  EXPECT_EQ(problem_pointers(torchrun_doc({{"node_launcher", "mpirun"}})), V{"/launcher/nodes"});
+  EXPECT_EQ(problem_pointers(torchrun_doc({{"nodes", 4}, {"node_launcher", "srun"}})), V{"/workload/ranks"});
+  EXPECT_EQ(problem_pointers(torchrun_doc({{"node_launcher_args", {"-H", "a,b"}}})),
+            V{"/launcher/node_launcher_args"});
+  EXPECT_EQ(problem_pointers(scenario_doc({{"kind", "mpirun"}, {"nodes", 3}, {"node_launcher", "srun"}})),
+            V{"/launcher/node_launcher"});
+  // The schema: only launchers that place one process per node.
+  EXPECT_EQ(problem_pointers(torchrun_doc({{"nodes", 3}, {"node_launcher", "pdsh"}})),
+            V{"/launcher/node_launcher"});
+  try {
+    scenario_from_json(torchrun_doc({{"nodes", 3}}), "t.json");
+    FAIL() << "torchrun across nodes without a node launcher was accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(e.problems()[0].expected.find("\"mpirun\" or \"srun\""), std::string::npos) << e.what();
+  }
+  // With agents, link faults are allowed; without them not.
+  const json rate = {{{"id", "slow"}, {"layer", "link"}, {"kind", "rate"}, {"params", {{"mbit", 1}}}}};
+  EXPECT_EQ(problem_pointers(torchrun_doc({{"nodes", 3}, {"node_launcher", "mpirun"}}, json::object(), rate)),
+            V{});
+  EXPECT_EQ(problem_pointers(torchrun_doc(json::object(), json::object(), rate)), V{"/faults/0/layer"});
+}
+
+// A torchrun under mpirun carries the harness id only if something leaks it, and it always carries
+// mpirun's OMPI_COMM_WORLD_RANK: only a process with the rank marker is one of the job's ranks.
+TEST(Multihost, AgentsFindWorkersAndNeverTheirTorchrun) {
+  auto spawn = [](std::vector<std::string> vars) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      std::vector<char*> envp;
+      for (auto& v : vars) envp.push_back(v.data());
+      envp.push_back(nullptr);
+      char sleep_path[] = "/bin/sleep";
+      char seconds[] = "30";
+      char* argv[] = {sleep_path, seconds, nullptr};
+      execve(sleep_path, argv, envp.data());
+      _exit(127);
+    }
+    return pid;
+  };
+  const std::string id = "multihost-test-" + std::to_string(getpid());
+  const pid_t torchrun = spawn({"NCCLFI_HARNESS_ID=" + id, "OMPI_COMM_WORLD_RANK=0"});
+  const pid_t worker = spawn(
+      {"NCCLFI_HARNESS_ID=" + id, std::string(kRankMarkerVar) + "=6", "OMPI_COMM_WORLD_RANK=0", "RANK=1"});
+  // Until both have exec'd (before that, /proc shows the test's own environment).
+  auto has_id = [&id](pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+    std::string var;
+    while (std::getline(in, var, '\0'))
+      if (var.find(id) != std::string::npos) return true;
+    return false;
+  };
+  for (int i = 0; i < 2000 && !(has_id(torchrun) && has_id(worker)); ++i) usleep(5000);
+  EXPECT_EQ(node_rank_pids(id), (std::map<int, std::vector<int>>{{1, {worker}}}));
+  for (pid_t p : {torchrun, worker}) {
+    kill(p, SIGKILL);
+    waitpid(p, nullptr, 0);
+  }
 }
 
 TEST(Multihost, NodesAndLinkFaultsNeedALauncherWithAgents) {

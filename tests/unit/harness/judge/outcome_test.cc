@@ -215,6 +215,17 @@ TEST(Outcome, RecoveredAfterTorchrunRestartSeenOnlyByTheWorkers) {
   EXPECT_EQ(j.verdict, Answer::kPass);
 }
 
+// cpu-ring under torchrun reports the same count, from its own source.
+TEST(Outcome, TorchrunRestartCountedFromCpuRingWorkers) {
+  History h = make_history(2);
+  add_event(h, 0.1, 0, "cpu-ring", "start", {{"restart_count", 0}});
+  add_event(h, 5, 0, "cpu-ring", "start", {{"restart_count", 1}});
+  add_event(h, 5, 1, "cpu-ring", "start", {{"restart_count", 1}});
+  all_exit(h, 9, 0);
+  EXPECT_EQ(decide_outcome(h, 0.2), Outcome::kRecovered);
+  EXPECT_EQ(judge(h, {{"outcome", "recovered"}}).restarts, 1);
+}
+
 TEST(Outcome, NoRestartWhenWorkersStartOnce) {
   History h = make_history(2);
   add_event(h, 0.1, 0, "workload", "start", {{"restart_count", 0}});
