@@ -209,9 +209,9 @@ DrillReport make_drill_report(const RunRecord& r) {
                                   ? field_text(e.fields, "why")
                                   : "not in the allowed hosts (" + field_text(e.fields, "allowed") + ")";
       const std::string action = e.fields.contains("action") ? field_text(e.fields, "action") + ", " : "";
-      injected.text += " Host " + field_text(e.fields, "host") + " refused to inject (rank " +
-                       std::to_string(e.rank) + ", " + action + field_text(e.fields, "layer") +
-                       " layer): " + why + ".";
+      const std::string host = e.fields.contains("host") ? field_text(e.fields, "host") : e.host;
+      injected.text += " Host " + host + " refused to inject (rank " + std::to_string(e.rank) + ", " +
+                       action + field_text(e.fields, "layer") + " layer): " + why + ".";
     }
   }
   report.sections.push_back(injected);
