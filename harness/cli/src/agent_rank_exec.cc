@@ -53,10 +53,12 @@ class OutputCopy {
       if (pfds[i].revents != 0) read_stream(i);
     return fds_[0] >= 0 || fds_[1] >= 0;
   }
-  // What is left in the pipes now (a process the program started may hold them open: not waited for).
+  // What is left in the pipes now, up to kMaxDrainReads reads a stream: a process the program started
+  // may hold them open (and keep writing), and is not waited for.
   void drain() {
+    constexpr int kMaxDrainReads = 64;
     for (int i = 0; i < 2; ++i)
-      while (fds_[i] >= 0 && read_stream(i)) {
+      for (int n = 0; n < kMaxDrainReads && fds_[i] >= 0 && read_stream(i); ++n) {
       }
     spool_.close();
   }
