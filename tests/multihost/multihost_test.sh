@@ -98,7 +98,8 @@ assert sorted({o["host"] for o in out}) == ["node1", "node2", "node3"], out
 PY
     grep -q "^| 2 | node3 | 1 | .*ncclfi-cpu-ring: rank 2/8: " "$run_dir/drill-report.md" ||
       fail "the drill report does not show rank 2's last output on node3"
-    [[ -z $("$cluster" exec node3 sh -c 'ls -d /tmp/ncclfi-* 2>/dev/null') ]] || fail "node3 kept its spool" ;;
+    id=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["harness_id"])' "$run_dir/harness.json")
+    [[ -z $("$cluster" exec node3 sh -c "ls -d /tmp/ncclfi-$id-* 2>/dev/null") ]] || fail "node3 kept its spool" ;;
   allow-list)
     # node3 is not on the drill's allow-list: its agent refuses the kill of rank 2, loudly; rank 2
     # lives; nothing was injected, so the run cannot pass (unknown: the injection check says why).
@@ -143,7 +144,12 @@ PY
     kill -KILL $pid  # cluster-local exec execs nsenter, which execs ncclfi: $pid is ncclfi
     for _ in $(seq 1 150); do [[ -z $(drill_pids) ]] && break; sleep 0.1; done
     left=$(drill_pids)
-    [[ -z $left ]] || fail "left running after ncclfi was killed: $(ps -o pid,args -p ${left//$'\n'/,} | tail -n +2)" ;;
+    [[ -z $left ]] || fail "left running after ncclfi was killed: $(ps -o pid,args -p ${left//$'\n'/,} | tail -n +2)"
+    # ... nor a spool directory (the ranks' events and output) on any host.
+    id=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["harness_id"])' "$(ls "$out"/*/*/harness.json | head -1)")
+    for h in $NCCLFI_CLUSTER_HOSTS; do
+      [[ -z $("$cluster" exec "$h" sh -c "ls -d /tmp/ncclfi-$id-* 2>/dev/null") ]] || fail "$h kept its spool after ncclfi was killed"
+    done ;;
   link-rate)
     # tbf on node2's link: 256 KiB from node1 to node2 takes at least 2 s at 1 Mbit/s (ms without it).
     "$cluster" link node2 rate 1mbit || fail "cannot rate-limit node2's link"

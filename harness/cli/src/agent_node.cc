@@ -38,6 +38,7 @@ constexpr int64_t kScanNs = 100'000'000;  // how often the ranks on this node ar
 constexpr int kConnectTries = 50;         // 10 s: the harness listens before it starts the agents
 constexpr int kControlTimeoutMs = 2000;
 constexpr size_t kMaxEventLine = (64 << 10) + 1;
+constexpr int64_t kWrapperExitNs = 2'000'000'000;  // a wrapper ends within ms of its rank
 
 std::string link_target(const std::string& path) {
   std::error_code ec;
@@ -141,6 +142,7 @@ class Agent {
       if (!channel_.pump(kPollMs)) {
         std::cerr << "ncclfi agent on " << host_ << ": lost the harness; tearing down this node's ranks\n";
         teardown();
+        remove_spool();
         return 3;
       }
       while (auto message = channel_.next()) {
@@ -274,10 +276,15 @@ class Agent {
     forward_events(true);
     output_.finish(send_, Clock::mono_ns());
     channel_.send({{"t", "bye"}});
+    remove_spool();
+    return 0;
+  }
+
+  // The node keeps nothing of the drill, however it ended.
+  void remove_spool() {
     remove_dead_control_fifos(config_.spool_dir);
     std::error_code ec;
-    fs::remove_all(config_.spool_dir, ec);  // the node keeps nothing of the drill
-    return 0;
+    fs::remove_all(config_.spool_dir, ec);
   }
 
   // Each event line as it is; after a rank's rank_exit (written once its output was closed), the rank's
@@ -323,6 +330,11 @@ class Agent {
     const int64_t end = Clock::mono_ns() + static_cast<int64_t>(config_.grace_s * 1e9);
     while (!node_rank_pids(config_.harness_id).empty() && Clock::mono_ns() < end) ::usleep(20'000);
     signal_all(SIGKILL);
+    // The wrappers write each rank's rank_exit and close its output once it ended: waited for (briefly),
+    // so that what is sent last, and the spool removed after, is complete.
+    const int64_t wrappers_end = Clock::mono_ns() + kWrapperExitNs;
+    while (!node_rank_pids(config_.harness_id, true).empty() && Clock::mono_ns() < wrappers_end)
+      ::usleep(20'000);
     return n;
   }
 
@@ -351,7 +363,7 @@ AgentConfig agent_config_from_env() {
   return c;
 }
 
-std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id) {
+std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id, bool with_wrappers) {
   std::map<int, std::vector<int>> ranks;
   const std::string own_uts = link_target("/proc/self/ns/uts");
   const std::string own_exe = link_target("/proc/self/exe");
@@ -375,7 +387,7 @@ std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id) {
     if (!ours || agent) continue;
     if (link_target("/proc/" + std::to_string(pid) + "/ns/uts") != own_uts) continue;
     // `ncclfi agent --exec` holds the rank's place for its launcher: the rank is its child.
-    if (link_target("/proc/" + std::to_string(pid) + "/exe") == own_exe) continue;
+    if (!with_wrappers && link_target("/proc/" + std::to_string(pid) + "/exe") == own_exe) continue;
     for (const char* name : kRankEnvVars) {  // first set wins, as in the ranks themselves
       const auto it = rank_vars.find(name);
       if (it == rank_vars.end()) continue;

@@ -39,8 +39,9 @@ struct AgentConfig {
 AgentConfig agent_config_from_env();
 
 // This node's ranks of the job: rank -> pids. Processes of the job with a rank variable, in this host's
-// UTS namespace (a test cluster's hosts share one kernel), that are not agents themselves.
-std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id);
+// UTS namespace (a test cluster's hosts share one kernel), that are not agents themselves, nor (unless
+// `with_wrappers`) the `agent --exec` wrappers that hold the ranks' places.
+std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id, bool with_wrappers = false);
 
 // Runs the agent; returns its exit status (0 the harness said quit, 3 the harness was lost or refused).
 int run_agent(const AgentConfig& config, const FaultGate& gate);
