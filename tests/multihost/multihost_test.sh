@@ -144,12 +144,7 @@ PY
     kill -KILL $pid  # cluster-local exec execs nsenter, which execs ncclfi: $pid is ncclfi
     for _ in $(seq 1 150); do [[ -z $(drill_pids) ]] && break; sleep 0.1; done
     left=$(drill_pids)
-    [[ -z $left ]] || fail "left running after ncclfi was killed: $(ps -o pid,args -p ${left//$'\n'/,} | tail -n +2)"
-    # ... nor a spool directory (the ranks' events and output) on any host.
-    id=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["harness_id"])' "$(ls "$out"/*/*/harness.json | head -1)")
-    for h in $NCCLFI_CLUSTER_HOSTS; do
-      [[ -z $("$cluster" exec "$h" sh -c "ls -d /tmp/ncclfi-$id-* 2>/dev/null") ]] || fail "$h kept its spool after ncclfi was killed"
-    done ;;
+    [[ -z $left ]] || fail "left running after ncclfi was killed: $(ps -o pid,args -p ${left//$'\n'/,} | tail -n +2)" ;;
   link-rate)
     # tbf on node2's link: 256 KiB from node1 to node2 takes at least 2 s at 1 Mbit/s (ms without it).
     "$cluster" link node2 rate 1mbit || fail "cannot rate-limit node2's link"
