@@ -281,7 +281,12 @@ void HarnessOutputStore::line(const std::string& host, const nlohmann::json& mes
   const auto it = message.find("line");
   if (r == nullptr || it == message.end() || !it->is_string()) return;
   ++r->streamed;
-  const std::string text = cut_to_limit(it->get<std::string>()) + "\n";
+  const std::string cut = cut_to_limit(it->get<std::string>());
+  if (!r->tail_arrived) {  // the last lines streamed stand for the tail until it arrives (or never does)
+    r->lines.push_back(cut);
+    if (r->lines.size() > kTailLines) r->lines.erase(r->lines.begin());
+  }
+  const std::string text = cut + "\n";
   if (log_dir_.empty() || r->not_stored > 0 || r->stored_bytes + text.size() > kHarnessOutputCapBytes) {
     ++r->not_stored;
     return;
@@ -301,6 +306,7 @@ void HarnessOutputStore::line(const std::string& host, const nlohmann::json& mes
 void HarnessOutputStore::tail(const std::string& host, const nlohmann::json& message) {
   Rank* r = rank_of(host, message);
   if (r == nullptr) return;
+  r->tail_arrived = true;
   r->lines.clear();
   if (const auto it = message.find("lines"); it != message.end() && it->is_array()) {
     for (const auto& l : *it) {

@@ -169,8 +169,9 @@ class HarnessOutputStore {
 
   struct Rank {
     std::string host;
-    std::string file;  // the file's name in the log directory ("" when nothing was written)
-    std::vector<std::string> lines;
+    std::string file;                // the file's name in the log directory ("" when nothing was written)
+    std::vector<std::string> lines;  // the final tail, or the last lines streamed while none arrived
+    bool tail_arrived = false;
     uint64_t lines_total = 0, dropped = 0, skipped_lines = 0, skipped_bytes = 0, cut_lines = 0;
     uint64_t streamed = 0, not_stored = 0;  // lines that arrived; those over kHarnessOutputCapBytes
     uint64_t stored_bytes = 0;

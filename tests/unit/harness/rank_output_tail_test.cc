@@ -181,14 +181,17 @@ TEST(HarnessOutputStore, KeepsEachRanksLinesUnderItsCapAndItsTail) {
   const uint64_t n = kHarnessOutputCapBytes / 1000 + 50;
   for (uint64_t i = 0; i < n; ++i) store.line("node/3", {{"rank", 1}, {"line", line}});
   store.line("node3", {{"rank", 4}, {"line", "outside the job"}});
+  // until the final tail arrives, the last lines streamed stand for it
+  EXPECT_EQ(store.ranks().at(1).lines, std::vector<std::string>(kTailLines, line));
   store.tail("node/3", {{"rank", 1}, {"lines", {"a", "b"}}, {"lines_total", 99}, {"dropped", 3}});
+  store.line("node/3", {{"rank", 1}, {"line", "after the tail"}});  // the tail stands
   ASSERT_EQ(store.ranks().size(), 1u);
   const auto& r = store.ranks().at(1);
   EXPECT_EQ(r.host, "node/3");
   EXPECT_EQ(r.file, "output-node_3-rank-1.log");  // a host name cannot name another directory
   EXPECT_LE(fs::file_size(dir.path / r.file), kHarnessOutputCapBytes);
-  EXPECT_EQ(r.streamed, n);
-  EXPECT_EQ(r.not_stored, n - kHarnessOutputCapBytes / 1001);
+  EXPECT_EQ(r.streamed, n + 1);
+  EXPECT_EQ(r.not_stored, n + 1 - kHarnessOutputCapBytes / 1001);
   EXPECT_EQ(r.lines, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(r.lines_total, 99u);
   EXPECT_EQ(r.dropped, 3u);
