@@ -10,6 +10,7 @@
 
 #include "judge.h"
 #include "judge_internal.h"
+#include "ncclfi/event_log.h"
 #include "observe.h"
 
 namespace ncclfi::harness {
@@ -286,7 +287,22 @@ std::optional<CheckResult> check_injection(const CheckContext& ctx) {
   if (armed.empty()) return std::nullopt;
   const std::string faults = std::to_string(armed.size()) + " fault(s) armed (" + join(armed) + ")";
   if (!ctx.judgement.first_injection_ns) {
-    const std::string said = "no fault was injected: " + faults + ", no inject event in the run";
+    std::string said = "no fault was injected: " + faults + ", no inject event in the run";
+    // A host that refused (outside the drill's allow-list) is why: the verdict says so.
+    std::set<std::string> refusals;
+    for (const auto& e : ctx.history.events) {
+      if (e.event != ev::kRefused) continue;
+      auto text = [&e](const char* key) {
+        const auto it = e.fields.find(key);
+        return it != e.fields.end() && it->is_string() ? it->get<std::string>() : std::string();
+      };
+      const std::string host = text("host").empty() ? e.host : text("host");
+      const std::string why =
+          !text("why").empty() ? text("why") : "not in the allowed hosts (" + text("allowed") + ")";
+      refusals.insert(host + " refused: " + why);
+    }
+    if (!refusals.empty())
+      said += "; " + join(std::vector<std::string>(refusals.begin(), refusals.end()), "; ");
     if (ctx.expect.fault_may_not_fire) {
       return result("injection", Answer::kUnknown, said + " (the scenario allows it: fault_may_not_fire)");
     }

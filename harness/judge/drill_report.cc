@@ -13,6 +13,9 @@
 namespace ncclfi::harness {
 namespace {
 
+// The last lines of each rank's output the report shows: what a postmortem quotes, not a log.
+constexpr size_t kDrillOutputLines = 5;
+
 std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -201,9 +204,14 @@ DrillReport make_drill_report(const RunRecord& r) {
   if (windows.empty()) injected.text = "Nothing was injected.";
   for (const auto& e : h.events) {
     if (e.event == "injection_refused") {
-      injected.text += " Host " + field_text(e.fields, "host") + " refused to inject (rank " +
-                       std::to_string(e.rank) + ", " + field_text(e.fields, "layer") +
-                       " layer): not in the allowed hosts (" + field_text(e.fields, "allowed") + ").";
+      // A front end names the list (`allowed`); a node's agent says why (`why`) and what it refused.
+      const std::string why = e.fields.contains("why")
+                                  ? field_text(e.fields, "why")
+                                  : "not in the allowed hosts (" + field_text(e.fields, "allowed") + ")";
+      const std::string action = e.fields.contains("action") ? field_text(e.fields, "action") + ", " : "";
+      const std::string host = e.fields.contains("host") ? field_text(e.fields, "host") : e.host;
+      injected.text += " Host " + host + " refused to inject (rank " + std::to_string(e.rank) + ", " +
+                       action + field_text(e.fields, "layer") + " layer): " + why + ".";
     }
   }
   report.sections.push_back(injected);
@@ -242,6 +250,27 @@ DrillReport make_drill_report(const RunRecord& r) {
   for (const auto& x : h.exits) launcher_exits = launcher_exits || x.rank < 0;
   if (launcher_exits) ranks.text = "The launcher's own exit is the job's (rank -1 below the ranks).";
   report.sections.push_back(ranks);
+
+  // With node agents: the end of each rank's output as its host's agent sent it (the last attempt's).
+  if (!h.rank_output.empty()) {
+    DrillSection output{"The ranks' last output",
+                        "The last lines each rank printed, as its host's agent sent them (at most " +
+                            std::to_string(kDrillOutputLines) +
+                            " here; verdict.json keeps more). \"Not sent\" counts lines over the node's "
+                            "byte budget or its spool's cap.",
+                        {{"rank", "host", "attempt", "last lines", "lines", "not sent"}, {}}};
+    for (const auto& o : h.rank_output) {
+      std::string last;
+      const size_t from =
+          o.last_lines.size() > kDrillOutputLines ? o.last_lines.size() - kDrillOutputLines : 0;
+      for (size_t i = from; i < o.last_lines.size(); ++i)
+        last += (last.empty() ? "" : " / ") + clip(o.last_lines[i], 160);
+      output.table.rows.push_back({std::to_string(o.rank), o.host.empty() ? "-" : o.host,
+                                   std::to_string(o.attempt + 1), last.empty() ? "-" : last,
+                                   std::to_string(o.lines), std::to_string(o.dropped + o.skipped_lines)});
+    }
+    report.sections.push_back(output);
+  }
 
   DrillSection detection{"Detection", "", {}};
   if (j.first_detection) {

@@ -276,6 +276,19 @@ nlohmann::json to_json(const History& history) {
                         {"count", c.count}});
   }
   doc["records_lost"] = history.records_lost;
+  auto& output = doc["rank_output"] = nlohmann::json::array();
+  for (const auto& o : history.rank_output) {
+    output.push_back({{"attempt", o.attempt},
+                      {"rank", o.rank},
+                      {"host", o.host},
+                      {"last_lines", o.last_lines},
+                      {"lines", o.lines},
+                      {"dropped", o.dropped},
+                      {"skipped_lines", o.skipped_lines},
+                      {"cut_lines", o.cut_lines},
+                      {"not_stored", o.not_stored},
+                      {"file", o.file}});
+  }
   auto& events = doc["events"] = nlohmann::json::array();
   for (const auto& e : history.events) events.push_back(event_to_json(e));
   for (const auto& [key, fold] : history.event_folds) {
@@ -324,6 +337,21 @@ History history_from_json(const nlohmann::json& doc) {
     h.contract_errors.push_back(std::move(e));
   }
   read_opt(doc, "records_lost", h.records_lost);
+  for (const auto& o : doc.value("rank_output", nlohmann::json::array())) {
+    if (!o.is_object()) continue;
+    RankOutput r;
+    read_opt(o, "attempt", r.attempt);
+    read_opt(o, "rank", r.rank);
+    read_opt(o, "host", r.host);
+    read_opt(o, "last_lines", r.last_lines);
+    read_opt(o, "lines", r.lines);
+    read_opt(o, "dropped", r.dropped);
+    read_opt(o, "skipped_lines", r.skipped_lines);
+    read_opt(o, "cut_lines", r.cut_lines);
+    read_opt(o, "not_stored", r.not_stored);
+    read_opt(o, "file", r.file);
+    h.rank_output.push_back(std::move(r));
+  }
   for (const auto& e : doc.value("events", nlohmann::json::array())) h.events.push_back(event_from_json(e));
   for (const auto& x : doc.value("exits", nlohmann::json::array())) h.exits.push_back(exit_from_json(x));
   for (const auto& d : doc.value("detections", nlohmann::json::array())) {

@@ -41,6 +41,22 @@ struct RankExit {
   std::string host{};   // the harness's host, whose clock mono_ns is
 };
 
+// The end of one rank's output in a job with node agents, as its host's agent streamed it
+// (harness/cli/src/rank_output_tail.h holds the limits): its last lines, oldest first, and the counts of
+// what did not travel.
+struct RankOutput {
+  int attempt = 0;
+  int rank = -1;
+  std::string host;
+  std::vector<std::string> last_lines;
+  int64_t lines = 0;          // lines the agent read of it
+  int64_t dropped = 0;        // not streamed: over the node's byte budget (still in the tail)
+  int64_t skipped_lines = 0;  // not kept on its node: over the spool's cap (still counted)
+  int64_t cut_lines = 0;      // cut to the line limit
+  int64_t not_stored = 0;     // streamed but not written to `file`: over its cap
+  std::string file;           // the streamed lines, relative to the run directory ("" when none)
+};
+
 // A detection: some mechanism noticed the fault (api_error, async_error, workload_watchdog,
 // torch_watchdog, torch_heartbeat, nccl_tests_timeout, verification, nan_check, peer_exit,
 // launcher_teardown, ras, harness_deadline, bootstrap; docs/scenarios.md).
@@ -130,6 +146,8 @@ struct History {
   std::vector<Detection> detections;  // filled by the observers/classifiers
   // Per attempt, per rank: the captured output log path (relative to the run directory).
   std::vector<std::vector<std::string>> rank_logs;
+  // The ranks' last output lines, from their hosts' agents (a job with launcher.nodes), per attempt.
+  std::vector<RankOutput> rank_output;
   // The baseline runs (same scenario, nothing armed) when the expectation needs them; empty when
   // none ran.
   std::vector<BaselineRun> baselines;

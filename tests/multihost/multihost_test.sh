@@ -134,6 +134,53 @@ ev = [json.loads(l) for l in sys.stdin if l.strip()]
 armed = min(e["ts_ns"] for e in ev if e.get("event") == "control")
 first = min(e["ts_ns"] for e in ev if e.get("event") == "inject")
 sys.exit(0 if first >= armed else 1)' || fail "the drop fired before ncclfi arm" ;;
+  output-tail)
+    # Rank 2 runs on node3 (--map-by node); its output reaches the run directory through node3's agent
+    # only: its spool is node3's /tmp, and the launcher's own log is not where this looks.
+    on_node1 "$ncclfi" run "$src/tests/multihost/output-tail.json" --out "$out" -q --color never
+    expect_verdict_pass $?
+    run_dir=$(dirname "$(ls "$out"/*/*/verdict.json | head -1)")
+    grep -q '^ncclfi-cpu-ring: rank 2/8: ' "$run_dir/attempt-0/output-node3-rank-2.log" ||
+      fail "rank 2's output did not arrive from node3: $(ls "$run_dir/attempt-0")"
+    python3 - "$run_dir/verdict.json" <<'PY' || fail "verdict.json lacks rank 2's last lines from node3"
+import json, sys
+out = json.load(open(sys.argv[1]))["history"]["rank_output"]
+r = [o for o in out if o["rank"] == 2]
+assert len(r) == 1 and r[0]["host"] == "node3", r
+assert any(l.startswith("ncclfi-cpu-ring: rank 2/8: ") for l in r[0]["last_lines"]), r
+assert r[0]["file"] == "attempt-0/output-node3-rank-2.log", r
+assert sorted({o["host"] for o in out}) == ["node1", "node2", "node3"], out
+PY
+    grep -q "^| 2 | node3 | 1 | .*ncclfi-cpu-ring: rank 2/8: " "$run_dir/drill-report.md" ||
+      fail "the drill report does not show rank 2's last output on node3"
+    id=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["harness_id"])' "$run_dir/harness.json")
+    [[ -z $("$cluster" exec node3 sh -c "ls -d /tmp/ncclfi-$id-* 2>/dev/null") ]] || fail "node3 kept its spool" ;;
+  allow-list)
+    # node3 is not on the drill's allow-list: its agent refuses the kill of rank 2, loudly; rank 2
+    # lives; nothing was injected, so the run cannot pass (unknown: the injection check says why).
+    NCCLFI_ALLOWED_HOSTS=node1,node2 on_node1 "$ncclfi" run \
+      "$src/scenarios/multihost/mpirun-proc-kill-outside-allow-list.json" --out "$out" -q --color never
+    rc=$?
+    [[ $rc -eq 1 ]] || fail "a run whose only fault was refused exited $rc, expected 1 (not a pass)"
+    run_dir=$(dirname "$(ls "$out"/*/*/verdict.json | head -1)")
+    events | grep '"injection_refused"' | grep '"host":"node3"' | grep '"source":"agent"' | grep -q '"rank":2' ||
+      fail "no injection_refused event from node3's agent for rank 2"
+    events | grep -q '"event":"inject"' && fail "an injection was recorded"
+    events | grep '"rank_exit"' | grep '"rank":2' | grep '"host":"node3"' | grep -q '"exit_code":0' ||
+      fail "rank 2 on node3 did not end on its own with 0 (was it killed?)"
+    grep -q "refused signal 9 for rank 2: not in the allowed hosts (node1, node2)" "$run_dir/attempt-0/agents.log" ||
+      fail "node3's agent did not say it refused: $(cat "$run_dir/attempt-0/agents.log")"
+    python3 - "$run_dir/verdict.json" <<'PY' || fail "the verdict does not say the fault was refused"
+import json, sys
+v = json.load(open(sys.argv[1]))
+assert v["status"] == "unknown", v["status"]
+checks = {c["field"]: c for c in v["judgement"]["checks"]}
+assert checks["outcome"]["answer"] == "pass", checks
+inj = checks["injection"]
+assert inj["answer"] == "unknown" and "node3 refused: not in the allowed hosts (node1, node2)" in inj["reason"], inj
+PY
+    grep -q "Host node3 refused to inject (rank 2" "$run_dir/drill-report.md" ||
+      fail "the drill report does not show node3's refusal" ;;
   rogue-agent-and-sigkill)
     "$cluster" exec node1 "$ncclfi" run "$src/scenarios/multihost/mpirun-armed-drop.json" --out "$out" -q --color never &
     pid=$!

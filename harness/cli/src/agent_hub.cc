@@ -1,4 +1,5 @@
 #include "agent_hub.h"
+#include "proc_faults.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -69,6 +70,10 @@ AgentHub::~AgentHub() {
     ::unlink((relay_prefix_ + ".in").c_str());
     ::unlink((relay_prefix_ + ".out").c_str());
   }
+}
+
+void AgentHub::keep_output(const std::string& log_dir, int world_size) {
+  output_ = std::make_unique<HarnessOutputStore>(log_dir, world_size);
 }
 
 void AgentHub::relay_control_from(const std::string& run_dir) {
@@ -187,6 +192,10 @@ void AgentHub::take(Agent& agent, const nlohmann::json& m) {
                         {{"agent_host", agent.host}, {"pid", m.value("pid", 0)}});
   } else if (t == "reply") {
     replies_.push_back(m);
+  } else if (t == "output") {
+    if (output_) output_->line(agent.host, m);
+  } else if (t == "tail") {
+    if (output_) output_->tail(agent.host, m);
   } else if (t == "bye") {
     agent.bye = true;
   }
@@ -228,8 +237,12 @@ std::vector<nlohmann::json> AgentHub::request(nlohmann::json message, const std:
 int AgentHub::signal_rank(int rank, int sig, EventTime* sent) {
   if (sent != nullptr) *sent = EventTime::now();
   int n = 0;
-  for (const auto& r : request({{"t", "signal"}, {"rank", rank}, {"signal", sig}})) n += r.value("n", 0);
-  return n;
+  bool refused = false;
+  for (const auto& r : request({{"t", "signal"}, {"rank", rank}, {"signal", sig}})) {
+    n += r.value("n", 0);
+    refused = refused || !r.value("refused", "").empty();
+  }
+  return n == 0 && refused ? kSignalRefused : n;
 }
 
 int AgentHub::control(const std::string& fault_id, bool arm) {

@@ -9,8 +9,11 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "agent_protocol.h"
 #include "ncclfi/event_log.h"
+#include "rank_output_tail.h"
 
 namespace ncclfi::cli {
 
@@ -33,7 +36,8 @@ class AgentHub {
   int refused() const { return refused_; }
 
   // Sends a proc fault's signal to `rank` through every agent; returns how many processes were
-  // signalled, and in `sent` the earliest time an agent sent it.
+  // signalled (kSignalRefused: none, and the rank's agent refused: its host is outside the drill's
+  // allow-list), and in `sent` the earliest time an agent sent it.
   int signal_rank(int rank, int sig, EventTime* sent);
   // Arms or disarms a fault in the ranks of every node; returns how many processes acknowledged.
   int control(const std::string& fault_id, bool arm);
@@ -51,6 +55,13 @@ class AgentHub {
   // named like a rank's (ncclfi-agents-<pid>.in/.out), whose commands the hub relays to every agent and
   // answers once some rank acknowledged. Served by poll(); removed by the destructor.
   void relay_control_from(const std::string& run_dir);
+  // Keeps the ranks' output the agents stream: lines in `log_dir` (the attempt's), final tails in
+  // memory (rank_output_tail.h). Without it, output messages are ignored.
+  void keep_output(const std::string& log_dir, int world_size);
+  // rank -> what arrived of its output (empty before keep_output).
+  std::map<int, HarnessOutputStore::Rank> rank_output() const {
+    return output_ ? output_->ranks() : std::map<int, HarnessOutputStore::Rank>{};
+  }
   std::set<int> running_ranks() const;
   // rank -> host, as the agents reported them.
   std::map<int, std::string> rank_hosts() const;
@@ -84,6 +95,7 @@ class AgentHub {
   std::vector<Agent> agents_;
   std::vector<nlohmann::json> replies_;  // answers to requests, taken by the request that waits for them
   EventLog log_;
+  std::unique_ptr<HarnessOutputStore> output_;
 };
 
 }  // namespace ncclfi::cli

@@ -24,6 +24,7 @@
 #include "ncclfi/injector.h"
 #include "ncclfi/params.h"
 #include "output_tailer.h"
+#include "rank_output_tail.h"
 
 extern char** environ;
 
@@ -37,6 +38,7 @@ constexpr int64_t kScanNs = 100'000'000;  // how often the ranks on this node ar
 constexpr int kConnectTries = 50;         // 10 s: the harness listens before it starts the agents
 constexpr int kControlTimeoutMs = 2000;
 constexpr size_t kMaxEventLine = (64 << 10) + 1;
+constexpr int64_t kWrapperExitNs = 2'000'000'000;  // a wrapper ends within ms of its rank
 
 std::string link_target(const std::string& path) {
   std::error_code ec;
@@ -129,7 +131,9 @@ class Agent {
       : config_(config),
         gate_(gate),
         host_(host_name()),
-        events_(config.spool_dir + "/events.jsonl", 0, kMaxEventLine) {}
+        events_(config.spool_dir + "/events.jsonl", 0, kMaxEventLine),
+        refusals_(config.spool_dir + "/events.jsonl", "agent"),
+        output_(config.spool_dir, Clock::mono_ns()) {}
 
   int run() {
     if (!connect_and_authenticate()) return 3;
@@ -138,12 +142,14 @@ class Agent {
       if (!channel_.pump(kPollMs)) {
         std::cerr << "ncclfi agent on " << host_ << ": lost the harness; tearing down this node's ranks\n";
         teardown();
+        remove_spool();
         return 3;
       }
       while (auto message = channel_.next()) {
         if (!handle(*message)) return finish();
       }
       forward_events(false);
+      output_.poll(send_, Clock::mono_ns());
       if (Clock::mono_ns() >= next_scan) {
         scan_ranks();
         next_scan = Clock::mono_ns() + kScanNs;
@@ -193,20 +199,22 @@ class Agent {
     if (t == "signal") {
       const int rank = m.value("rank", -1), sig = m.value("signal", 0);
       int n = 0;
-      if (gate_.allows("signal", std::to_string(sig), rank)) {
-        for (const auto& [r, pids] : node_rank_pids(config_.harness_id)) {
-          if (r != rank) continue;
-          for (int pid : pids) n += ::kill(pid, sig) == 0 ? 1 : 0;
-        }
-      }
-      channel_.send({{"t", "reply"}, {"id", id}, {"n", n}});
+      const auto pids = node_rank_pids(config_.harness_id);
+      const auto it = pids.find(rank);
+      // Asked only where the rank runs: an agent without it has nothing to refuse.
+      const std::string why =
+          it != pids.end() ? refused("proc", "signal", std::to_string(sig), rank) : std::string();
+      if (it != pids.end() && why.empty())
+        for (int pid : it->second) n += ::kill(pid, sig) == 0 ? 1 : 0;
+      channel_.send({{"t", "reply"}, {"id", id}, {"n", n}, {"refused", why}});
     } else if (t == "control") {
       const bool arm = m.value("arm", false);
       const std::string fault = m.value("fault", "");
       int acknowledged = 0;
-      if (gate_.allows(arm ? "arm" : "disarm", fault, -1))
+      const std::string why = refused("control", arm ? "arm" : "disarm", fault, -1);
+      if (why.empty())
         acknowledged = send_control(config_.spool_dir, fault, arm, kControlTimeoutMs).acknowledged;
-      channel_.send({{"t", "reply"}, {"id", id}, {"n", acknowledged}});
+      channel_.send({{"t", "reply"}, {"id", id}, {"n", acknowledged}, {"refused", why}});
     } else if (t == "link") {
       std::string error;
       const int n = apply_link(m, &error);
@@ -232,8 +240,8 @@ class Agent {
     }
     std::string words;
     for (const auto& w : qdisc) words += (words.empty() ? "" : " ") + w;
-    if (!gate_.allows("link", device + " " + words, -1)) {
-      *error = "refused by this node's fault gate";
+    if (const std::string why = refused("link", "link", device + " " + words, -1); !why.empty()) {
+      *error = "refused on " + host_ + ": " + why;
       return 0;
     }
     std::vector<std::string> argv = {"tc", "qdisc", "replace", "dev", device, "root"};
@@ -241,6 +249,20 @@ class Agent {
     if (run_program(argv, error) != 0) return 0;
     shaped_.insert(device);
     return 1;
+  }
+
+  // The gate's answer; a refusal is recorded as an `injection_refused` event of this node and said once
+  // per action on stderr (agents.log): loud, but a fault retried is not a flood.
+  std::string refused(const char* layer, const std::string& action, const std::string& what, int rank) {
+    std::string why = gate_.refusal(action, what, rank);
+    if (why.empty()) return why;
+    refusals_.write_for_rank(
+        rank, ev::kRefused,
+        {{"host", host_}, {"layer", layer}, {"action", action}, {"what", what}, {"why", why}});
+    if (said_.insert(action + " " + what + " " + std::to_string(rank)).second)
+      std::cerr << "ncclfi agent on " << host_ << ": refused " << action << " " << what << " for rank "
+                << rank << ": " << why << "\n";
+    return why;
   }
 
   // Removes every qdisc this agent installed: a link fault never outlives its drill.
@@ -252,16 +274,30 @@ class Agent {
   int finish() {
     teardown();
     forward_events(true);
+    output_.finish(send_, Clock::mono_ns());
     channel_.send({{"t", "bye"}});
-    remove_dead_control_fifos(config_.spool_dir);
-    std::error_code ec;
-    fs::remove_all(config_.spool_dir, ec);  // the node keeps nothing of the drill
+    remove_spool();
     return 0;
   }
 
+  // The node keeps nothing of the drill, however it ended.
+  void remove_spool() {
+    remove_dead_control_fifos(config_.spool_dir);
+    std::error_code ec;
+    fs::remove_all(config_.spool_dir, ec);
+  }
+
+  // Each event line as it is; after a rank's rank_exit (written once its output was closed), the rank's
+  // final output tail.
   void forward_events(bool final) {
-    for (auto& line : final ? events_.read_rest() : events_.read_lines())
-      channel_.send({{"t", "event"}, {"line", std::move(line)}});
+    for (auto& line : final ? events_.read_rest() : events_.read_lines()) {
+      const bool rank_exit = line.find("\"rank_exit\"") != std::string::npos;
+      channel_.send({{"t", "event"}, {"line", line}});
+      if (!rank_exit) continue;
+      const auto event = nlohmann::json::parse(line, nullptr, false);
+      if (event.is_object() && event.value("event", "") == "rank_exit")
+        output_.rank_ended(event, send_, Clock::mono_ns());
+    }
   }
 
   // Reports the ranks that appeared and those whose process ended since the last scan.
@@ -294,6 +330,11 @@ class Agent {
     const int64_t end = Clock::mono_ns() + static_cast<int64_t>(config_.grace_s * 1e9);
     while (!node_rank_pids(config_.harness_id).empty() && Clock::mono_ns() < end) ::usleep(20'000);
     signal_all(SIGKILL);
+    // The wrappers write each rank's rank_exit and close its output once it ended: waited for (briefly),
+    // so that what is sent last, and the spool removed after, is complete.
+    const int64_t wrappers_end = Clock::mono_ns() + kWrapperExitNs;
+    while (!node_rank_pids(config_.harness_id, true).empty() && Clock::mono_ns() < wrappers_end)
+      ::usleep(20'000);
     return n;
   }
 
@@ -305,6 +346,10 @@ class Agent {
   std::map<int, int> seen_;
   std::set<int> ranks_;
   std::set<std::string> shaped_;  // devices carrying a qdisc of this agent
+  EventLog refusals_;             // this node's injection_refused events, streamed with the ranks'
+  std::set<std::string> said_;
+  NodeOutputStreamer output_;
+  const NodeOutputStreamer::Send send_ = [this](const nlohmann::json& m) { return channel_.send(m); };
 };
 
 }  // namespace
@@ -318,7 +363,7 @@ AgentConfig agent_config_from_env() {
   return c;
 }
 
-std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id) {
+std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id, bool with_wrappers) {
   std::map<int, std::vector<int>> ranks;
   const std::string own_uts = link_target("/proc/self/ns/uts");
   const std::string own_exe = link_target("/proc/self/exe");
@@ -344,7 +389,7 @@ std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id) {
     if (!ours || !marked || agent) continue;  // unmarked: a launcher process (torchrun under mpirun)
     if (link_target("/proc/" + std::to_string(pid) + "/ns/uts") != own_uts) continue;
     // `ncclfi agent --exec` holds the rank's place for its launcher: the rank is its child.
-    if (link_target("/proc/" + std::to_string(pid) + "/exe") == own_exe) continue;
+    if (!with_wrappers && link_target("/proc/" + std::to_string(pid) + "/exe") == own_exe) continue;
     for (const char* name : kRankEnvVars) {  // first set wins, as in the ranks themselves
       const auto it = rank_vars.find(name);
       if (it == rank_vars.end()) continue;

@@ -17,12 +17,14 @@ namespace ncclfi::cli {
 // The one question an agent asks before it carries out a fault on its node: a proc fault's signal
 // ("signal"), arming or disarming a fault ("arm", "disarm"), a link fault's qdisc ("link"). Whoever starts
 // the agent decides (a host allow-list, a dry run); the default allows everything. Teardown is never asked:
-// stopping is always safe.
+// stopping is always safe. A refusal is loud: the agent writes an `injection_refused` event (its host,
+// the layer, the action, why) that reaches the run's events, and answers the harness `refused`, which
+// records no injection and does not ask again.
 struct FaultGate {
   // `action`: "signal", "arm", "disarm" or "link"; `what`: the signal number, the fault id, or the
-  // device and qdisc; `rank`: -1 for all.
-  std::function<bool(const std::string& action, const std::string& what, int rank)> allows =
-      [](const std::string&, const std::string&, int) { return true; };
+  // device and qdisc; `rank`: -1 for all. Returns "" when allowed, else why not (one line).
+  std::function<std::string(const std::string& action, const std::string& what, int rank)> refusal =
+      [](const std::string&, const std::string&, int) { return std::string(); };
 };
 
 struct AgentConfig {
@@ -38,8 +40,9 @@ AgentConfig agent_config_from_env();
 
 // This node's ranks of the job: rank -> pids. Processes of the job (NCCLFI_HARNESS_ID) with the rank
 // marker (kRankMarkerVar: no launcher process has it) and a rank variable, in this host's UTS namespace
-// (a test cluster's hosts share one kernel), that are not agents or `agent --exec` wrappers themselves.
-std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id);
+// (a test cluster's hosts share one kernel), that are not agents themselves, nor (unless `with_wrappers`)
+// the `agent --exec` wrappers that hold the ranks' places.
+std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id, bool with_wrappers = false);
 
 // Runs the agent; returns its exit status (0 the harness said quit, 3 the harness was lost or refused).
 int run_agent(const AgentConfig& config, const FaultGate& gate);

@@ -97,6 +97,7 @@ class AttemptLoop final : public RankSignaller {
     }
     schedule_.release_stopped(*this);
     stop_agents();
+    record_rank_output();
     finish_ras_probe(true);
     follow_output(true);
     report_truncated_lines();
@@ -181,6 +182,7 @@ class AttemptLoop final : public RankSignaller {
     ctx_.agent_addr = hub_->address();
     ctx_.agent_secret = hub_->secret();
     ctx_.agent_spool = "/tmp/ncclfi-" + in_.ctx.harness_id + "-" + std::to_string(in_.ctx.attempt);
+    hub_->keep_output(in_.ctx.log_dir, in_.ctx.scenario->workload.ranks);
     auto spec = in_.launcher->agent_process(ctx_);
     if (!spec) throw std::runtime_error("the launcher cannot start node agents");
     if (cgroup_) spec->cgroup_procs = cgroup_->path() + "/cgroup.procs";
@@ -223,6 +225,25 @@ class AttemptLoop final : public RankSignaller {
     OrphanGuard::forget_group(agents_proc_->pid());
     if (!agents_job_name_.empty()) OrphanGuard::forget_slurm_job(agents_job_name_);
     agents_proc_.reset();
+  }
+
+  // What the agents streamed of each rank's output, and its final tail, into the history (the reports).
+  void record_rank_output() {
+    if (!hub_) return;
+    for (const auto& [rank, o] : hub_->rank_output()) {
+      harness::RankOutput r;
+      r.attempt = in_.ctx.attempt;
+      r.rank = rank;
+      r.host = o.host;
+      r.last_lines = o.lines;
+      r.lines = static_cast<int64_t>(std::max(o.lines_total, o.streamed));
+      r.dropped = static_cast<int64_t>(o.dropped);
+      r.skipped_lines = static_cast<int64_t>(o.skipped_lines);
+      r.cut_lines = static_cast<int64_t>(o.cut_lines);
+      r.not_stored = static_cast<int64_t>(o.not_stored);
+      if (!o.file.empty()) r.file = in_.log_dir_rel + "/" + o.file;
+      history_.rank_output.push_back(std::move(r));
+    }
   }
 
   void launch_all() {

@@ -42,16 +42,16 @@ void add_agent_command(CLI::App& app, int& status) {
       status = kBadInput;
       return;
     }
-    // Outside the drill's allow-list the agent carries out no fault on its node, and says so once.
+    // Outside the drill's allow-list the agent carries out no fault on its node: each refusal is an
+    // injection_refused event naming the list (agent_node.h), and the warning goes to its log once.
     FaultGate gate;
-    gate.allows = [](const std::string& action, const std::string& what, int rank) {
+    gate.refusal = [](const std::string&, const std::string&, int) {
       std::string warning;
-      if (host_allowed(&warning)) return true;
+      if (host_allowed(&warning)) return std::string();
       static bool said = false;
       if (!said) std::cerr << warning << "\n";
       said = true;
-      std::cerr << "ncclfi agent: refused " << action << " " << what << " for rank " << rank << "\n";
-      return false;
+      return "not in the allowed hosts (" + allow_list_from_env().describe() + ")";
     };
     status = run_agent(config, gate);
   });

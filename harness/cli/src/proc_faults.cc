@@ -78,7 +78,9 @@ void ProcFaultSchedule::fire_due(int64_t now_ns, RankSignaller& target) {
     // be signalled: the action stays due and is retried on the next poll, and the injection is recorded
     // only once a process actually got the signal.
     EventTime sent;
-    if (target.signal_rank(a.rank, step.signal, &sent) == 0) {
+    const int signalled = target.signal_rank(a.rank, step.signal, &sent);
+    if (signalled == kSignalRefused) continue;  // its host said why (injection_refused); never again
+    if (signalled == 0) {
       later.push_back(std::move(a));
       continue;
     }

@@ -22,6 +22,9 @@
 
 namespace ncclfi::cli {
 
+// signal_rank's answer when the rank's host refused the signal (agent_node.h's FaultGate).
+inline constexpr int kSignalRefused = -1;
+
 // What the schedule needs from the running attempt.
 class RankSignaller {
  public:
@@ -29,6 +32,8 @@ class RankSignaller {
   // Sends `sig` to `rank`'s processes; returns how many were signalled. `sent`, when given, gets the
   // time just before the first signal went out: the injection's time, which the ranks' reactions must
   // follow however long the harness then takes to log it.
+  // kSignalRefused: the rank's host refused (outside the drill's allow-list, said by its agent): the
+  // fault is not retried and no injection is recorded.
   virtual int signal_rank(int rank, int sig, EventTime* sent = nullptr) = 0;
   // The ranks whose process is running now (spawned by the harness, or found by the run's harness id).
   virtual std::set<int> running_ranks() = 0;

@@ -399,6 +399,8 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   // spool directory, which its agent reads: no file is shared between hosts.
   env["NCCLFI_EVENTS"] = ctx.agent_spool.empty() ? ctx.events_path : ctx.agent_spool + "/events.jsonl";
   env["NCCLFI_RUN_DIR"] = ctx.agent_spool.empty() ? ctx.run_dir : ctx.agent_spool;
+  // ... and `ncclfi agent --exec` keeps a copy of the rank's output there (rank_output_tail.h).
+  if (!ctx.agent_spool.empty()) env[kAgentSpoolVar] = ctx.agent_spool;
   env["NCCLFI_ATTEMPT"] = std::to_string(ctx.attempt);
   if (!ctx.job_key.empty()) env["NCCLFI_JOB_KEY"] = ctx.job_key;
   env["NCCLFI_WORLD_SIZE"] = std::to_string(s.workload.ranks);

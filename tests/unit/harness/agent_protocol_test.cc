@@ -19,6 +19,7 @@
 #include "agent_node.h"
 #include "agent_protocol.h"
 #include "ncclfi/params.h"
+#include "proc_faults.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -124,6 +125,58 @@ TEST(AgentNode, CarriesOutSignalsAndTearsDownWhenTheHarnessIsLost) {
   int status = 0;
   ASSERT_EQ(waitpid(rank, &status, 0), rank);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  unsetenv("NCCLFI_AGENT_HOST");
+  std::filesystem::remove_all(dir);
+}
+
+// An agent whose gate refuses (its host is outside the drill's allow-list): the rank is not signalled,
+// the hub hears "refused", and the refusal reaches the run's events with the agent's host and why.
+TEST(AgentNode, ARefusedSignalLeavesTheRankAloneAndIsRecorded) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ncclfi-refuse-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string harness_id = "refuse-test-" + std::to_string(getpid());
+  const pid_t rank = fork();
+  ASSERT_GE(rank, 0);
+  if (rank == 0) {
+    const std::string id = "NCCLFI_HARNESS_ID=" + harness_id;
+    char* env[] = {const_cast<char*>(id.c_str()), const_cast<char*>("RANK=2"), nullptr};
+    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
+    execve("/bin/sleep", argv, env);
+    _exit(127);
+  }
+  setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  auto hub = std::make_unique<AgentHub>("s", (dir / "events.jsonl").string());
+  AgentConfig config{hub->address(), "s", harness_id, (dir / "spool").string(), 0.5};
+  FaultGate gate;
+  gate.refusal = [](const std::string& action, const std::string&, int) {
+    return action == "signal" ? std::string("not in the allowed hosts (node1, node2)") : std::string();
+  };
+  auto agent = std::async(std::launch::async, [&] { return run_agent(config, gate); });
+  ASSERT_EQ(hub->wait_for_agents(1, 10000), 1u);
+  for (int i = 0; i < 500 && hub->running_ranks().count(2) == 0; ++i) hub->poll(10);
+  EventTime sent;
+  EXPECT_EQ(hub->signal_rank(2, SIGKILL, &sent), kSignalRefused);
+  EXPECT_EQ(hub->signal_rank(5, SIGKILL, &sent), 0);  // no such rank here: nothing to refuse
+  EXPECT_EQ(waitpid(rank, nullptr, WNOHANG), 0) << "the refused kill reached the rank";
+  hub->quit(5000);
+  ASSERT_EQ(agent.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(agent.get(), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(rank, &status, 0), rank);  // the quit's teardown: SIGTERM, not the refused SIGKILL
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  std::ifstream events(dir / "events.jsonl");
+  std::string line;
+  int refused = 0;
+  while (std::getline(events, line)) {
+    const auto e = nlohmann::json::parse(line, nullptr, false);
+    if (!e.is_object() || e.value("event", "") != "injection_refused") continue;
+    ++refused;
+    EXPECT_EQ(e.value("rank", -1), 2);
+    EXPECT_EQ(e.value("layer", ""), "proc");
+    EXPECT_EQ(e.value("why", ""), "not in the allowed hosts (node1, node2)");
+    EXPECT_EQ(e.value("host", ""), host_name());
+  }
+  EXPECT_EQ(refused, 1);
   unsetenv("NCCLFI_AGENT_HOST");
   std::filesystem::remove_all(dir);
 }

@@ -17,9 +17,13 @@ class FakeJob final : public RankSignaller {
   std::set<int> running;
   std::vector<std::pair<int, int>> signals;  // (rank, signal)
   std::vector<std::string> injections;
+  std::set<int> refusing;  // ranks whose host refuses (outside the allow-list)
+  int asked = 0;
 
   int signal_rank(int rank, int sig, EventTime* sent) override {
+    ++asked;
     if (running.count(rank) == 0) return 0;
+    if (refusing.count(rank) != 0) return kSignalRefused;
     if (sent != nullptr) *sent = EventTime{1000 + static_cast<int64_t>(signals.size()), 0};
     signals.emplace_back(rank, sig);
     return 1;
@@ -60,6 +64,26 @@ TEST(ProcFaultSchedule, KillCountsFromTheRanksOwnLaunchNotTheLaunchers) {
   ASSERT_EQ(job.signals.size(), 1u);
   EXPECT_EQ(job.signals[0], std::make_pair(3, SIGKILL));
   // Logged at the time the signal went out, not when the harness got round to writing it.
+  EXPECT_EQ(job.injections, std::vector<std::string>{"crash:3:kill@1000"});
+  EXPECT_EQ(schedule.pending(), 0u);
+}
+
+// A rank on a host outside the drill's allow-list: its agent refuses once; the schedule records no
+// injection and does not ask again (a retry every poll would flood that agent and its log).
+TEST(ProcFaultSchedule, ARefusedSignalIsNeitherRecordedNorRetried) {
+  const Scenario s = with_faults(nlohmann::json::array({{{"id", "crash"},
+                                                         {"layer", "proc"},
+                                                         {"kind", "kill"},
+                                                         {"target", {{"ranks", {2, 3}}}},
+                                                         {"trigger", {{"after_ms", 100}}}}}));
+  ProcFaultSchedule schedule(s);
+  FakeJob job;
+  job.running = {0, 1, 2, 3};
+  job.refusing = {2};
+  schedule.fire_due(0, job);
+  for (int64_t t = 100 * kMs; t < 1000 * kMs; t += 5 * kMs) schedule.fire_due(t, job);
+  EXPECT_EQ(job.asked, 2);  // rank 2 once (refused), rank 3 once (killed)
+  EXPECT_EQ(job.signals, (std::vector<std::pair<int, int>>{{3, SIGKILL}}));
   EXPECT_EQ(job.injections, std::vector<std::string>{"crash:3:kill@1000"});
   EXPECT_EQ(schedule.pending(), 0u);
 }

@@ -73,6 +73,49 @@ TEST(DrillReport, SaysWhatWhereWhoHowFastAndRecovery) {
   EXPECT_NE(drill_report_html(r).find("<h4>What each rank saw</h4>"), std::string::npos);
 }
 
+// With node agents: each rank's last output lines, with its host, in the report and through verdict.json;
+// a fault an agent refused is named, and the run's injection check says why nothing was injected.
+TEST(DrillReport, ShowsTheRanksLastOutputAndAnAgentsRefusal) {
+  RunRecord r;
+  r.scenario = "drill-z";
+  r.expect = parse_expectation({{"outcome", "clean"}});
+  r.history = make_history(3);
+  History& h = r.history;
+  h.armed_faults = {"crash"};
+  add_event(h, 0.5, 2, "agent", "injection_refused",
+            {{"layer", "proc"}, {"action", "signal"}, {"why", "not in the allowed hosts (node1, node2)"}});
+  h.events.back().host = "node3";
+  RankOutput out;
+  out.rank = 2;
+  out.host = "node3";
+  out.last_lines = {"one", "two", "three", "four", "five", "six"};
+  out.lines = 6000;
+  out.dropped = 40;
+  out.skipped_lines = 2;
+  h.rank_output.push_back(out);
+  all_exit(h, 4, 0);
+  r.judgement = judge(h, r.expect);
+  const std::string md = drill_report_markdown(r);
+  EXPECT_NE(md.find("| 2 | node3 | 1 | two / three / four / five / six | 6000 | 42 |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("Host node3 refused to inject (rank 2, signal, proc layer): not in the allowed hosts "
+                    "(node1, node2)."),
+            std::string::npos)
+      << md;
+  bool named = false;
+  for (const auto& c : r.judgement.checks)
+    named = named ||
+            (c.field == "injection" && c.answer == Answer::kFail &&
+             c.reason.find("node3 refused: not in the allowed hosts (node1, node2)") != std::string::npos);
+  EXPECT_TRUE(named) << to_json(r.judgement).dump();  // (the reasons, when it fails)
+  const History back = history_from_json(to_json(h));
+  ASSERT_EQ(back.rank_output.size(), 1u);
+  EXPECT_EQ(back.rank_output[0].host, "node3");
+  EXPECT_EQ(back.rank_output[0].last_lines, out.last_lines);
+  EXPECT_EQ(back.rank_output[0].dropped, 40);
+  EXPECT_EQ(back.rank_output[0].skipped_lines, 2);
+}
+
 TEST(DrillReport, AFailedLastAttemptIsNotARecovery) {
   RunRecord r;
   r.scenario = "drill-y";
