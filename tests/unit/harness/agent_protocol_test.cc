@@ -139,7 +139,9 @@ TEST(AgentNode, ARefusedSignalLeavesTheRankAloneAndIsRecorded) {
   ASSERT_GE(rank, 0);
   if (rank == 0) {
     const std::string id = "NCCLFI_HARNESS_ID=" + harness_id;
-    char* env[] = {const_cast<char*>(id.c_str()), const_cast<char*>("RANK=2"), nullptr};
+    const std::string marker = std::string(kRankMarkerVar) + "=3";
+    char* env[] = {const_cast<char*>(id.c_str()), const_cast<char*>(marker.c_str()),
+                   const_cast<char*>("RANK=2"), nullptr};
     char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
     execve("/bin/sleep", argv, env);
     _exit(127);
