@@ -95,6 +95,7 @@ class AttemptLoop final : public RankSignaller {
       report_progress(now, "running");
       sleep_ns(kPollNs);
     }
+    if (result_.interrupted && abort_requested()) wait_for_abort_record();
     schedule_.release_stopped(*this);
     stop_agents();
     record_rank_output();
@@ -304,6 +305,7 @@ class AttemptLoop final : public RankSignaller {
 
   void follow_events(bool final) {
     auto observe = [&](const std::string& line) {
+      if (line.find("\"by\":\"ncclfi abort\"") != std::string::npos) abort_recorded_ = true;
       if (line.find("\"inject\"") != std::string::npos && line.find("\"harness\"") == std::string::npos)
         ++injections_;
       harness::observe_event_line(line, history_, in_.ctx.attempt);
@@ -409,6 +411,18 @@ class AttemptLoop final : public RankSignaller {
     remove_dead_control_fifos(in_.ctx.run_dir);
   }
 
+  // `ncclfi abort` writes its control event after disarming every fault, which takes longer than this
+  // teardown when the ranks are gone (each dead FIFO waits out its timeout). The record of the run (the
+  // drill report's abort row) must hold it: wait for it, as long as the tool itself may take.
+  void wait_for_abort_record() {
+    const auto faults = static_cast<int64_t>(in_.ctx.scenario->plan.faults.size());
+    const int64_t end = clock_.now().mono_ns + (faults * 500 + 3000) * 1'000'000;
+    while (!abort_recorded_ && clock_.now().mono_ns < end) {
+      follow_events(false);
+      sleep_ns(kPollNs);
+    }
+  }
+
   // An abort or Ctrl-C: every injection stops before the teardown begins (drill_abort.h). The harness's
   // own proc faults are cancelled and stopped ranks continued; every fault is disarmed in every live rank
   // through the control FIFOs. `ncclfi abort` recorded its own control event; a signal is recorded here.
@@ -506,6 +520,7 @@ class AttemptLoop final : public RankSignaller {
   int64_t ras_ts_ = 0;
   std::future<harness::RasReport> ras_;
   std::unique_ptr<RunCgroup> cgroup_ = make_cgroup(in_.ctx.harness_id);
+  bool abort_recorded_ = false;  // `ncclfi abort`'s control event was read
   std::unique_ptr<AgentHub> hub_;
   std::unique_ptr<RankProcess> agents_proc_;
   std::string agents_job_name_;
