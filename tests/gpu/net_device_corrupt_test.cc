@@ -30,18 +30,6 @@ using namespace std::chrono_literals;
 constexpr int kBits = 8;
 constexpr size_t kSizes[] = {4099, (size_t{4} << 20) + 3, 100};
 
-std::vector<char> pattern(size_t size) {
-  std::vector<char> v(size);
-  for (size_t i = 0; i < size; ++i) v[i] = static_cast<char>((i * 29 + i / 251) & 0xff);
-  return v;
-}
-
-int bits_differing(const std::vector<char>& a, const std::vector<char>& b) {
-  int n = 0;
-  for (size_t k = 0; k < a.size(); ++k) n += __builtin_popcount(static_cast<unsigned char>(a[k] ^ b[k]));
-  return n;
-}
-
 #define CU_CHECK(call) CHILD_CHECK((call) == CUDA_SUCCESS, "%s", #call)
 
 // The primary context of GPU 0 current on this (child) thread, as on NCCL's proxy thread.
@@ -91,7 +79,7 @@ TEST(NetWrapDeviceCorruptOnGpu, TheHitReceiveInDeviceMemoryHasExactlyTheAskedBit
       [](Endpoint& ep) {
         make_context_current();
         for (size_t size : kSizes) {
-          const auto host = pattern(size);
+          const auto host = byte_pattern(size);
           CUdeviceptr buf = 0;
           CU_CHECK(cuMemAlloc(&buf, size));
           CU_CHECK(cuMemcpyHtoD(buf, host.data(), size));
@@ -126,7 +114,7 @@ TEST(NetWrapDeviceCorruptOnGpu, TheHitReceiveInDeviceMemoryHasExactlyTheAskedBit
         CU_CHECK(cuMemHostGetDevicePointer(&flag_dev, flag_host, 0));
         int message = 0;
         for (size_t size : kSizes) {
-          const auto want = pattern(size);
+          const auto want = byte_pattern(size);
           const size_t posted = size + 64;  // a receive may post more than arrives
           CUdeviceptr buf = 0;
           CU_CHECK(cuMemAlloc(&buf, posted));

@@ -334,10 +334,7 @@ TEST(NetFaultCorrupt, FlipsExactlyTheAskedBits) {
             int done = 0, got = 0;
             CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done,
                         "recv");
-            int flipped = 0;
-            for (size_t k = 0; k < want.size(); ++k) {
-              flipped += __builtin_popcount(static_cast<unsigned char>(buf[k] ^ want[k]));
-            }
+            const int flipped = bits_differing(want, buf);
             CHILD_CHECK(flipped == (i == 1 ? bits : 0), "message %d: %d bits flipped, asked %d", i, flipped,
                         bits);
           }
@@ -552,9 +549,7 @@ TEST(NetWrapFaults, FaultsApplyOnTopOfAnInnerPlugin) {
         void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
         int done = 0, got = 0;
         CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "recv");
-        int flipped = 0;
-        for (size_t k = 0; k < want.size(); ++k)
-          flipped += __builtin_popcount(static_cast<unsigned char>(buf[k] ^ want[k]));
+        const int flipped = bits_differing(want, buf);
         ep.send_value(1);
         CHILD_CHECK(flipped == 5, "%d bits flipped through the wrapped plugin", flipped);
         return 0;

@@ -30,6 +30,18 @@ std::string inner_path(int max_version) {
   return lib_dir() + "/libnccl-net-ncclfi-test-inner-v" + std::to_string(max_version) + ".so";
 }
 
+std::vector<char> byte_pattern(size_t size) {
+  std::vector<char> v(size);
+  for (size_t i = 0; i < size; ++i) v[i] = static_cast<char>((i * 29 + i / 251) & 0xff);
+  return v;
+}
+
+int bits_differing(const std::vector<char>& a, const std::vector<char>& b) {
+  int n = 0;
+  for (size_t k = 0; k < a.size(); ++k) n += __builtin_popcount(static_cast<unsigned char>(a[k] ^ b[k]));
+  return n;
+}
+
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
       .count();

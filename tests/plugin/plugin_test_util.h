@@ -84,6 +84,11 @@ void* post_recv(net::LoadedNetPlugin& plugin, void* comm, void* data, size_t siz
 
 double now_ms();
 
+// A message's bytes, the same for a given size on both ends: what the receiver compares against.
+std::vector<char> byte_pattern(size_t size);
+// How many bits of `a` differ from the same bytes of `b` (b at least as long as a).
+int bits_differing(const std::vector<char>& a, const std::vector<char>& b);
+
 // A temporary file with `text`; removed at process exit of the parent test.
 std::string write_temp_file(const std::string& name, const std::string& text);
 std::string read_file(const std::string& path);

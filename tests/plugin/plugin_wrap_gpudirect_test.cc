@@ -56,18 +56,6 @@ TEST(NetWrapGpuDirect, TheInnerPluginsPointerSupportPassesThrough) {
 constexpr size_t kBytes = 8192 + 13;
 constexpr int kBits = 5;
 
-std::vector<char> pattern(size_t size) {
-  std::vector<char> v(size);
-  for (size_t i = 0; i < size; ++i) v[i] = static_cast<char>((i * 29 + i / 251) & 0xff);
-  return v;
-}
-
-int bits_differing(const std::vector<char>& a, const std::vector<char>& b) {
-  int n = 0;
-  for (size_t k = 0; k < a.size(); ++k) n += __builtin_popcount(static_cast<unsigned char>(a[k] ^ b[k]));
-  return n;
-}
-
 // One message through the shim over the loopback inner, both ends in one child process.
 struct Exchange {
   int send_type = NCCL_PTR_CUDA;
@@ -126,7 +114,7 @@ Outcome run_exchange(const Exchange& x) {
       if (!recv_comm) CHILD_CHECK(plugin->accept(listen_comm, &recv_comm) == ncclSuccess, "accept");
     }
     CHILD_CHECK(send_comm && recv_comm, "no connection");
-    const auto sent = pattern(kBytes);
+    const auto sent = byte_pattern(kBytes);
     std::vector<char> send_buf = sent;
     std::vector<char> recv_buf(kBytes);
     void* send_mr = nullptr;
@@ -312,7 +300,7 @@ TEST(NetWrapDeviceCorrupt, TheGpuTestsInnerPluginMovesDeviceBytesUnderTheShim) {
       options,
       [](Endpoint& ep) {
         for (size_t size : kSizes) {
-          auto buf = pattern(size);
+          auto buf = byte_pattern(size);
           void* mr = nullptr;
           CHILD_CHECK(ep.plugin->reg_mr(ep.comm, buf.data(), size, NCCL_PTR_CUDA, &mr) == ncclSuccess,
                       "regMr");
@@ -331,7 +319,7 @@ TEST(NetWrapDeviceCorrupt, TheGpuTestsInnerPluginMovesDeviceBytesUnderTheShim) {
       [](Endpoint& ep) {
         int message = 0;
         for (size_t size : kSizes) {
-          const auto want = pattern(size);
+          const auto want = byte_pattern(size);
           std::vector<char> buf(size + 64);  // a receive may post more than arrives
           void* mr = nullptr;
           CHILD_CHECK(ep.plugin->reg_mr(ep.comm, buf.data(), buf.size(), NCCL_PTR_CUDA, &mr) == ncclSuccess,

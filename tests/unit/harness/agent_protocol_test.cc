@@ -90,6 +90,21 @@ TEST(AgentHub, RefusesAWrongSecretAndWelcomesTheRightOne) {
   std::filesystem::remove_all(dir);
 }
 
+// A stand-in rank an agent finds: `sleep 60` with the job's harness id, the rank marker (`world` ranks)
+// and RANK. Returns its pid (-1 when fork failed).
+pid_t start_stand_in_rank(const std::string& harness_id, int rank, int world) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  const std::string id = "NCCLFI_HARNESS_ID=" + harness_id;
+  const std::string marker = std::string(kRankMarkerVar) + "=" + std::to_string(world);
+  const std::string rank_var = "RANK=" + std::to_string(rank);
+  char* env[] = {const_cast<char*>(id.c_str()), const_cast<char*>(marker.c_str()),
+                 const_cast<char*>(rank_var.c_str()), nullptr};
+  char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
+  execve("/bin/sleep", argv, env);
+  _exit(127);
+}
+
 // A real agent against a real hub: it finds a "rank" of its job (a process with the job's harness id,
 // the rank marker and a rank variable), signals it for a proc fault, and when the harness goes away tears
 // it down and ends with status 3.
@@ -97,17 +112,8 @@ TEST(AgentNode, CarriesOutSignalsAndTearsDownWhenTheHarnessIsLost) {
   const auto dir = std::filesystem::temp_directory_path() / ("ncclfi-agent-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string harness_id = "agent-test-" + std::to_string(getpid());
-  const pid_t rank = fork();
+  const pid_t rank = start_stand_in_rank(harness_id, 0, 1);
   ASSERT_GE(rank, 0);
-  if (rank == 0) {
-    const std::string id = "NCCLFI_HARNESS_ID=" + harness_id;
-    const std::string marker = std::string(kRankMarkerVar) + "=1";
-    char* env[] = {const_cast<char*>(id.c_str()), const_cast<char*>(marker.c_str()),
-                   const_cast<char*>("RANK=0"), nullptr};
-    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
-    execve("/bin/sleep", argv, env);
-    _exit(127);
-  }
   setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
   auto hub = std::make_unique<AgentHub>("s", (dir / "events.jsonl").string());
   AgentConfig config{hub->address(), "s", harness_id, (dir / "spool").string(), 0.5};
@@ -135,17 +141,8 @@ TEST(AgentNode, ARefusedSignalLeavesTheRankAloneAndIsRecorded) {
   const auto dir = std::filesystem::temp_directory_path() / ("ncclfi-refuse-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string harness_id = "refuse-test-" + std::to_string(getpid());
-  const pid_t rank = fork();
+  const pid_t rank = start_stand_in_rank(harness_id, 2, 3);
   ASSERT_GE(rank, 0);
-  if (rank == 0) {
-    const std::string id = "NCCLFI_HARNESS_ID=" + harness_id;
-    const std::string marker = std::string(kRankMarkerVar) + "=3";
-    char* env[] = {const_cast<char*>(id.c_str()), const_cast<char*>(marker.c_str()),
-                   const_cast<char*>("RANK=2"), nullptr};
-    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("60"), nullptr};
-    execve("/bin/sleep", argv, env);
-    _exit(127);
-  }
   setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
   auto hub = std::make_unique<AgentHub>("s", (dir / "events.jsonl").string());
   AgentConfig config{hub->address(), "s", harness_id, (dir / "spool").string(), 0.5};
