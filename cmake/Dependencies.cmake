@@ -5,11 +5,11 @@ find_package(CLI11 REQUIRED)
 # Static Boost: the GPU host has no Boost, and a copied build/ must run there.
 set(Boost_USE_STATIC_LIBS ON)
 find_package(Boost 1.74 REQUIRED COMPONENTS filesystem)
-# HMAC-SHA256 and random bytes for the node agents' handshake (harness/cli/src/agent_protocol.cc).
+# HMAC-SHA256 and random bytes for the node agents' handshake (harness/agents/agent_protocol.cc).
 set(OPENSSL_USE_STATIC_LIBS TRUE)  # a copied build/ runs where no libssl-dev is installed
 find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)
 # RE2 (found through pkg-config, linked statically like Boost so a copied build/ runs on the GPU host):
-# the harness's regular expressions on rank output (harness/judge/line_regex.h says why).
+# the harness's regular expressions on rank output (harness/model/line_regex.h says why).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(RE2 REQUIRED re2)
 find_library(RE2_STATIC_LIBRARY NAMES libre2.a HINTS ${RE2_LIBRARY_DIRS} REQUIRED)

@@ -12,28 +12,6 @@
 
 namespace ncclfi::harness {
 
-const std::vector<std::string>& known_mechanisms() {
-  static const std::vector<std::string> names = {"api_error",
-                                                 "async_error",
-                                                 "workload_watchdog",
-                                                 "torch_watchdog",
-                                                 "torch_heartbeat",
-                                                 "nccl_tests_timeout",
-                                                 "verification",
-                                                 "nan_check",
-                                                 "peer_exit",
-                                                 "launcher_teardown",
-                                                 "ras",
-                                                 "harness_deadline",
-                                                 "bootstrap"};
-  return names;
-}
-
-bool is_known_mechanism(std::string_view name) {
-  const auto& names = known_mechanisms();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 namespace {
 
 std::optional<int> stated_exit_code(const std::string& event, const nlohmann::json& fields) {
@@ -46,14 +24,15 @@ std::optional<int> stated_exit_code(const std::string& event, const nlohmann::js
 
 // The mechanism a workload event stands for, or "".
 std::string mechanism_for_event(const std::string& event, const nlohmann::json& fields) {
-  if (event == ev::kWatchdogFired) return "workload_watchdog";
-  if (event == ev::kNcclError) return "api_error";
-  if (event == ev::kAsyncError) return "async_error";
-  if (event == ev::kResultMismatch) return "verification";
-  if (event == ev::kNanDetected) return "nan_check";
+  if (event == ev::kWatchdogFired) return std::string(kWorkloadWatchdogMechanism.name);
+  if (event == ev::kNcclError) return std::string(kApiErrorMechanism.name);
+  if (event == ev::kAsyncError) return std::string(kAsyncErrorMechanism.name);
+  if (event == ev::kResultMismatch) return std::string(kVerificationMechanism.name);
+  if (event == ev::kNanDetected) return std::string(kNanCheckMechanism.name);
   if (event == ev::kDone) {
     auto it = fields.find("verified");
-    if (it != fields.end() && it->is_boolean() && !it->get<bool>()) return "verification";
+    if (it != fields.end() && it->is_boolean() && !it->get<bool>())
+      return std::string(kVerificationMechanism.name);
   }
   // The workload's last word names its exit code (cpu-ring: abort.exit_code; ncclfi-workload:
   // exit.code). Under srun or mpirun that is the only per-rank exit status the harness gets (the

@@ -6,7 +6,8 @@
 #include <map>
 #include <optional>
 
-#include "ncclfi/workload_contract.h"
+#include "ncclfi/event_log.h"
+#include "ncclfi/fault_kinds.h"
 #include "observe.h"
 
 namespace ncclfi::harness {
@@ -31,36 +32,19 @@ std::string describe(const RankExit& x) {
   return text;
 }
 
-// Ranks whose own crash/kill fault fired in an attempt: their death is the fault, not a detection.
+// Ranks that a fault of their own killed or stopped in an attempt (crash, kill, stop: the kind's traits
+// say so): their death is the fault, not a detection.
 bool self_inflicted(const History& h, const RankExit& x) {
   for (const auto& e : h.events) {
-    if (e.event != "inject" || e.attempt != x.attempt || e.rank != x.rank) continue;
-    const std::string kind = e.fields.value("kind", std::string());
-    if (kind == "crash" || kind == "kill" || kind == "stop") return true;
+    if (e.event != ev::kInject || e.attempt != x.attempt || e.rank != x.rank) continue;
+    const FaultKindSpec* kind =
+        find_fault_kind(e.fields.value("layer", std::string()), e.fields.value("kind", std::string()));
+    if (kind != nullptr && kind->takes_rank_down()) return true;
   }
   return false;
 }
 
 }  // namespace
-
-std::string mechanism_for_exit_code(int code) {
-  switch (code) {
-    case kExitNcclError:
-      return "api_error";
-    case kExitWatchdog:
-      return "workload_watchdog";
-    case kExitVerification:
-      return "verification";
-    case kExitAsyncError:
-      return "async_error";
-    case kExitBootstrap:
-      return "bootstrap";
-    case kExitNanLoss:
-      return "nan_check";
-    default:
-      return "";
-  }
-}
 
 void observe_exits(History& history) {
   settle_history(history);  // the latest injections of each kind too
@@ -107,15 +91,15 @@ void observe_exits(History& history) {
       if (history.deadline_hit && x.attempt == last_attempt && !deadline_recorded) {
         deadline_recorded = true;
         add_detection(history,
-                      Detection{"harness_deadline", -1, x.attempt, deadline_event_ns.value_or(x.ts_ns),
-                                "deadline reached: " + describe(x)});
+                      Detection{std::string(kHarnessDeadlineMechanism.name), -1, x.attempt,
+                                deadline_event_ns.value_or(x.ts_ns), "deadline reached: " + describe(x)});
       }
       continue;
     }
     std::string mechanism = x.exit_code ? mechanism_for_exit_code(*x.exit_code) : "";
     if (mechanism.empty()) {
       if (self_inflicted(history, x) || !peer_went_first) continue;
-      mechanism = "peer_exit";
+      mechanism = kPeerExitMechanism.name;
     }
     add_detection(
         history, Detection{mechanism, x.rank, x.attempt, x.ts_ns, "exit: " + describe(x), x.mono_ns, x.host});
@@ -123,8 +107,8 @@ void observe_exits(History& history) {
   // A deadline with every rank already gone (e.g. a launcher that hung after its ranks): still one
   // harness_deadline detection, at the end of the run.
   if (history.deadline_hit && !deadline_recorded) {
-    add_detection(history,
-                  Detection{"harness_deadline", -1, last_attempt, history.end_ns, "deadline reached"});
+    add_detection(history, Detection{std::string(kHarnessDeadlineMechanism.name), -1, last_attempt,
+                                     history.end_ns, "deadline reached"});
   }
 }
 

@@ -50,10 +50,8 @@ void assign_attempts(History& history) {
 // Seconds from the injection to the detection: the monotonic clock when both carry it from one
 // host (immune to wall-clock steps), else the wall clock.
 double seconds_between(const HistoryEvent& injection, const Detection& detection) {
-  if (injection.mono_ns != 0 && detection.mono_ns != 0 && injection.host == detection.host) {
-    return static_cast<double>(detection.mono_ns - injection.mono_ns) / 1e9;
-  }
-  return static_cast<double>(detection.ts_ns - injection.ts_ns) / 1e9;
+  return harness::seconds_between(injection.ts_ns, injection.mono_ns, injection.host, detection.ts_ns,
+                                  detection.mono_ns, detection.host);
 }
 
 CheckResult run_check(const std::string& field, const Check& check, const CheckContext& ctx) {
@@ -109,14 +107,13 @@ Judgement judge(History& history, const Expectation& expect, const JudgeOptions&
       break;
     }
   }
-  const auto teardown = detail::teardown_start_ns(history);
+  const detail::DetectionWindow window = detail::detection_window(history);
   for (const auto& d : history.detections) {
-    if (!detail::counts(d, teardown)) continue;  // woken by the deadline teardown: not a detection
+    if (!window.counts(d)) continue;  // before the fault, or woken by the deadline teardown
     if (std::find(j.mechanisms.begin(), j.mechanisms.end(), d.mechanism) == j.mechanisms.end()) {
       j.mechanisms.push_back(d.mechanism);
     }
-    if (!j.first_detection && (!j.first_injection_ns || d.ts_ns >= *j.first_injection_ns))
-      j.first_detection = d;
+    if (!j.first_detection) j.first_detection = d;
   }
   if (j.first_detection && first_injection)
     j.detection_s = seconds_between(*first_injection, *j.first_detection);
@@ -147,8 +144,10 @@ Judgement judge(History& history, const Expectation& expect, const JudgeOptions&
     add(run_check(field, checks_by_field().at(field), ctx));
   }
   if (auto r = check_injection(ctx)) add(std::move(*r));
+  if (auto r = check_before_the_fault(ctx)) add(std::move(*r));
   if (auto r = check_events_contract(ctx)) add(std::move(*r));
   if (auto r = check_records(ctx)) add(std::move(*r));
+  if (auto r = check_shared_gpu(ctx)) add(std::move(*r));  // last: it weighs the failures above
   if (history.interrupted)
     add(CheckResult{"run", Answer::kUnknown, "ncclfi was interrupted: the run is incomplete"});
   settle_verdict(j);
@@ -158,6 +157,9 @@ Judgement judge(History& history, const Expectation& expect, const JudgeOptions&
 void settle_verdict(Judgement& j) {
   j.verdict = Answer::kPass;
   for (const auto& c : j.checks) j.verdict = worst(j.verdict, c.answer);
+  const bool excused =
+      std::any_of(j.checks.begin(), j.checks.end(), [](const CheckResult& c) { return c.excuses_failure; });
+  if (j.verdict == Answer::kFail && excused) j.verdict = Answer::kUnknown;
   j.reasons.clear();
   for (const auto& c : j.checks) {
     if (c.answer != Answer::kPass || j.verdict == Answer::kPass)
@@ -200,6 +202,7 @@ nlohmann::json to_json(const Judgement& j) {
   for (const auto& c : j.checks) {
     checks.push_back(
         {{"field", c.field}, {"answer", std::string(to_string(c.answer))}, {"reason", c.reason}});
+    if (c.excuses_failure) checks.back()["excuses_failure"] = true;
   }
   return doc;
 }
@@ -243,7 +246,7 @@ Judgement judgement_from_json(const nlohmann::json& doc) {
   for (const auto& c : doc.value("checks", nlohmann::json::array())) {
     j.checks.push_back(CheckResult{c.value("field", std::string()),
                                    answer_from(c.value("answer", std::string())),
-                                   c.value("reason", std::string())});
+                                   c.value("reason", std::string()), c.value("excuses_failure", false)});
   }
   return j;
 }

@@ -3,7 +3,8 @@
 // reason; the worst answer wins (fail > unknown > pass). Checks read only the History (and, for
 // log_matches, the rank logs it names under the run directory). Besides one check per expect field,
 // the judge adds its own: "injection" (a run that armed faults and injected nothing never passes),
-// "events" (lines that broke the events contract) and "run" (an interrupted run).
+// "before_fault" (detections before the first injection, which never count as the fault's), "events"
+// (lines that broke the events contract) and "run" (an interrupted run).
 #pragma once
 
 #include <cstdint>
@@ -26,10 +27,13 @@ std::string_view to_string(Answer answer);  // "pass", "unknown", "fail"
 Answer worst(Answer a, Answer b);
 
 struct CheckResult {
-  std::string
-      field;  // the expect field ("outcome", "detection_s", ...) or "injection", "events", "records", "run"
+  std::string field;  // the expect field ("outcome", "detection_s", ...) or "injection", "before_fault",
+                      // "events", "records", "run"
   Answer answer = Answer::kUnknown;
   std::string reason;  // always set: what was expected and what was observed
+  // This check says the other checks' failure may not be the job's (shared-GPU mode's own MPS
+  // failure): a verdict that would be fail is unknown instead.
+  bool excuses_failure = false;
 };
 
 // Timing figures of a run, from its events: total = max over ranks of done.seconds (else the
@@ -49,11 +53,12 @@ struct JudgeOptions {
 struct Judgement {
   Outcome outcome = Outcome::kClean;
   std::string outcome_reason;
-  // Distinct mechanisms, in order of their first detection. When the harness deadline ended the run,
-  // detections made after its teardown began (a frozen rank's watchdog woken by SIGCONT/SIGTERM) are
-  // left out here and in the outcome and checks; they stay on the timeline.
+  // Distinct mechanisms, in order of their first detection. Detections before the first injection (the
+  // job failing on its own: check "before_fault" names them) and, when the harness deadline ended the
+  // run, those made after its teardown began (a frozen rank's watchdog woken by SIGCONT/SIGTERM) are left
+  // out here and in the outcome and checks; they stay on the timeline.
   std::vector<std::string> mechanisms;
-  std::optional<Detection> first_detection;   // first detection at or after the first injection
+  std::optional<Detection> first_detection;   // first detection that counts (at or after the first injection)
   std::optional<int64_t> first_injection_ns;  // first "inject" event (any source), wall clock
   // first detection - first injection, seconds: on the monotonic clock when both events carry
   // mono_ns from the same host, else on the wall clock.
@@ -80,7 +85,8 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
 Judgement judge(History& history, const Expectation& expect, const JudgeOptions& options = {});
 // The same for an expectation still in JSON (tests, re-reads): parse_expectation, then judge.
 Judgement judge(History& history, const nlohmann::json& expect, const JudgeOptions& options = {});
-// The verdict (the worst answer of the checks) and the reasons, from judgement.checks.
+// The verdict (the worst answer of the checks, but unknown instead of fail when a check excuses the
+// failure) and the reasons, from judgement.checks.
 void settle_verdict(Judgement& judgement);
 
 nlohmann::json to_json(const Judgement& judgement);
@@ -106,8 +112,14 @@ CheckResult check_log_matches(const CheckContext& ctx);
 CheckResult check_result(const CheckContext& ctx);
 // The judge's own checks: set only when they apply.
 std::optional<CheckResult> check_injection(const CheckContext& ctx);
+// Set when something was detected before the first injection: "before_fault", a pass that names them
+// (they are not the fault's detection: the outcome and the other checks leave them out).
+std::optional<CheckResult> check_before_the_fault(const CheckContext& ctx);
 std::optional<CheckResult> check_events_contract(const CheckContext& ctx);
 // Unknown when history.records_lost says some of the run's records could not be written.
 std::optional<CheckResult> check_records(const CheckContext& ctx);
+// Set only when the checks so far fail and ncclfi's own MPS server failed in the run (or, under it, a
+// rank was refused the GPU): unknown, excusing the failure, with those lines.
+std::optional<CheckResult> check_shared_gpu(const CheckContext& ctx);
 
 }  // namespace ncclfi::harness

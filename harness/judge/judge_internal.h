@@ -7,6 +7,7 @@
 #include <string>
 
 #include "history.h"
+#include "text_format.h"
 
 namespace ncclfi::harness::detail {
 
@@ -26,15 +27,7 @@ bool finished(const History& history, int attempt);
 // Returns the first such event's description, or "".
 std::string corruption_evidence(const History& history, int attempt);
 
-// "1,3" for the ranks {1, 3}; "none" for no rank (check reasons and evidence text).
-template <typename Ranks>
-std::string ranks_text(const Ranks& ranks) {
-  std::string s;
-  for (int r : ranks) s += (s.empty() ? "" : ",") + std::to_string(r);
-  return s.empty() ? std::string("none") : s;
-}
-
-// Ranks (>= 0) with a detection by a mechanism other than harness_deadline.
+// Ranks (>= 0) with a detection that counts (DetectionWindow) by a mechanism other than harness_deadline.
 std::set<int> ranks_that_detected(const History& history);
 
 // An inject event whose fault had an effect (not `"effect": "none: ..."`).
@@ -44,9 +37,24 @@ bool is_inject(const HistoryEvent& e);
 // the last attempt, else its first kill of that attempt). Unset when no deadline was hit.
 std::optional<int64_t> teardown_start_ns(const History& history);
 
-// A detection that counts for the outcome and the checks: the harness_deadline itself, or anything
-// noticed before the deadline teardown began. A watchdog that fires only because the teardown's
-// SIGCONT/SIGTERM woke a frozen rank did not detect the fault.
-bool counts(const Detection& d, std::optional<int64_t> teardown_ns);
+// The first inject event that had an effect (is_inject), wall clock; unset when the run injected nothing.
+std::optional<int64_t> first_injection_ns(const History& history);
+
+// Which detections are the fault's, for the outcome and every check. Those before the first injection
+// came before the fault: the job was failing on its own, and they are reported as such ("before the
+// fault"), never as the fault's detection. Of the rest, the harness_deadline itself, or anything noticed
+// before the deadline teardown began: a watchdog that fires only because the teardown's SIGCONT/SIGTERM
+// woke a frozen rank did not detect the fault. Without an injection (a run with no faults) every
+// detection before the teardown counts.
+struct DetectionWindow {
+  std::optional<int64_t> first_injection_ns;
+  std::optional<int64_t> teardown_ns;
+  bool before_the_fault(const Detection& d) const;
+  bool counts(const Detection& d) const;
+};
+DetectionWindow detection_window(const History& history);
+
+// "watchdog on rank 1, api_error on rank 0" for the detections before the fault ("" when none).
+std::string detections_before_the_fault(const History& history, const DetectionWindow& window);
 
 }  // namespace ncclfi::harness::detail

@@ -1,5 +1,5 @@
-// Rank output classifiers: the exact lines of docs/failure-signatures.md (PyTorch ProcessGroupNCCL,
-// torchrun, NCCL, nccl-tests, Open MPI) mapped to detection mechanisms, evidence or restarts.
+// Rank output classifiers: each mechanism's lines (harness/model/mechanisms/), then the restart and
+// evidence lines of docs/failure-signatures.md (PyTorch, torchrun, NCCL, CUDA, Slurm).
 #include <fstream>
 #include <istream>
 #include <stdexcept>
@@ -16,75 +16,22 @@ LogPattern make(const char* name, LineKind kind, const char* mechanism, const ch
   return LogPattern{name, kind, mechanism, LineRegex(regex), must_contain};
 }
 
-std::vector<LogPattern> builtin_patterns() {
+// Lines that are not a mechanism's: a restart, or evidence for the timeline. Tried after every
+// mechanism's lines (mechanisms/), so a line that quotes a detection's text counts as that detection.
+std::vector<LogPattern> restart_and_evidence_patterns() {
   using K = LineKind;
   std::vector<LogPattern> p;
-  // PyTorch ProcessGroupNCCL watchdog (failure-signatures.md 2.2 steps 1-2).
-  p.push_back(make("torch.watchdog_timeout", K::kDetection, "torch_watchdog",
-                   R"(Watchdog caught collective operation timeout)", "Watchdog caught"));
-  p.push_back(make("torch.watchdog_failure", K::kDetection, "torch_watchdog",
-                   R"(failure detected by watchdog at work sequence id)", "failure detected by watchdog"));
-  // Heartbeat monitor (step 8), and the older wording.
-  p.push_back(make("torch.heartbeat_stuck", K::kDetection, "torch_heartbeat",
-                   R"(ProcessGroupNCCL's watchdog got stuck for \d+ seconds)", "watchdog got stuck"));
-  // The monitor's kill, whatever woke it: "due to ProcessGroupNCCL watchdog hang" (no heartbeat) or "due to
-  // collective timeout or exception" (a timeout signalled a dump, and the watchdog did not end the process
-  // within the heartbeat timeout after it, e.g. stuck in ncclCommAbort: seen on PyTorch 2.11).
-  p.push_back(make("torch.heartbeat_terminate", K::kDetection, "torch_heartbeat",
-                   R"(Terminating the process after attempting to dump debug info, due to)",
-                   "Terminating the process after attempting"));
-  p.push_back(make("torch.heartbeat_timeout", K::kDetection, "torch_heartbeat",
-                   R"(Heartbeat monitor timed out)", "Heartbeat monitor"));
-  // NCCL async errors as PyTorch's watchdog reports them (step 7), then NCCL's own text.
-  p.push_back(make("nccl.remote_error_async", K::kDetection, "async_error",
-                   R"(NCCL error: remote process exited or there was a network error)",
-                   "remote process exited"));
-  p.push_back(make("nccl.remote_error", K::kDetection, "async_error",
-                   R"(remote process exited or there was a network error)", "remote process exited"));
-  // NCCL errors returned by a call: PyTorch's "NCCL error in: file:line, <text>", nccl-tests'
-  // "Test NCCL failure file:line '<text>'", the result code names and their strings.
-  p.push_back(make("nccl.error_in", K::kDetection, "api_error", R"(NCCL error in: )", "NCCL error"));
-  p.push_back(make("nccl_tests.nccl_failure", K::kDetection, "api_error", R"(Test NCCL failure )",
-                   "Test NCCL failure"));
-  p.push_back(make(
-      "nccl.result_name", K::kDetection, "api_error",
-      R"(\bnccl(SystemError|InternalError|UnhandledCudaError|InvalidUsage|InvalidArgument|RemoteError)\b)",
-      "nccl"));
-  p.push_back(
-      make("nccl.result_text", K::kDetection, "api_error",
-           R"(unhandled system error|unhandled cuda error|internal error - please report this issue)"));
-  p.push_back(make("nccl.error", K::kDetection, "api_error", R"(\bNCCL error\b)", "NCCL error"));
-  // nccl-tests: its -T timeout, the final out-of-bounds count, and a nonzero #wrong column in a
-  // result row (size count type redop root time algbw busbw #wrong [time algbw busbw #wrong]).
-  p.push_back(make("nccl_tests.timeout", K::kDetection, "nccl_tests_timeout", R"(: Test timeout \(\d+s\) )",
-                   "Test timeout"));
-  p.push_back(make("nccl_tests.out_of_bounds", K::kDetection, "verification",
-                   R"(Out of bounds values : 0*[1-9]\d* FAILED)", "Out of bounds values"));
-  p.push_back(make(
-      "nccl_tests.wrong", K::kDetection, "verification",
-      R"(^\s*\d+\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(0*[1-9]\d*(\s|$)|\S+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+0*[1-9]\d*\s*$))"));
-  // torchrun / torchelastic (2.3, 2.5): a worker failed and the agent tears the group down; restarts.
+  // torchrun / torchelastic (2.3, 2.5): the agent restarts the worker group.
   p.push_back(make("torchrun.restart", K::kRestart, "",
                    R"(Worker group FAILED\. \d+/\d+ attempts left; will restart worker group)",
                    "will restart"));
-  p.push_back(make("torchrun.worker_failed", K::kDetection, "launcher_teardown",
-                   R"(failed \(exitcode: -?\d+\) local_rank)", "failed (exitcode"));
-  p.push_back(make("torchrun.child_failed", K::kDetection, "launcher_teardown", R"(ChildFailedError)",
-                   "ChildFailedError"));
-  // Open MPI tearing the job down after a rank died.
-  p.push_back(make("mpirun.noticed", K::kDetection, "launcher_teardown",
-                   R"(mpirun noticed that process rank \d+ with PID \d+ on node \S+ exited on signal)",
-                   "mpirun noticed"));
-  p.push_back(make("mpirun.nonzero", K::kDetection, "launcher_teardown",
-                   R"(mpirun detected that one or more processes exited with non-zero status)",
-                   "mpirun detected"));
   // Slurm's srun reporting a task's end. Evidence only: without --kill-on-bad-exit srun tears nothing
   // down, so the survivors' own mechanisms are the detections.
   p.push_back(
       make("srun.task_ended", K::kEvidence, "srun_report",
            R"(^srun: error: \S+: tasks? [\d,-]+: (Killed|Terminated|Exited with exit code \d+|.*[Ss]ignal))",
            "srun: error"));
-  // Evidence for the timeline: NCCL warnings and PyTorch's teardown text (after a detection).
+  // NCCL warnings and PyTorch's teardown text (after a detection).
   p.push_back(make("torch.teardown", K::kEvidence, "torch_teardown",
                    R"(Some NCCL operations have failed or timed out|taking the entire process down)"));
   p.push_back(make("torch.dist_backend_error", K::kEvidence, "torch_teardown",
@@ -94,7 +41,24 @@ std::vector<LogPattern> builtin_patterns() {
                    R"(NCCL communicator was aborted on rank \d+)", "communicator was aborted"));
   p.push_back(make("torch.flight_recorder", K::kEvidence, "torch_dump",
                    R"(Observed flight recorder dump signal)", "flight recorder"));
+  // CUDA refusing the GPU itself (failure-signatures.md section 8): under ncclfi's MPS daemon, what a
+  // process meets when a killed client's error reaches it; the judge weighs it (check_shared_gpu).
+  p.push_back(make("cuda.device_unavailable", K::kEvidence, "cuda_unavailable",
+                   R"(CUDA-capable device\(s\) is/are busy or unavailable|\bcudaErrorDevicesUnavailable\b|)"
+                   R"(\bCUDA_ERROR_DEVICE_UNAVAILABLE\b|\bcudaErrorMps\w+|\bCUDA_ERROR_MPS_\w+)"));
   p.push_back(make("nccl.warn", K::kEvidence, "nccl_warn", R"(NCCL WARN)", "NCCL WARN"));
+  return p;
+}
+
+std::vector<LogPattern> builtin_patterns() {
+  std::vector<LogPattern> p;
+  for (const MechanismSpec* spec : mechanism_specs()) {
+    for (const SignatureLine& line : spec->lines) {
+      p.push_back(LogPattern{std::string(line.id), LineKind::kDetection, std::string(spec->name),
+                             LineRegex(std::string(line.regex)), std::string(line.must_contain)});
+    }
+  }
+  for (auto& pattern : restart_and_evidence_patterns()) p.push_back(std::move(pattern));
   return p;
 }
 
@@ -104,6 +68,20 @@ std::string clip(std::string_view text) {
 }
 
 }  // namespace
+
+std::string builtin_patterns_markdown() {
+  std::string out = "| name | kind | mechanism or label | regex |\n| --- | --- | --- | --- |\n";
+  for (const LogPattern& p : builtin_patterns()) {
+    const char* kind = p.kind == LineKind::kDetection  ? "detection"
+                       : p.kind == LineKind::kEvidence ? "evidence"
+                                                       : "restart";
+    std::string regex;
+    for (char c : p.regex.pattern()) regex += c == '|' ? std::string("\\|") : std::string(1, c);
+    out += "| `" + p.name + "` | " + kind + " | " + (p.mechanism.empty() ? "" : "`" + p.mechanism + "`") +
+           " | `" + regex + "` |\n";
+  }
+  return out;
+}
 
 LogClassifier LogClassifier::builtin() {
   LogClassifier c;

@@ -28,7 +28,7 @@ double mean(const std::vector<double>& v) {
 
 using Statistic = double (*)(const std::vector<double>&);
 double median_of(const std::vector<double>& v) {
-  return median(v);
+  return median(v).value_or(0);
 }
 
 // Half-width of the 95% bootstrap interval of stat(sample), relative to stat(sample).
@@ -77,7 +77,8 @@ TimingComparison compare_steps(const char* name, Statistic stat, const std::vect
   const double sampling =
       bootstrap_half_width(pooled, stat) *
       std::sqrt(1.0 + static_cast<double>(pooled.size()) / static_cast<double>(run.size()));
-  c.noise = std::max(sampling, between_runs_spread(per_run));
+  if (per_run.size() >= 2) c.between_runs = between_runs_spread(per_run);
+  c.noise = std::max(sampling, c.between_runs.value_or(0));
   return c;
 }
 
@@ -98,8 +99,8 @@ std::string duration(double seconds) {
 
 }  // namespace
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
+std::optional<double> median(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
   const size_t mid = values.size() / 2;
   std::nth_element(values.begin(), values.begin() + static_cast<long>(mid), values.end());
   double m = values[mid];
@@ -179,8 +180,30 @@ std::vector<TimingComparison> compare_with_baseline(const std::vector<double>& r
   c.effect = c.run_s / c.baseline_s - 1;
   c.run_samples = 1;
   c.baseline_samples = totals.size();
-  if (totals.size() >= 2) c.noise = between_runs_spread(totals);
+  if (totals.size() >= 2) c.noise = c.between_runs = between_runs_spread(totals);
   return {c};
+}
+
+std::string TimingComparison::how_to_decide(double margin) const {
+  char buf[160];
+  if (between_runs && *between_runs > margin) {
+    std::snprintf(buf, sizeof buf,
+                  "the baseline runs differ among themselves by %.0f%%, so more samples will not help: run "
+                  "on a quieter host or raise degraded_margin",
+                  *between_runs * 100);
+    return buf;
+  }
+  if (statistic == "total time") {
+    return "the runs are too short to time step by step: give the workload at least " +
+           std::to_string(kMinStepSamples) + " timed steps";
+  }
+  // The sampling noise shrinks with the square root of the samples in the run and its baselines.
+  const double ratio = noise ? *noise / margin : 1;
+  std::snprintf(buf, sizeof buf,
+                "the sampling noise shrinks with more steps: each run needs about %.0fx its %zu steps "
+                "(longer runs, or more baseline_runs and iterations)",
+                std::ceil(ratio * ratio), run_samples);
+  return buf;
 }
 
 std::string TimingComparison::text() const {
@@ -204,6 +227,7 @@ nlohmann::json to_json(const TimingComparison& c) {
           {"baseline_s", c.baseline_s},
           {"effect", c.effect},
           {"noise", c.noise ? nlohmann::json(*c.noise) : nlohmann::json()},
+          {"between_runs", c.between_runs ? nlohmann::json(*c.between_runs) : nlohmann::json()},
           {"run_samples", c.run_samples},
           {"baseline_samples", c.baseline_samples}};
 }
@@ -215,6 +239,8 @@ TimingComparison timing_comparison_from_json(const nlohmann::json& doc) {
   c.baseline_s = doc.value("baseline_s", 0.0);
   c.effect = doc.value("effect", 0.0);
   if (auto it = doc.find("noise"); it != doc.end() && it->is_number()) c.noise = it->get<double>();
+  if (auto it = doc.find("between_runs"); it != doc.end() && it->is_number())
+    c.between_runs = it->get<double>();
   c.run_samples = doc.value("run_samples", size_t{0});
   c.baseline_samples = doc.value("baseline_samples", size_t{0});
   return c;

@@ -29,6 +29,9 @@ struct TimingComparison {
   double baseline_s = 0;        // and on the baseline (pooled)
   double effect = 0;            // run / baseline - 1 (0.31 = 31% slower)
   std::optional<double> noise;  // relative noise floor; unset: not enough samples to estimate it
+  // The larger part of the noise floor that more samples cannot narrow: how far the baseline runs
+  // differ among themselves (a host whose load drifts). Unset with fewer than two baseline runs.
+  std::optional<double> between_runs;
   size_t run_samples = 0, baseline_samples = 0;
 
   // Slower than both the margin and the noise floor (without a noise estimate: than the margin):
@@ -37,6 +40,12 @@ struct TimingComparison {
   // Slower than the margin, but within the noise: clean as far as the judge can see, yet a
   // `degraded` expectation cannot be told apart from noise.
   bool hidden_by_noise(double margin) const { return effect > margin && noise && effect <= *noise; }
+  // The noise floor is wider than the margin and the run is within it: a slow-down of the margin's size
+  // could hide in the noise, so the evidence supports neither clean nor degraded.
+  bool undecided(double margin) const { return noise && *noise > margin && effect <= *noise; }
+  // What would narrow the noise under `margin`: "each run needs about 7x its steps" when sampling noise
+  // dominates, or "a quieter host" when the baseline runs themselves differ by more than the margin.
+  std::string how_to_decide(double margin) const;
   // "median step 12.0 ms vs baseline 2.9 ms: +310%, noise ±12% (60 vs 120 steps)"
   std::string text() const;
 };
@@ -53,7 +62,7 @@ std::vector<TimingComparison> compare_with_baseline(const std::vector<double>& r
                                                     std::optional<double> run_total_s,
                                                     const std::vector<BaselineRun>& baselines);
 
-double median(std::vector<double> values);  // 0 for none
+std::optional<double> median(std::vector<double> values);  // nullopt for none
 
 nlohmann::json to_json(const TimingComparison& c);
 TimingComparison timing_comparison_from_json(const nlohmann::json& doc);

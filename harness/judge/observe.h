@@ -18,14 +18,9 @@
 
 #include "history.h"
 #include "line_regex.h"
+#include "mechanisms.h"
 
 namespace ncclfi::harness {
-
-// Detection mechanisms (docs/scenarios.md), "bootstrap" among them (exit 6: rendezvous or
-// communicator creation failed).
-// The scenario validator should accept exactly these in expect.detected_by.
-const std::vector<std::string>& known_mechanisms();
-bool is_known_mechanism(std::string_view name);
 
 // ---------------------------------------------------------------------------------------------
 // Event log (events.jsonl)
@@ -76,6 +71,9 @@ struct LogPattern {
   // output lines match nothing).
   std::string must_contain;
 };
+
+// The built-in patterns in the order they are tried, as docs/failure-signatures.md's table shows them.
+std::string builtin_patterns_markdown();
 
 struct LineMatch {
   const LogPattern* pattern = nullptr;  // points into the classifier; valid while it lives
@@ -148,42 +146,5 @@ bool read_bounded_line(std::istream& in, std::string& line, size_t max_bytes, si
 // Also adds a HistoryEvent{source "exit", event "exit"} per RankExit. Idempotent per history (a
 // second call adds nothing).
 void observe_exits(History& history);
-
-// The mechanism a workload exit code stands for, or "" (0, 1, 64, unknown codes).
-std::string mechanism_for_exit_code(int code);
-
-// ---------------------------------------------------------------------------------------------
-// NCCL RAS probe: NCCL's text status report on its RAS port
-
-struct RasProbeOptions {
-  std::string host = "localhost";  // from NCCL_RAS_ADDR=host:port when set (see ras_address_from_env)
-  int port = 28028;
-  double timeout_s = 5.0;  // whole exchange; also sent to the server as "TIMEOUT <s>"
-  bool verbose = true;     // "VERBOSE STATUS" instead of "STATUS"
-};
-
-// host:port from NCCL_RAS_ADDR in `env_value` (empty: defaults). Bad values keep the defaults.
-RasProbeOptions ras_address_from_env(const char* env_value);
-
-struct RasReport {
-  bool ok = false;                    // connected and read a report
-  std::string error;                  // why not, when !ok
-  std::string text;                   // the report as sent by the server
-  std::vector<int> missing_ranks;     // ranks listed as missing / unresponsive / dead
-  std::vector<int> lagging_ranks;     // ranks behind in operation counts (MISMATCH)
-  std::vector<std::string> problems;  // the INCOMPLETE / MISMATCH / DEAD / ERROR / TIMEOUT lines
-};
-
-// Connects, sends "CLIENT PROTOCOL 2", "TIMEOUT <s>", then "[VERBOSE ]STATUS", and reads until the
-// server closes or the timeout passes. Blocking, bounded by options.timeout_s; never throws.
-RasReport probe_ras(const RasProbeOptions& options);
-
-// Extracts missing/lagging ranks and problem lines from a report text (pure; used by probe_ras).
-void parse_ras_report(RasReport& report);
-
-// Records a probe in the history: a HistoryEvent{source "ras", event "ras_report", fields: text,
-// missing, lagging}; and, when the report names missing or lagging ranks or problems, a `ras`
-// Detection (rank -1, evidence listing them) at `ts_ns`.
-void record_ras_probe(History& history, const RasReport& report, int64_t ts_ns, int attempt);
 
 }  // namespace ncclfi::harness

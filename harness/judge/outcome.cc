@@ -6,6 +6,8 @@
 
 #include "judge.h"
 #include "judge_internal.h"
+#include "mechanisms.h"
+#include "ncclfi/effects.h"
 #include "ncclfi/event_log.h"
 #include "noise.h"
 
@@ -37,9 +39,10 @@ int torchrun_restarts(const History& history) {
 bool is_inject(const HistoryEvent& e) {
   if (e.event != ev::kInject) return false;
   // A front end that fired but could do nothing (the op failed first, no buffer on this rank, device
-  // memory the shim cannot touch) says so with effect "none: why": that is not an injection.
+  // memory the shim cannot touch) says so with effect "none: why" (ncclfi/effects.h): that is not an
+  // injection.
   const auto effect = e.fields.find("effect");
-  return effect == e.fields.end() || !effect->is_string() || effect->get<std::string>().rfind("none", 0) != 0;
+  return effect == e.fields.end() || !effect->is_string() || !is_no_effect(effect->get<std::string>());
 }
 
 std::optional<int64_t> teardown_start_ns(const History& history) {
@@ -58,8 +61,34 @@ std::optional<int64_t> teardown_start_ns(const History& history) {
   return start;
 }
 
-bool counts(const Detection& d, std::optional<int64_t> teardown_ns) {
-  return d.mechanism == "harness_deadline" || !teardown_ns || d.ts_ns < *teardown_ns;
+std::optional<int64_t> first_injection_ns(const History& history) {
+  std::optional<int64_t> first;
+  for (const auto& e : history.events)
+    if (is_inject(e) && (!first || e.ts_ns < *first)) first = e.ts_ns;
+  return first;
+}
+
+bool DetectionWindow::before_the_fault(const Detection& d) const {
+  return first_injection_ns && d.ts_ns < *first_injection_ns;
+}
+
+bool DetectionWindow::counts(const Detection& d) const {
+  if (before_the_fault(d)) return false;
+  return d.mechanism == kHarnessDeadlineMechanism.name || !teardown_ns || d.ts_ns < *teardown_ns;
+}
+
+DetectionWindow detection_window(const History& history) {
+  return DetectionWindow{first_injection_ns(history), teardown_start_ns(history)};
+}
+
+std::string detections_before_the_fault(const History& history, const DetectionWindow& window) {
+  std::string text;
+  for (const auto& d : history.detections) {
+    if (!window.before_the_fault(d)) continue;
+    text +=
+        (text.empty() ? "" : ", ") + d.mechanism + (d.rank >= 0 ? " on rank " + std::to_string(d.rank) : "");
+  }
+  return text;
 }
 
 bool finished(const History& history, int attempt) {
@@ -94,9 +123,10 @@ std::string corruption_evidence(const History& history, int attempt) {
 
 std::set<int> ranks_that_detected(const History& history) {
   std::set<int> ranks;
-  const auto teardown = teardown_start_ns(history);
+  const DetectionWindow window = detection_window(history);
   for (const auto& d : history.detections) {
-    if (d.rank >= 0 && d.mechanism != "harness_deadline" && counts(d, teardown)) ranks.insert(d.rank);
+    if (d.rank >= 0 && d.mechanism != kHarnessDeadlineMechanism.name && window.counts(d))
+      ranks.insert(d.rank);
   }
   return ranks;
 }
@@ -174,18 +204,22 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
       return say(Outcome::kClean, "finished slower than the " + margin + " but within the noise: " + all);
     return say(Outcome::kClean, "finished within the " + margin + ": " + all);
   }
-  const auto teardown = detail::teardown_start_ns(history);
+  const detail::DetectionWindow window = detail::detection_window(history);
   for (const auto& d : history.detections) {
-    if (d.mechanism != "harness_deadline" && detail::counts(d, teardown)) {
+    if (d.mechanism != kHarnessDeadlineMechanism.name && window.counts(d)) {
       return say(Outcome::kDetected, "stopped; first noticed by " + d.mechanism +
                                          (d.rank >= 0 ? " on rank " + std::to_string(d.rank) : ""));
     }
   }
+  // Noticed before the fault was injected: not the fault's detection, but the reader should know.
+  const std::string before = detail::detections_before_the_fault(history, window);
+  const std::string also = before.empty() ? "" : " (before the fault: " + before + ")";
   if (history.deadline_hit)
-    return say(Outcome::kHung, "only the harness deadline ended it; nothing detected the fault");
+    return say(Outcome::kHung, "only the harness deadline ended it; nothing detected the fault" + also);
   if (history.interrupted)
-    return say(Outcome::kHung, "ncclfi was interrupted before the job ended; nothing detected the fault");
-  return say(Outcome::kDetected, "stopped with a failing exit status, no mechanism recognised");
+    return say(Outcome::kHung,
+               "ncclfi was interrupted before the job ended; nothing detected the fault" + also);
+  return say(Outcome::kDetected, "stopped with a failing exit status, no mechanism recognised" + also);
 }
 
 }  // namespace ncclfi::harness

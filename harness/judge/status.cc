@@ -1,6 +1,6 @@
 // run_status(): the one place that decides what a run's status is. The console, summary.json,
 // junit.xml, report.html, verdict.json and ncclfi's exit code all ask it.
-#include "reports.h"
+#include "run_record.h"
 
 namespace ncclfi::harness {
 

@@ -119,11 +119,11 @@ std::string printable(std::string_view text) {
 std::string read_regular_file(const std::string& path, size_t max_bytes, std::string& text) {
   text.clear();
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return std::string("cannot be opened (") + std::strerror(errno) + ")";
+  if (fd < 0) return std::string("unreadable (open: ") + std::strerror(errno) + ")";
   struct stat st {};
   std::string problem;
   if (::fstat(fd, &st) != 0) {
-    problem = std::string("cannot be examined (") + std::strerror(errno) + ")";
+    problem = std::string("unreadable (fstat: ") + std::strerror(errno) + ")";
   } else if (!S_ISREG(st.st_mode)) {
     problem = S_ISFIFO(st.st_mode)  ? "not a regular file (a FIFO)"
               : S_ISDIR(st.st_mode) ? "not a regular file (a directory)"
@@ -137,7 +137,7 @@ std::string read_regular_file(const std::string& path, size_t max_bytes, std::st
       const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
-        problem = std::string("cannot be read (") + std::strerror(errno) + ")";
+        problem = std::string("unreadable (read: ") + std::strerror(errno) + ")";
         break;
       }
       if (n == 0) break;  // shrank while read: parse what is there

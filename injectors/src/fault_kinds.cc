@@ -1,10 +1,11 @@
-// Lookups over the kind registry (kinds/registry.cc): kinds by name, points and ops, and the catalogue
+// Lookups over the kind registry (ncclfi/fault_kind_list.h): kinds by name, points and ops, and the catalogue
 // that `ncclfi list faults` prints and docs/faults.md contains.
 #include "ncclfi/fault_kinds.h"
 
 #include <algorithm>
 #include <sstream>
 
+#include "ncclfi/fault_points.h"
 #include "ncclfi/nccl_results.h"
 #include "ncclfi/signals.h"
 
@@ -13,8 +14,8 @@ namespace {
 
 // The op name of a point: its last segment, except the group end and communicator creation.
 std::string op_of_point(std::string_view point) {
-  if (point == "nccl/group/end") return "group_end";
-  if (point == "nccl/comm/init") return "init";
+  if (point == points::kGroupEnd) return "group_end";
+  if (point == points::kCommInit) return "init";
   return std::string(point.substr(point.rfind('/') + 1));
 }
 
@@ -90,6 +91,13 @@ const char* to_string(CorruptMode mode) {
 const FaultKindSpec* find_fault_kind(Layer layer, std::string_view kind) {
   for (const FaultKindSpec* spec : fault_kinds()) {
     if (spec->layer == layer && spec->kind == kind) return spec;
+  }
+  return nullptr;
+}
+
+const FaultKindSpec* find_fault_kind(std::string_view layer, std::string_view kind) {
+  for (const FaultKindSpec* spec : fault_kinds()) {
+    if (to_string(spec->layer) == layer && spec->kind == kind) return spec;
   }
   return nullptr;
 }

@@ -121,27 +121,44 @@ bool fault_kind_registered(std::string_view layer, std::string_view kind) {
   return false;
 }
 
-std::string fault_sites_markdown(const KindUses& uses) {
+namespace {
+
+// The two tables; the scenarios column only when `uses` is given.
+std::string sites_markdown(const KindUses* uses) {
   std::string out = "| site | on real hardware |\n| ---- | ---------------- |\n";
   for (const FaultSite& site : kSites) {
     out += "| " + std::to_string(site.number) + " " + std::string(site.name) + " | " +
            std::string(site.real_failure) + " |\n";
   }
-  out +=
-      "\n"
-      "| site | layer | kind | real | approximated | scenarios |\n"
-      "| ---- | ----- | ---- | ---- | ------------ | --------- |\n";
+  out += uses != nullptr ? "\n| site | layer | kind | real | approximated | scenarios |\n"
+                           "| ---- | ----- | ---- | ---- | ------------ | --------- |\n"
+                         : "\n| site | layer | kind | real | approximated |\n"
+                           "| ---- | ----- | ---- | ---- | ------------ |\n";
   for (const FaultSite& site : kSites) {
     for (const SiteEmulation& e : site.emulations) {
       const std::string kind =
           std::string(e.kind) + (fault_kind_registered(e.layer, e.kind) ? "" : " (not in this build)");
-      const auto& used = uses_of(uses, e);
       out += "| " + std::to_string(site.number) + " " + std::string(site.name) + " | " +
              std::string(e.layer) + " | " + kind + " | " + std::string(e.real) + " | " +
-             std::string(e.approximated) + " | " + (used.empty() ? "none yet" : join(used)) + " |\n";
+             std::string(e.approximated) + " |";
+      if (uses != nullptr) {
+        const auto& used = uses_of(*uses, e);
+        out += " " + (used.empty() ? std::string("none yet") : join(used)) + " |";
+      }
+      out += "\n";
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string fault_sites_markdown(const KindUses& uses) {
+  return sites_markdown(&uses);
+}
+
+std::string fault_sites_markdown() {
+  return sites_markdown(nullptr);
 }
 
 nlohmann::json fault_sites_json(const KindUses& uses) {

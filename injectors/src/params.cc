@@ -14,9 +14,8 @@ std::string env_string(const char* name) {
   return v != nullptr ? std::string(v) : std::string();
 }
 
-// An integer variable, or `fallback` when unset or malformed (a bad value never breaks a job).
-long env_long(const char* name, long fallback) {
-  const char* v = std::getenv(name);
+// An integer value, or `fallback` when unset or malformed (a bad value never breaks a job).
+long parse_long(const char* v, long fallback) {
   if (v == nullptr || *v == '\0') return fallback;
   char* end = nullptr;
   errno = 0;
@@ -25,15 +24,19 @@ long env_long(const char* name, long fallback) {
   return value;
 }
 
+long env_long(const char* name, long fallback) {
+  return parse_long(std::getenv(name), fallback);
+}
+
 bool env_flag(const char* name) {
   std::string v = env_string(name);
   return !v.empty() && v != "0" && v != "false" && v != "no";
 }
 
 template <typename Names>
-int first_int(const Names& names) {
+int first_int(const Names& names, const std::function<const char*(const char*)>& lookup) {
   for (const char* name : names) {
-    long v = env_long(name, -1);
+    long v = parse_long(lookup(name), -1);
     if (v >= 0 && v <= INT_MAX) return static_cast<int>(v);
   }
   return -1;
@@ -41,14 +44,18 @@ int first_int(const Names& names) {
 
 }  // namespace
 
+int resolve_rank(const std::function<const char*(const char* name)>& lookup) {
+  return first_int(kRankEnvVars, lookup);
+}
+
 int resolve_rank_from_env() {
-  return first_int(kRankEnvVars);
+  return resolve_rank([](const char* name) { return std::getenv(name); });
 }
 
 int resolve_world_size_from_env() {
   static constexpr std::array<const char*, 5> kSizeVars = {
       "NCCLFI_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE"};
-  return first_int(kSizeVars);
+  return first_int(kSizeVars, [](const char* name) { return std::getenv(name); });
 }
 
 Params Params::from_env() {

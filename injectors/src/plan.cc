@@ -130,20 +130,21 @@ Fault parse_fault(const nlohmann::json& obj, const std::string& file, const std:
   if (obj.contains("target")) f.target = plan_detail::parse_target(obj["target"], w.at("target"), f.layer);
   if (obj.contains("trigger")) f.trigger = plan_detail::parse_trigger(obj["trigger"], w.at("trigger"));
   if (f.trigger.duration_s && f.layer == Layer::kProc) {
-    // A kill cannot be undone, and a stop already says how long it lasts: one of the two, not both.
-    if (f.kind == "kill") {
+    // The harness's window on a proc fault is the effect itself: a killed rank cannot heal, and a stop
+    // whose parameter already says how long it lasts would say it twice.
+    const std::string kind = std::string(to_string(f.layer)) + " " + f.kind;
+    if (spec->ends_process()) {
       w.at("trigger")
           .at("duration_s")
-          .fail("no duration for a proc kill (a killed rank cannot heal; every_s and times repeat it)",
+          .fail("no duration for a " + kind + " (a killed rank cannot heal; every_s and times repeat it)",
                 obj["trigger"]["duration_s"]);
     }
-    if (f.params.contains("ms")) {
+    if (spec->has_duration() && f.params.contains(spec->traits.duration_param)) {
       w.at("trigger")
           .at("duration_s")
-          .fail(
-              "either params.ms or trigger.duration_s for a proc stop (both say how long the rank is "
-              "stopped)",
-              obj["trigger"]["duration_s"]);
+          .fail("either params." + std::string(spec->traits.duration_param) +
+                    " or trigger.duration_s for a " + kind + " (both say how long the rank is stopped)",
+                obj["trigger"]["duration_s"]);
     }
     // The stop's window is its duration: SIGCONT when it closes.
     if (auto* proc = std::get_if<ProcAction>(&f.action)) {

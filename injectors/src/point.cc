@@ -36,13 +36,16 @@ bool target_matches(const Target& target, const CallSite& site) {
   return true;
 }
 
-double seeded_uniform(uint64_t seed, const std::string& fault_id, uint64_t call_index) {
-  // FNV-1a over the id, mixed with the seed and the call index: a pure function of its inputs, so
-  // the same seed gives the same schedule whatever the threads and timing.
+uint64_t seeded_bits(uint64_t seed, std::string_view key, uint64_t index) {
+  // FNV-1a over the key, mixed with the seed and the index: a pure function of its inputs, so the same
+  // seed gives the same schedule whatever the threads and timing.
   uint64_t h = 1469598103934665603ULL;
-  for (char c : fault_id) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
-  uint64_t z = splitmix64_mix(seed ^ splitmix64_mix(h ^ splitmix64_mix(call_index)));
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
+  for (char c : key) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
+  return splitmix64_mix(seed ^ splitmix64_mix(h ^ splitmix64_mix(index)));
+}
+
+double seeded_uniform(uint64_t seed, std::string_view fault_id, uint64_t call_index) {
+  return static_cast<double>(seeded_bits(seed, fault_id, call_index) >> 11) * 0x1.0p-53;
 }
 
 ArmedFault::ArmedFault(Fault fault, uint64_t plan_seed, bool runtime_control)

@@ -1,6 +1,9 @@
 #include "ncclfi/shared_gpu.h"
 
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <vector>
 
 #include "ncclfi/params.h"
@@ -19,6 +22,16 @@ std::vector<std::string> split_commas(std::string_view list) {
     start = comma + 1;
   }
   return items;
+}
+
+// A small non-negative integer, or nullopt (absent, empty, signed, trailing text, huge).
+std::optional<int> small_count(const char* text) {
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  int value = 0;
+  const char* end = text + std::strlen(text);
+  const auto [at, ec] = std::from_chars(text, end, value);
+  if (ec != std::errc() || at != end || value < 0) return std::nullopt;
+  return value;
 }
 
 }  // namespace
@@ -46,6 +59,27 @@ int apply_shared_gpu_env_from_environment() {
     if (setenv(name.c_str(), value.c_str(), 1) == 0) ++set;
   }
   return set;
+}
+
+int launcher_restart_count(const EnvLookup& env) {
+  for (const char* name : {"TORCHELASTIC_RESTART_COUNT", "SLURM_RESTART_COUNT"}) {
+    if (const char* text = env(name); text != nullptr) return small_count(text).value_or(0);
+  }
+  return 0;
+}
+
+std::string mps_pipe_dir(std::string_view base, int generation, int generations) {
+  std::string dir(base);
+  if (generation >= 0 && generation < generations) return dir + "/g" + std::to_string(generation);
+  return dir + "/time-sliced";
+}
+
+bool apply_mps_generation_from_environment() {
+  const char* base = std::getenv(kMpsPipeBaseVar);
+  if (base == nullptr || *base == '\0') return false;
+  const int generations = small_count(std::getenv(kMpsGenerationsVar)).value_or(1);
+  const int generation = launcher_restart_count([](const char* name) { return std::getenv(name); });
+  return setenv("CUDA_MPS_PIPE_DIRECTORY", mps_pipe_dir(base, generation, generations).c_str(), 1) == 0;
 }
 
 }  // namespace ncclfi

@@ -1,7 +1,7 @@
 // The declaration table of every NCCL entry point the preload wraps: one line per function.
 // Each X-macro row carries the name, the parameter list as nccl.h declares it, the argument list that
 // forwards them unchanged, and (for ops) how to describe the call to the fault points. The wrappers are
-// generated from these rows in wrappers_*.cc; only the odd cases (constructors, group calls,
+// generated from these rows in wrappers.cc; only the odd cases (constructors, group calls,
 // ncclCommGetAsyncError) are written by hand there, but their signatures still come from here.
 //
 // Rows are grouped by the NCCL release that introduced them, so the preload builds against any nccl.h
@@ -66,7 +66,7 @@
 
 #define NCCLFI_PASSTHROUGH(X) NCCLFI_PASSTHROUGH_BASE(X) NCCLFI_PASSTHROUGH_2_19(X) NCCLFI_PASSTHROUGH_2_27(X)
 
-// Communicator constructors: X(name, params, args). Hand-written bodies in wrappers_comm.cc, because
+// Communicator constructors: X(name, params, args). Hand-written bodies in wrappers.cc, because
 // each one tells the rank, size and new communicator(s) differently.
 #define NCCLFI_CONSTRUCTORS_BASE(X) \
   X(ncclCommInitRank, (ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank), (comm, nranks, commId, rank)) \

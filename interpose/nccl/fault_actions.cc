@@ -12,6 +12,7 @@
 #include "bandwidth_cap.h"
 #include "corrupt.h"
 #include "gpu_hang.h"
+#include "ncclfi/effects.h"
 #include "ncclfi_interpose/nccl_result.h"
 #include "preload_state.h"
 #include "topology_fault.h"
@@ -53,18 +54,18 @@ ncclResult_t corrupt_after(const FiredFault& fired, Forwarder& forward, const Op
   const CorruptMode mode = corrupt.mode;
   extra["mode"] = to_string(mode);
   if (rc != ncclSuccess && rc != ncclInProgress) {
-    extra["effect"] = "none: the op failed";
+    mark_no_effect(extra, no_effect::kOpFailed);
     record(fired, extra);
     return rc;
   }
   const size_t elements = op_result_elements(op, fired.site.rank, fired.site.world_size);
-  const double draw = seeded_uniform(corrupt.seed.value_or(fired.fault->seed()), f.id,
-                                     ArmedFault::last_firing_on_this_thread());
+  const double draw = corrupt_draw(
+      corrupt_seed(corrupt.seed, fired.fault->seed(), f.id, ArmedFault::last_firing_on_this_thread()));
   const CorruptionSpan span = plan_corruption(elements, datatype_size(op.datatype), corrupt.count, draw);
   extra["elements"] = span.count;
   extra["first"] = span.first;
   extra["stride"] = span.stride;
-  if (span.count == 0) extra["effect"] = "none: the op writes no buffer on this rank";
+  if (span.count == 0) mark_no_effect(extra, no_effect::kNoBufferOnThisRank);
   const int device = fired.comm != nullptr ? fired.comm->device.load() : -1;
   auto enqueue = [buf = op.recvbuff, dt = op.datatype, span, mode, stream = op.stream, device]() {
     std::string error = enqueue_corruption(buf, dt, span, mode, stream, device);
@@ -122,9 +123,91 @@ ncclResult_t cap_bandwidth(const FiredFault& fired, Forwarder& forward, const Op
   const ncclResult_t rc = forward();
   std::string why;
   if (rc == ncclSuccess || rc == ncclInProgress) why = hold.hold_after();
-  if (!no_mark.empty() || !why.empty()) extra["effect"] = "none: " + (why.empty() ? no_mark : why);
+  if (!no_mark.empty() || !why.empty()) mark_no_effect(extra, why.empty() ? no_mark : why);
   record(fired, extra);
   return rc;
+}
+
+// One function per action: each records the injection (before an effect that may never return) and
+// returns what the wrapper returns.
+
+ncclResult_t hold_call(const FiredFault& fired, Forwarder& forward, const Delay& delay,
+                       nlohmann::json& extra) {
+  const ArmedFault& armed = *fired.fault;
+  const double ms = delay.draw(armed.seed(), armed.fault().id, ArmedFault::last_firing_on_this_thread());
+  extra["delay_ms"] = ms;
+  record(fired, extra);
+  std::this_thread::sleep_for(Millis(ms));
+  return forward();
+}
+
+ncclResult_t hang_call(const FiredFault& fired, Forwarder& forward, const Hang& hang, nlohmann::json& extra) {
+  if (hang.ms) {
+    extra["hang_ms"] = *hang.ms;
+    record(fired, extra);
+    std::this_thread::sleep_for(Millis(*hang.ms));
+    return forward();
+  }
+  extra["forever"] = true;
+  record(fired, extra);
+  hang_forever();
+}
+
+ncclResult_t hang_stream(const FiredFault& fired, Forwarder& forward, const OpCall* op, const GpuHang& hang,
+                         nlohmann::json& extra) {
+  // Enqueued now, before NCCL has the op. In a group (launched at the outermost ncclGroupEnd) or on a
+  // non-blocking comm (launched by NCCL later) the op's work reaches this stream later still, so the wait
+  // is ahead of it there too.
+  const int device = fired.comm != nullptr ? fired.comm->device.load() : -1;
+  const std::string why =
+      op != nullptr ? enqueue_gpu_hang(op->stream, device, hang.ms) : std::string(no_effect::kNoStream);
+  if (!why.empty()) {
+    mark_no_effect(extra, why);
+  } else if (hang.ms) {
+    extra["gpu_hang_ms"] = *hang.ms;
+  } else {
+    extra["forever"] = true;
+  }
+  record(fired, extra);
+  return forward();
+}
+
+ncclResult_t fail_call(const FiredFault& fired, const FailWithCode& fail, nlohmann::json& extra) {
+  const ncclResult_t code = to_nccl_result(fail.code);
+  extra["code"] = static_cast<int>(code);
+  record(fired, extra);
+  return code;
+}
+
+ncclResult_t mark_async_error(const FiredFault& fired, Forwarder& forward, const AsyncError& async,
+                              nlohmann::json& extra) {
+  const ncclResult_t code = to_nccl_result(async.code);
+  extra["code"] = static_cast<int>(code);
+  if (!async.warn.empty()) warn_as_nccl(async.warn, fired.comm != nullptr ? fired.comm->device.load() : -1);
+  if (fired.comm != nullptr) {
+    fired.comm->async_error.store(static_cast<int>(code), std::memory_order_release);
+  } else {
+    mark_no_effect(extra, no_effect::kNoCommunicator);
+  }
+  record(fired, extra);
+  return forward();
+}
+
+// An effect that needs an op (its buffer or its stream) on a call that is none: recorded as changing
+// nothing, and the call goes on.
+ncclResult_t not_an_op(const FiredFault& fired, Forwarder& forward, std::string_view why,
+                       nlohmann::json& extra) {
+  mark_no_effect(extra, why);
+  record(fired, extra);
+  return forward();
+}
+
+ncclResult_t change_topology(const FiredFault& fired, Forwarder& forward, const TopologyChange& change,
+                             nlohmann::json& extra) {
+  const std::string why = apply_topology_change(change, injector().params().run_dir, fired.site.rank, extra);
+  if (!why.empty()) mark_no_effect(extra, why);
+  record(fired, extra);
+  return forward();
 }
 
 }  // namespace
@@ -143,106 +226,43 @@ void flush_pending(CommInfo& comm) {
 }
 
 ncclResult_t apply_fault(const FiredFault& fired, Forwarder& forward, const OpCall* op) {
-  const ArmedFault& armed = *fired.fault;
-  const Fault& f = armed.fault();
+  const Fault& f = fired.fault->fault();
   const ApiAction* action = f.api_action();
   if (action == nullptr) throw std::logic_error("fault " + f.id + " is not an api fault");
   nlohmann::json extra = base_extra(fired);
   // One case per action: a new api action that is not carried out here does not compile.
-  return std::visit(Overloaded{
-                        [&](const Delay& delay) -> ncclResult_t {
-                          double ms = delay.ms;
-                          if (delay.jitter_ms > 0.0)
-                            ms += delay.jitter_ms * seeded_uniform(armed.seed(), f.id,
-                                                                   ArmedFault::last_firing_on_this_thread());
-                          extra["delay_ms"] = ms;
-                          record(fired, extra);
-                          std::this_thread::sleep_for(Millis(ms));
-                          return forward();
-                        },
-                        [&](const Hang& hang) -> ncclResult_t {
-                          if (hang.ms) {
-                            extra["hang_ms"] = *hang.ms;
-                            record(fired, extra);
-                            std::this_thread::sleep_for(Millis(*hang.ms));
-                            return forward();
-                          }
-                          extra["forever"] = true;
-                          record(fired, extra);
-                          hang_forever();
-                        },
-                        [&](const GpuHang& hang) -> ncclResult_t {
-                          // Enqueued now, before NCCL has the op. In a group (launched at the outermost
-                          // ncclGroupEnd) or on a non-blocking comm (launched by NCCL later) the op's
-                          // work reaches this stream later still, so the wait is ahead of it there too.
-                          const int device = fired.comm != nullptr ? fired.comm->device.load() : -1;
-                          const std::string why = op != nullptr
-                                                      ? enqueue_gpu_hang(op->stream, device, hang.ms)
-                                                      : "not an op with a stream";
-                          if (!why.empty()) {
-                            extra["effect"] = "none: " + why;
-                          } else if (hang.ms) {
-                            extra["gpu_hang_ms"] = *hang.ms;
-                          } else {
-                            extra["forever"] = true;
-                          }
-                          record(fired, extra);
-                          return forward();
-                        },
-                        [&](const Skip&) -> ncclResult_t {
-                          record(fired, extra);
-                          return ncclSuccess;
-                        },
-                        [&](const FailWithCode& fail) -> ncclResult_t {
-                          const ncclResult_t code = to_nccl_result(fail.code);
-                          extra["code"] = static_cast<int>(code);
-                          record(fired, extra);
-                          return code;
-                        },
-                        [&](const AsyncError& async) -> ncclResult_t {
-                          const ncclResult_t code = to_nccl_result(async.code);
-                          extra["code"] = static_cast<int>(code);
-                          if (!async.warn.empty())
-                            warn_as_nccl(async.warn, fired.comm != nullptr ? fired.comm->device.load() : -1);
-                          if (fired.comm != nullptr) {
-                            fired.comm->async_error.store(static_cast<int>(code), std::memory_order_release);
-                          } else {
-                            extra["effect"] = "none: the call has no communicator";
-                          }
-                          record(fired, extra);
-                          return forward();
-                        },
-                        [&](const CorruptElements& corrupt) -> ncclResult_t {
-                          if (op != nullptr) return corrupt_after(fired, forward, *op, corrupt);
-                          extra["effect"] = "none: not an op with a receive buffer";
-                          record(fired, extra);
-                          return forward();
-                        },
-                        [&](const DieBySignal& die) -> ncclResult_t {
-                          extra["signal"] = die.signal;
-                          record(fired, extra);
-                          die_by(die.signal);
-                        },
-                        [&](const ExitWithCode& exit) -> ncclResult_t {
-                          extra["exit_code"] = exit.code;
-                          record(fired, extra);
-                          _exit(exit.code);
-                        },
-                        [&](const BandwidthCap& cap) -> ncclResult_t {
-                          if (op != nullptr) return cap_bandwidth(fired, forward, *op, cap, extra);
-                          extra["effect"] = "none: not an op with a stream";
-                          record(fired, extra);
-                          return forward();
-                        },
-                        [&](const TopologyChange& change) -> ncclResult_t {
-                          const std::string why = apply_topology_change(change, injector().params().run_dir,
-                                                                        fired.site.rank, extra);
-                          if (!why.empty()) extra["effect"] = "none: " + why;
-                          record(fired, extra);
-                          return forward();
-                        },
-                    },
-                    *action);
+  return std::visit(
+      Overloaded{
+          [&](const Delay& delay) { return hold_call(fired, forward, delay, extra); },
+          [&](const Hang& hang) { return hang_call(fired, forward, hang, extra); },
+          [&](const GpuHang& hang) { return hang_stream(fired, forward, op, hang, extra); },
+          [&](const Skip&) {
+            record(fired, extra);
+            return ncclSuccess;
+          },
+          [&](const FailWithCode& fail) { return fail_call(fired, fail, extra); },
+          [&](const AsyncError& async) { return mark_async_error(fired, forward, async, extra); },
+          [&](const CorruptElements& corrupt) {
+            return op != nullptr ? corrupt_after(fired, forward, *op, corrupt)
+                                 : not_an_op(fired, forward, no_effect::kNoReceiveBuffer, extra);
+          },
+          [&](const DieBySignal& die) -> ncclResult_t {
+            extra["signal"] = die.signal;
+            record(fired, extra);
+            die_by(die.signal);
+          },
+          [&](const ExitWithCode& exit) -> ncclResult_t {
+            extra["exit_code"] = exit.code;
+            record(fired, extra);
+            _exit(exit.code);
+          },
+          [&](const BandwidthCap& cap) {
+            return op != nullptr ? cap_bandwidth(fired, forward, *op, cap, extra)
+                                 : not_an_op(fired, forward, no_effect::kNoStream, extra);
+          },
+          [&](const TopologyChange& change) { return change_topology(fired, forward, change, extra); },
+      },
+      *action);
 }
 
 }  // namespace ncclfi::preload

@@ -3,20 +3,21 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "fault_actions.h"
+#include "ncclfi/effects.h"
 #include "op_timing.h"
 #include "preload_state.h"
 
 namespace ncclfi::preload {
 namespace {
 
-void report_internal_error(const char* where, const std::exception& e) {
-  // Our own failure must never change the job: say so (once per kind of place) and carry on.
-  static std::atomic<int> reported{0};
-  if (reported.fetch_add(1) < 8)
-    std::fprintf(stderr, "ncclfi preload: internal error in %s: %s\n", where, e.what());
+// The preload's exception barrier reports here (ncclfi/effects.h: guarded): our own failure must never
+// change the job, so the call goes on as if no fault were armed.
+void report(const char* where, const char* what) noexcept {
+  report_internal_error("preload", where, what);
 }
 
 CallSite site_for(CommInfo* info, const char* op) {
@@ -66,32 +67,29 @@ ncclResult_t intercept_op(const OpCall& call, ForwardFn forward_fn) {
   CallSite site;
   uint64_t seq = 0;
   bool described = false;
-  try {
-    info = comms().lookup(call.comm);
-    site = site_for(info, op_name(call.kind));
-    site.peer = call.peer;
-    if (call.kind == OpKind::kSend) site.direction = Direction::kSend;
-    if (call.kind == OpKind::kRecv) site.direction = Direction::kRecv;
-    site.bytes = op_bytes(call, site.world_size);
-    seq = info != nullptr ? info->next_seq() : 0;
-    described = true;
-    GroupState& group = group_state();
-    if (group.depth > 0 && group.first_comm == nullptr) group.first_comm = call.comm;
-    if (trace_ops()) trace_op(call, site, seq, group.depth > 0);
-    FaultPoint& point = op_point(call.kind);
-    if (const ArmedFault* fault = point.check(site)) {
-      return apply_fault(FiredFault{fault, point.name(), site, info, seq}, forward, &call);
-    }
-  } catch (const std::exception& e) {
-    report_internal_error(op_name(call.kind), e);
-  }
+  const std::optional<ncclResult_t> faulted = guarded(
+      report, op_name(call.kind), std::optional<ncclResult_t>{}, [&]() -> std::optional<ncclResult_t> {
+        info = comms().lookup(call.comm);
+        site = site_for(info, op_name(call.kind));
+        site.peer = call.peer;
+        if (call.kind == OpKind::kSend) site.direction = Direction::kSend;
+        if (call.kind == OpKind::kRecv) site.direction = Direction::kRecv;
+        site.bytes = op_bytes(call, site.world_size);
+        seq = info != nullptr ? info->next_seq() : 0;
+        described = true;
+        GroupState& group = group_state();
+        if (group.depth > 0 && group.first_comm == nullptr) group.first_comm = call.comm;
+        if (trace_ops()) trace_op(call, site, seq, group.depth > 0);
+        FaultPoint& point = op_point(call.kind);
+        if (const ArmedFault* fault = point.check(site)) {
+          return apply_fault(FiredFault{fault, point.name(), site, info, seq}, forward, &call);
+        }
+        return std::nullopt;
+      });
+  if (faulted) return *faulted;
   const ncclResult_t rc = forward();
   if (described && time_ops()) {
-    try {
-      time_op(call, site, seq, info, rc, called);
-    } catch (const std::exception& e) {
-      report_internal_error("op timing", e);
-    }
+    guarded(report, "op timing", [&] { time_op(call, site, seq, info, rc, called); });
   }
   return rc;
 }
@@ -111,7 +109,7 @@ ncclResult_t intercept_group_end(ForwardFn forward_fn, bool simulate) {
   GroupState& group = group_state();
   ncclResult_t rc = ncclSuccess;
   bool fault_decided = false;
-  try {
+  guarded(report, "ncclGroupEnd", [&] {
     // Only the outermost end launches anything, so only it is a fault site (and counts as a call).
     if (group.depth == 1 && !simulate) {
       CommInfo* info = comms().lookup(group.first_comm);
@@ -122,9 +120,7 @@ ncclResult_t intercept_group_end(ForwardFn forward_fn, bool simulate) {
         fault_decided = true;
       }
     }
-  } catch (const std::exception& e) {
-    report_internal_error("ncclGroupEnd", e);
-  }
+  });
   if (!fault_decided) rc = forward();
   // skip or error kept the call from NCCL: NCCL's group is still open, and so is ours.
   if (!forward.done()) return rc;
@@ -146,11 +142,7 @@ ncclResult_t intercept_get_async_error(ncclComm_t comm, ncclResult_t* async_erro
   // Not a fault point: it reports what an async_error fault stored on the comm, and runs the
   // corruptions a non-blocking comm was waiting for.
   CommInfo* info = nullptr;
-  try {
-    info = comms().lookup(comm);
-  } catch (const std::exception& e) {
-    report_internal_error("ncclCommGetAsyncError", e);
-  }
+  guarded(report, "ncclCommGetAsyncError", [&] { info = comms().lookup(comm); });
   const ncclResult_t rc = forward();
   if (rc != ncclSuccess || async_error == nullptr || info == nullptr) return rc;
   const int injected = info->async_error.load(std::memory_order_acquire);
@@ -158,11 +150,7 @@ ncclResult_t intercept_get_async_error(ncclComm_t comm, ncclResult_t* async_erro
   if (injected != 0 && (*async_error == ncclSuccess || *async_error == ncclInProgress)) {
     *async_error = static_cast<ncclResult_t>(injected);
   } else if (*async_error == ncclSuccess) {
-    try {
-      flush_pending(*info);
-    } catch (const std::exception& e) {
-      report_internal_error("corrupt (non-blocking)", e);
-    }
+    guarded(report, "corrupt (non-blocking)", [&] { flush_pending(*info); });
   }
   return rc;
 }
@@ -173,7 +161,7 @@ ncclResult_t intercept_init(const InitCall& call, ForwardFn forward_fn) {
   Forwarder forward(forward_fn);
   ncclResult_t rc = ncclSuccess;
   bool fault_decided = false;
-  try {
+  guarded(report, call.api, [&] {
     int rank = call.rank;
     int nranks = call.nranks;
     if (call.parent != nullptr) {
@@ -198,9 +186,7 @@ ncclResult_t intercept_init(const InitCall& call, ForwardFn forward_fn) {
         fault_decided = true;
       }
     }
-  } catch (const std::exception& e) {
-    report_internal_error(call.api, e);
-  }
+  });
   if (!fault_decided) rc = forward();
   if (!forward.done()) {
     // init_fail/error: NCCL never ran; leave no half-made comm for the caller to use.
@@ -210,7 +196,7 @@ ncclResult_t intercept_init(const InitCall& call, ForwardFn forward_fn) {
     return rc;
   }
   if ((rc != ncclSuccess && rc != ncclInProgress) || call.outputs == nullptr) return rc;
-  try {
+  guarded(report, call.api, [&] {
     for (int i = 0; i < call.n_outputs; ++i) {
       if (call.n_outputs > 1) {
         comms().add(call.outputs[i], i, call.n_outputs, call.devlist != nullptr ? call.devlist[i] : i);
@@ -220,9 +206,7 @@ ncclResult_t intercept_init(const InitCall& call, ForwardFn forward_fn) {
         comms().add(call.outputs[i], call.rank, call.nranks, -1);
       }
     }
-  } catch (const std::exception& e) {
-    report_internal_error(call.api, e);
-  }
+  });
   return rc;
 }
 
@@ -232,7 +216,7 @@ ncclResult_t intercept_teardown(ncclComm_t comm, bool forget, bool fault_point, 
   ncclResult_t rc = ncclSuccess;
   bool fault_decided = false;
   if (fault_point && !scope.nested()) {
-    try {
+    guarded(report, "ncclCommAbort", [&] {
       CommInfo* info = comms().lookup(comm);
       const CallSite site = site_for(info, "abort");
       FaultPoint& point = comm_abort_point();
@@ -240,17 +224,11 @@ ncclResult_t intercept_teardown(ncclComm_t comm, bool forget, bool fault_point, 
         rc = apply_fault(FiredFault{fault, point.name(), site, info, 0}, forward, nullptr);
         fault_decided = true;
       }
-    } catch (const std::exception& e) {
-      report_internal_error("ncclCommAbort", e);
-    }
+    });
   }
   if (!fault_decided) rc = forward();
   if (scope.nested() || !forget) return rc;
-  try {
-    comms().remove(comm);
-  } catch (const std::exception& e) {
-    report_internal_error("ncclCommDestroy", e);
-  }
+  guarded(report, "ncclCommDestroy", [&] { comms().remove(comm); });
   return rc;
 }
 

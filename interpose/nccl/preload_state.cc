@@ -5,6 +5,7 @@
 #include <exception>
 #include <mutex>
 
+#include "ncclfi/fault_points.h"
 #include "real_symbol.h"
 
 namespace ncclfi::preload {
@@ -13,16 +14,15 @@ std::atomic<Mode> g_mode{Mode::kUninitialised};
 
 namespace {
 
-FaultPoint g_op_points[kOpKindCount] = {
-    FaultPoint("nccl/coll/allreduce"),     FaultPoint("nccl/coll/allgather"),
-    FaultPoint("nccl/coll/reducescatter"), FaultPoint("nccl/coll/reduce"),
-    FaultPoint("nccl/coll/broadcast"),     FaultPoint("nccl/coll/alltoall"),
-    FaultPoint("nccl/coll/gather"),        FaultPoint("nccl/coll/scatter"),
-    FaultPoint("nccl/p2p/send"),           FaultPoint("nccl/p2p/recv")};
-FaultPoint g_group_end_point("nccl/group/end");
-FaultPoint g_comm_init_point("nccl/comm/init");
+FaultPoint g_op_points[kOpKindCount] = {FaultPoint(points::kAllreduce),     FaultPoint(points::kAllgather),
+                                        FaultPoint(points::kReduceScatter), FaultPoint(points::kReduce),
+                                        FaultPoint(points::kBroadcast),     FaultPoint(points::kAlltoall),
+                                        FaultPoint(points::kGather),        FaultPoint(points::kScatter),
+                                        FaultPoint(points::kSend),          FaultPoint(points::kRecv)};
+FaultPoint g_group_end_point(points::kGroupEnd);
+FaultPoint g_comm_init_point(points::kCommInit);
 // ncclCommAbort: a hang here is the watchdog thread stuck in teardown, which only the heartbeat monitor sees.
-FaultPoint g_comm_abort_point("nccl/comm/abort");
+FaultPoint g_comm_abort_point(points::kCommAbort);
 
 Injector* g_injector = nullptr;
 bool g_trace_ops = false;

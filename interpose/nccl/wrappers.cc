@@ -151,8 +151,10 @@ NCCLFI_DEFINE_PASSTHROUGH(ncclCommRevoke, (ncclComm_t comm, int revokeFlags), (c
 // ---- shared-GPU mode
 
 // Before the program's main (and so before CUDA or an interpreter reads the environment): a rank that
-// a launcher such as torchrun started in ncclfi's shared-GPU mode becomes a host of its own on its GPU
-// (ncclfi/shared_gpu.h). Does nothing unless the harness set NCCLFI_SHARED_GPUS.
+// a launcher such as torchrun started in ncclfi's shared-GPU mode becomes a host of its own on its GPU,
+// and a process of a generation the launcher restarted goes to that generation's MPS daemon
+// (ncclfi/shared_gpu.h). Does nothing unless the harness set NCCLFI_SHARED_GPUS or NCCLFI_MPS_PIPE_BASE.
 __attribute__((constructor)) static void ncclfi_apply_shared_gpu_env() {
   ncclfi::apply_shared_gpu_env_from_environment();
+  ncclfi::apply_mps_generation_from_environment();
 }

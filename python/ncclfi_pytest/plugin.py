@@ -2,6 +2,10 @@
 
     pytest -p ncclfi_pytest.plugin --ncclfi-collect scenarios/cpu     each scenario is a test
     def test_mine(ncclfi): ncclfi.assert_passes("my-scenario.json")   a scenario inside a test
+
+A session that uses ncclfi (a collected scenario, a test asking for the fixture) stops with a usage error
+when the ncclfi binary is missing or wrong: skipping would let a suite pass that ran nothing. The only
+skips are ncclfi's own (a scenario this host cannot run, with ncclfi's reason).
 """
 
 import os
@@ -9,7 +13,12 @@ import tempfile
 
 import pytest
 
-from ncclfi_pytest.runner import NcclfiError, NcclfiRunner
+from ncclfi_pytest import progress
+from ncclfi_pytest.runner import NcclfiError, NcclfiRunner, resolve_binary
+
+# What `ncclfi run` reads from a directory (schema.json aside).
+SCENARIO_SUFFIXES = (".json", ".yaml", ".yml")
+_BINARY = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser):
@@ -20,30 +29,64 @@ def pytest_addoption(parser):
         "--ncclfi-collect",
         action="store_true",
         default=False,
-        help="collect ncclfi scenario files (*.json other than schema.json) as test items",
+        help="collect ncclfi scenario files (*.json other than schema.json, *.yaml, *.yml) as test items",
     )
     group.addoption("--ncclfi-repeat", type=int, default=1, help="run each collected scenario N times")
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "ncclfi: an ncclfi scenario collected from a scenario file")
+
+
+def _binary(config):
+    """The session's ncclfi binary, found once; none, or a wrong one, is a usage error."""
+    if _BINARY not in config.stash:
+        try:
+            config.stash[_BINARY] = resolve_binary(config.getoption("ncclfi_bin"))
+        except NcclfiError as e:
+            raise pytest.UsageError("ncclfi: %s" % e)
+    return config.stash[_BINARY]
+
+
+def pytest_sessionstart(session):
+    if session.config.getoption("ncclfi_collect"):
+        _binary(session.config)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if any(isinstance(i, ScenarioItem) or "ncclfi" in getattr(i, "fixturenames", ()) for i in items):
+        _binary(config)
+
+
 def _runner(config, tmp_root):
-    return NcclfiRunner(config.getoption("ncclfi_bin"), config.getoption("ncclfi_out") or tmp_root)
+    return NcclfiRunner(_binary(config), config.getoption("ncclfi_out") or tmp_root)
 
 
 class NcclfiFixture:
-    """What a test gets from the `ncclfi` fixture."""
+    """What a test gets from the `ncclfi` fixture. Relative scenario paths are relative to the test's file,
+    so a test finds the scenarios beside it from whatever directory pytest is started in."""
 
-    def __init__(self, runner):
+    def __init__(self, runner, config, base_dir):
         self.runner = runner
+        self.config = config
+        self.base_dir = base_dir
+
+    def _paths(self, paths):
+        return [os.path.join(self.base_dir, os.fspath(p)) for p in paths]
 
     def run(self, *paths, **kwargs):
-        return self.runner.run(*paths, **kwargs)
+        paths = self._paths(paths)
+        progress.started(self.config, " ".join(os.path.relpath(p) for p in paths))
+        result = self.runner.run(*paths, **kwargs)
+        progress.verdicts(self.config, result)
+        return result
 
     def validate(self, *paths):
-        return self.runner.validate(*paths)
+        return self.runner.validate(*self._paths(paths))
 
     def assert_passes(self, *paths, **kwargs):
         """Runs the scenarios and fails the test, with ncclfi's reasons, unless every verdict passed."""
-        result = self.runner.run(*paths, **kwargs)
+        result = self.run(*paths, **kwargs)
         if not result.passed:
             pytest.fail("ncclfi: not every verdict passed\n" + result.explain(), pytrace=False)
         return result
@@ -52,16 +95,13 @@ class NcclfiFixture:
 @pytest.fixture
 def ncclfi(request, tmp_path):
     """Runs ncclfi scenarios: ncclfi.run(path), ncclfi.assert_passes(path), ncclfi.validate(path)."""
-    try:
-        return NcclfiFixture(_runner(request.config, tmp_path / "ncclfi-runs"))
-    except NcclfiError as e:
-        pytest.skip(str(e))
+    return NcclfiFixture(_runner(request.config, tmp_path / "ncclfi-runs"), request.config, request.path.parent)
 
 
 def pytest_collect_file(file_path, parent):
     if not parent.config.getoption("ncclfi_collect"):
         return None
-    if file_path.suffix != ".json" or file_path.name == "schema.json":
+    if file_path.suffix not in SCENARIO_SUFFIXES or file_path.name == "schema.json":
         return None
     return ScenarioFile.from_parent(parent, path=file_path)
 
@@ -91,7 +131,9 @@ class ScenarioItem(pytest.Item):
             errors = ["%s: expected %s, got %s" % (e["pointer"], e["expected"], e["found"]) for e in self.entry["errors"]]
             raise ScenarioFailed("invalid scenario %s\n  %s" % (self.entry["file"], "\n  ".join(errors)))
         tmp_root = None if self.config.getoption("ncclfi_out") else tempfile.mkdtemp(prefix="ncclfi-runs-")
+        progress.started(self.config, "%s (%s)" % (self.name, os.path.relpath(self.entry["file"])))
         result = _runner(self.config, tmp_root).run(self.entry["file"], repeat=self.config.getoption("ncclfi_repeat"))
+        progress.verdicts(self.config, result)
         self.user_properties.append(("ncclfi_statuses", ",".join(result.statuses)))
         if result.statuses and all(s == "skipped" for s in result.statuses):
             pytest.skip(result.runs[0].get("skip_reason", "skipped by ncclfi"))
@@ -105,7 +147,3 @@ class ScenarioItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, 0, "ncclfi scenario: %s" % self.name
-
-
-def pytest_configure(config):
-    config.addinivalue_line("markers", "ncclfi: an ncclfi scenario collected from a scenario file")

@@ -49,13 +49,43 @@ class SuiteResult:
         return "\n".join(lines)
 
 
+def resolve_binary(given=None):
+    """The ncclfi binary to call, as an absolute path: `given` (--ncclfi-bin), else $NCCLFI, else ncclfi on
+    PATH. A value that cannot be ncclfi raises NcclfiError naming where the value came from, so a typo in
+    NCCLFI reads as one instead of as a FileNotFoundError deep in a test."""
+    if given:
+        source, value = "--ncclfi-bin", str(given)
+    elif os.environ.get("NCCLFI"):
+        source, value = "NCCLFI", os.environ["NCCLFI"]
+    else:
+        value = shutil.which("ncclfi")
+        if not value:
+            raise NcclfiError("no ncclfi binary: give --ncclfi-bin, set NCCLFI or put ncclfi on PATH")
+        source = "PATH"
+    path = os.path.abspath(value) if os.sep in value else shutil.which(value) or os.path.abspath(value)
+    named = "%s=%s" % (source, value) if source != "PATH" else "ncclfi on PATH (%s)" % value
+    if os.path.isdir(path):
+        raise NcclfiError("%s is a directory: it must name the ncclfi binary (say build/bin/ncclfi)" % named)
+    if not os.path.isfile(path):
+        raise NcclfiError("%s: no such file (the ncclfi binary, say build/bin/ncclfi or /usr/bin/ncclfi)" % named)
+    if not os.access(path, os.X_OK):
+        raise NcclfiError("%s is not executable" % named)
+    # One cheap call proves it is ncclfi before any test relies on its JSON.
+    try:
+        proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+        first = (proc.stdout.splitlines() or [""])[0]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise NcclfiError("%s cannot be run: %s" % (named, e))
+    if proc.returncode != 0 or not first.startswith("ncclfi "):
+        raise NcclfiError("%s is not ncclfi: `%s --version` printed %r" % (named, value, first or proc.stderr.strip()))
+    return path
+
+
 class NcclfiRunner:
     """Calls one ncclfi binary; every result comes from its --json output."""
 
     def __init__(self, binary=None, out_root=None):
-        self.binary = binary or os.environ.get("NCCLFI") or shutil.which("ncclfi")
-        if not self.binary:
-            raise NcclfiError("no ncclfi binary: give --ncclfi-bin, set NCCLFI or put ncclfi on PATH")
+        self.binary = resolve_binary(binary)
         self.out_root = out_root
 
     def _call(self, args, timeout=None):

@@ -1,37 +1,7 @@
 """The plugin's own tests: a real ncclfi ($NCCLFI) runs small shell scenarios (the command launcher)."""
 
-import json
-import os
-
 import pytest
-
-NCCLFI = os.environ.get("NCCLFI")
-pytestmark = pytest.mark.skipif(not NCCLFI, reason="set NCCLFI to the ncclfi binary")
-
-
-def scenario(name, shell, outcome="clean"):
-    return {
-        "name": name,
-        "summary": "pytest plugin test",
-        "tags": ["pytest"],
-        "workload": {"command": ["/bin/sh", "-c", shell], "ranks": 1},
-        "launcher": {"kind": "command"},
-        "baseline": False,
-        "deadline_s": 20,
-        "grace_s": 1,
-        "expect": {"outcome": outcome},
-    }
-
-
-def write(dirpath, name, doc):
-    path = dirpath / (name + ".json")
-    path.write_text(json.dumps(doc))
-    return path
-
-
-def run_inner(pytester, *args):
-    out = pytester.path / "ncclfi-runs"
-    return pytester.runpytest_subprocess("-p", "ncclfi_pytest.plugin", "--ncclfi-bin", NCCLFI, "--ncclfi-out", str(out), *args)
+from helpers import run_inner, scenario, write
 
 
 def test_scenario_files_are_collected_as_items(pytester):

@@ -109,6 +109,10 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
+bool contains(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;

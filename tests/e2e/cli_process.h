@@ -40,6 +40,8 @@ struct TempDir {
 std::string write_scenario(const std::string& dir, const nlohmann::json& scenario);
 nlohmann::json read_json(const std::string& path);
 std::string read_text(const std::string& path);
+// Whether `needle` occurs in `text` (what most CLI tests assert of an output).
+bool contains(const std::string& text, const std::string& needle);
 bool file_exists(const std::string& path);
 // True while `pid` exists and is not a zombie.
 bool process_alive(pid_t pid);

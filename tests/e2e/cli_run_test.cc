@@ -2,6 +2,7 @@
 // run directory and the suite reports, proc faults, deadlines, restarts, `report` and `sweep`.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <sstream>
 
@@ -180,6 +181,26 @@ TEST(CliRun, MpirunLauncherForwardsVariablesAndKillsRanksThroughIt) {
   EXPECT_EQ(verdict["outcome"], "detected") << verdict.dump(2);
 }
 
+TEST(CliRun, HydraLauncherGivesEachRankItsVariablesAndKillsRanksThroughIt) {
+  if (run_program({"/bin/sh", "-c", "command -v mpiexec.hydra"}).exit_code != 0) {
+    GTEST_SKIP() << "no mpiexec.hydra (Debian: mpich)";
+  }
+  TempDir dir;
+  json s =
+      shell_scenario("hydra", 3, "echo rank=$RANK of=$WORLD_SIZE events=${NCCLFI_EVENTS:+set}; exec sleep 30",
+                     {{"outcome", "detected"}}, 40);
+  s["launcher"] = {{"kind", "hydra"}};
+  s["faults"] = proc_faults("k", "kill", {1}, 800);
+  const auto r = run_cli({"run", write_scenario(dir.path, s), "--out", dir.path + "/runs"}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_LT(r.seconds, 30);  // Hydra tore the job down after the kill, well before the 40 s deadline
+  const std::string run = latest_run(dir.path + "/runs", "hydra");
+  const std::string log = read_text(run + "/attempt-0/launcher.log");
+  EXPECT_NE(log.find("[2] rank=2 of=3 events=set"), std::string::npos) << log;
+  const json verdict = read_json(run + "/verdict.json");
+  EXPECT_EQ(verdict["outcome"], "detected") << verdict.dump(2);
+}
+
 TEST(CliRun, ReportRerendersARun) {
   TempDir dir;
   const auto file =
@@ -201,6 +222,43 @@ TEST(CliSweep, MatrixOverTheProductOfValues) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("clean"), std::string::npos) << r.out;
   EXPECT_EQ(run_cli({"sweep", file, "--set", "deadline_s=1"}).exit_code, 2);
+}
+
+// The SigIgn and SigBlk masks a process printed (grep ^Sig /proc/self/status), as numbers; -1 when absent.
+std::pair<long long, long long> ignored_and_blocked(const std::string& text) {
+  long long ignored = -1, blocked = -1;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("SigIgn:", 0) == 0) ignored = std::stoll(line.substr(7), nullptr, 16);
+    if (line.rfind("SigBlk:", 0) == 0) blocked = std::stoll(line.substr(7), nullptr, 16);
+  }
+  return {ignored, blocked};
+}
+
+// ncclfi ignores SIGPIPE itself; the ranks it starts must not inherit that (nor any other ignored or
+// blocked signal), whether started directly or through `agent --exec`: a rank writing to a closed pipe
+// dies of SIGPIPE, as it would without ncclfi.
+TEST(CliRun, RanksStartWithEverySignalAtItsDefault) {
+  TempDir dir;
+  const std::string runs = dir.path + "/runs";
+  const auto file =
+      write_scenario(dir.path, shell_scenario("signals", 1, "exec grep -E '^Sig(Ign|Blk):' /proc/self/status",
+                                              {{"outcome", "clean"}}));
+  const auto r = run_cli({"run", file, "--out", runs});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto direct = ignored_and_blocked(read_text(latest_run(runs, "signals") + "/attempt-0/rank-0.log"));
+  const auto through = run_program(
+      {NCCLFI_CLI, "agent", "--exec", "--", "/bin/grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status"});
+  ASSERT_EQ(through.exit_code, 0) << through.out << through.err;
+  const auto wrapped = ignored_and_blocked(through.out);
+  constexpr long long kSigpipe = 1LL << (SIGPIPE - 1);
+  for (const auto& [how, masks] :
+       {std::pair{"started directly", direct}, std::pair{"through agent --exec", wrapped}}) {
+    EXPECT_EQ(masks.first & kSigpipe, 0) << how << ": SIGPIPE ignored";
+    EXPECT_EQ(masks.first, 0) << how << ": ignored signals";
+    EXPECT_EQ(masks.second, 0) << how << ": blocked signals";
+  }
 }
 
 }  // namespace

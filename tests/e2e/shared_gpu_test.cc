@@ -18,30 +18,108 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 // Serves $CUDA_MPS_PIPE_DIRECTORY/control until `quit` (the real daemon's socket has the same name);
-// the client form forwards stdin's command. FAKE_MPS_FAIL makes the daemon refuse to start.
+// the client form forwards stdin's command. FAKE_MPS_FAIL makes the daemon refuse to start. A job's
+// process says `client PID` and reads its answer from reply-PID: like a real MPS server
+// (docs/failure-signatures.md, section 8), a client that vanished without `bye PID` (killed) leaves an
+// error that the next client to connect takes, with the server's own fatal-error lines on its output.
 constexpr const char* kFakeMps = R"(#!/bin/sh
 if [ "$1" = "-f" ]; then
   if [ -n "$FAKE_MPS_FAIL" ]; then echo "$FAKE_MPS_FAIL"; exit 1; fi
   mkfifo "$CUDA_MPS_PIPE_DIRECTORY/control" || exit 1
   echo "start $CUDA_MPS_PIPE_DIRECTORY" >> "$FAKE_MPS_LOG"
+  last=""
   while true; do
-    read -r cmd < "$CUDA_MPS_PIPE_DIRECTORY/control"
-    echo "$cmd" >> "$FAKE_MPS_LOG"
-    if [ "$cmd" = quit ]; then exit 0; fi
+    while read -r cmd arg; do  # every line of one opening: clients may write at once
+      echo "$cmd" >> "$FAKE_MPS_LOG"
+      case "$cmd" in
+        quit) exit 0 ;;
+        bye) if [ "$arg" = "$last" ]; then last=""; fi ;;
+        client)
+          reply=ok
+          if [ -n "$last" ] && ! kill -0 "$last" 2>/dev/null; then
+            echo "[2026-01-01 00:00:00.100 Server  4242] Client {PID: $arg, Context: 1} encountered a fatal GPU error."
+            echo "[2026-01-01 00:00:00.100 Server  4242] Server is handling a fatal GPU error."
+            reply=busy
+          fi
+          last=$arg
+          echo "$reply" > "$CUDA_MPS_PIPE_DIRECTORY/reply-$arg" ;;
+      esac
+    done < "$CUDA_MPS_PIPE_DIRECTORY/control"
   done
 fi
 read -r cmd
 echo "$cmd" > "$CUDA_MPS_PIPE_DIRECTORY/control"
 )";
 
+// Sourced by a job's processes: `mps_client PID` connects to the stand-in daemon as the process PID and
+// prints its answer (ok or busy); `cuda_init PID` is a rank's CUDA start: a refused client prints what
+// PyTorch printed on the GPU host and exits 1.
+constexpr const char* kMpsClient = R"sh(mps_client() {
+  echo "client $1" > "$CUDA_MPS_PIPE_DIRECTORY/control"
+  i=0
+  while [ ! -s "$CUDA_MPS_PIPE_DIRECTORY/reply-$1" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+  cat "$CUDA_MPS_PIPE_DIRECTORY/reply-$1"
+}
+cuda_init() {
+  if [ "$(mps_client "$1")" != ok ]; then
+    echo "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"
+    exit 1
+  fi
+}
+)sh";
+
+// A stand-in torchrun (the host's own may not run): starts --nproc_per_node workers of the command after
+// --no_python with RANK, LOCAL_RANK, WORLD_SIZE and TORCHELASTIC_RESTART_COUNT; when one fails it ends
+// the others (SIGTERM) and, while --max_restarts allows, restarts the group with torchrun's own line.
+constexpr const char* kFakeTorchrun = R"sh(#!/bin/sh
+n=1; max=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --nproc_per_node=*) n=${1#*=} ;;
+    --max_restarts=*) max=${1#*=} ;;
+    --no_python) shift; break ;;
+  esac
+  shift
+done
+gen=0
+while true; do
+  pids=""; r=0
+  while [ $r -lt $n ]; do
+    RANK=$r LOCAL_RANK=$r WORLD_SIZE=$n TORCHELASTIC_RESTART_COUNT=$gen "$@" & pids="$pids $!"; r=$((r+1))
+  done
+  failed=0; running=$pids
+  while [ -n "$running" ] && [ $failed = 0 ]; do
+    sleep 0.05; still=""
+    for p in $running; do
+      if kill -0 $p 2>/dev/null; then still="$still $p"; elif ! wait $p; then failed=1; fi
+    done
+    running=$still
+  done
+  if [ $failed = 0 ]; then exit 0; fi
+  for p in $pids; do kill -TERM $p 2>/dev/null; done
+  wait
+  if [ $gen -ge $max ]; then echo "ChildFailedError" >&2; exit 1; fi
+  echo "[default] Worker group FAILED. $((max-gen))/$max attempts left; will restart worker group" >&2
+  gen=$((gen+1))
+done
+)sh";
+
 struct SharedGpuHost {
   TempDir dir;
   std::string bin = dir.path + "/fakebin";
   std::string mps_log = dir.path + "/mps.log";
+  std::string client = dir.path + "/mps-client.sh";
   SharedGpuHost() {
     fs::create_directories(bin);
     const std::string tool = bin + "/nvidia-cuda-mps-control";
     std::ofstream(tool) << kFakeMps;
+    chmod(tool.c_str(), 0755);
+    std::ofstream(client) << kMpsClient;
+  }
+  std::string client_prelude() const { return ". " + client + "; "; }
+  void add_torchrun() const {
+    const std::string tool = bin + "/torchrun";
+    std::ofstream(tool) << kFakeTorchrun;
     chmod(tool.c_str(), 0755);
   }
   CliResult run(const json& scenario, std::vector<std::string> extra = {}, const std::string& fail = "") {
@@ -168,6 +246,82 @@ TEST(SharedGpu, RanksStartedByALauncherGetTheirVariablesFromThePreload) {
   const std::string log = read_text(host.run_dir("shared-launcher") + "/attempt-0/launcher.log");
   EXPECT_NE(log.find("child 0: host=ncclfi-shared-0 cvd=0 local=0"), std::string::npos) << log;
   EXPECT_NE(log.find("child 1: host=ncclfi-shared-1 cvd=0 local=0"), std::string::npos) << log;
+}
+
+// torchrun restarts its workers inside the job: the restarted generation goes to a daemon of its own
+// (the preload reads TORCHELASTIC_RESTART_COUNT), so rank 1, SIGKILLed in generation 0 while it was a
+// client, does not poison generation 1, and the run recovers.
+TEST(SharedGpu, TorchrunsRestartedWorkersGetAFreshMpsDaemon) {
+  if (!file_exists(std::string(NCCLFI_LIB_DIR) + "/libncclfi-preload.so")) GTEST_SKIP() << "no preload built";
+  SharedGpuHost host;
+  host.add_torchrun();
+  json s = two_gpu_job("shared-torchrun-restart",
+                       host.client_prelude() +
+                           "echo gen=$TORCHELASTIC_RESTART_COUNT rank=$RANK mps=$CUDA_MPS_PIPE_DIRECTORY; "
+                           "cuda_init $$; if [ $TORCHELASTIC_RESTART_COUNT = 0 ]; then exec sleep 30; fi; "
+                           "echo \"bye $$\" > \"$CUDA_MPS_PIPE_DIRECTORY/control\"; "
+                           "echo gen=$TORCHELASTIC_RESTART_COUNT rank=$RANK done");
+  s["faults"] = {{{"id", "kill"},
+                  {"layer", "proc"},
+                  {"kind", "kill"},
+                  {"target", {{"ranks", {1}}}},
+                  {"trigger", {{"after_ms", 1500}}}}};
+  s["launcher"] = {{"kind", "torchrun"}, {"max_restarts", 1}};
+  s["deadline_s"] = 60;
+  s["expect"] = {{"outcome", "recovered"}};
+  const auto r = host.run(s);
+  const std::string run = host.run_dir("shared-torchrun-restart");
+  const std::string log = read_text(run + "/attempt-0/launcher.log");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << log;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string r_ = std::to_string(rank);
+    EXPECT_NE(log.find("gen=0 rank=" + r_ + " mps=/"), std::string::npos) << log;
+    EXPECT_NE(log.find("gen=1 rank=" + r_ + " done"), std::string::npos) << log;
+  }
+  // Generation 1 named its own daemon's pipe directory, which was started and told to quit.
+  const auto gen1 = log.find("gen=1 rank=0 mps=");
+  ASSERT_NE(gen1, std::string::npos) << log;
+  EXPECT_NE(log.find("/g1", gen1), std::string::npos) << log;
+  const std::string mps = read_text(host.mps_log);
+  EXPECT_NE(mps.find("/g0\n"), std::string::npos) << mps;
+  EXPECT_NE(mps.find("/g1\n"), std::string::npos) << mps;
+  const json verdict = read_json(run + "/verdict.json");
+  EXPECT_EQ(verdict["verdict"], "pass") << verdict["judgement"].dump(2);
+  EXPECT_NE(verdict["gpu"]["mps"].get<std::string>().find("one for each of 2 generations"), std::string::npos)
+      << verdict["gpu"].dump(2);
+}
+
+// A job that relaunches a rank itself, with no restart count to read, stays on the daemon whose client was
+// killed: the relaunched rank is refused. That failure is shared-GPU mode's, not the job's: unknown, with
+// the MPS server's lines, never fail.
+TEST(SharedGpu, AFailureAfterAKillUnderMpsIsUnknownWithTheMpsReason) {
+  if (!file_exists(std::string(NCCLFI_LIB_DIR) + "/libncclfi-preload.so")) GTEST_SKIP() << "no preload built";
+  SharedGpuHost host;
+  // The first launch of rank 0 connects and is SIGKILLed; the relaunch connects to the same daemon.
+  const std::string rank = host.client_prelude() + "cuda_init $$; exec sleep 20";
+  const std::string relaunch = host.client_prelude() + "cuda_init $$; echo relaunched rank ok";
+  json s = two_gpu_job("shared-relaunch-poisoned", "RANK=0 /bin/sh -c '" + rank +
+                                                       "' & pid=$!; sleep 0.5; kill -9 $pid; wait; "
+                                                       "RANK=0 /bin/sh -c '" +
+                                                       relaunch + "'");
+  s["launcher"] = {{"kind", "command"}, {"per_rank", false}};
+  s["expect"] = {{"outcome", "clean"}};
+  const auto r = host.run(s);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // not a pass
+  const std::string run = host.run_dir("shared-relaunch-poisoned");
+  EXPECT_NE(read_text(run + "/attempt-0/launcher.log").find("busy or unavailable"), std::string::npos);
+  const json verdict = read_json(run + "/verdict.json");
+  EXPECT_EQ(verdict["verdict"], "unknown") << verdict["judgement"].dump(2);
+  bool said = false;
+  for (const auto& c : verdict["judgement"]["checks"]) {
+    if (c["field"] != "shared_gpu") continue;
+    said = true;
+    EXPECT_EQ(c["answer"], "unknown");
+    const std::string why = c["reason"];
+    EXPECT_NE(why.find("shared-GPU mode"), std::string::npos) << why;
+    EXPECT_NE(why.find("Server is handling a fatal GPU error."), std::string::npos) << why;
+  }
+  EXPECT_TRUE(said) << verdict["judgement"].dump(2);
 }
 
 }  // namespace

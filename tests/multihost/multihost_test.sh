@@ -8,7 +8,19 @@ ncclfi=$1 src=$2 out=$3 case=$4
 cluster=$src/scripts/cluster-local
 [[ -n ${NCCLFI_CLUSTER_HOSTFILE:-} && -f ${NCCLFI_CLUSTER_HOSTFILE:-} ]] || { echo "SKIPPED: no cluster-local cluster"; exit 77; }
 rm -rf "$out" && mkdir -p "$out"
-fail() { echo "FAIL: $*"; exit 1; }
+# A failure says why, with each run's verdict checks beside it (CI keeps only the test's output).
+fail() {
+  echo "FAIL: $*"
+  for v in "$out"/*/*/verdict.json; do
+    [[ -f $v ]] || continue
+    echo "--- $v"
+    python3 -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+print(v.get("status"))
+for c in v.get("judgement", {}).get("checks", []): print(" ", c.get("field"), c.get("answer"), c.get("reason", "")[:400])' "$v" 2>&1
+  done
+  exit 1
+}
 on_node1() { "$cluster" exec node1 "$@"; }
 run_scenario() { on_node1 "$ncclfi" run "$src/scenarios/multihost/$1.json" --out "$out" -q --color never; }
 events() { cat "$out"/*/*/events.jsonl 2>/dev/null; }

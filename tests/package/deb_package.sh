@@ -1,8 +1,8 @@
 #!/bin/sh
 # deb_package.sh CPACK BUILD SOURCE: `cpack -G DEB` makes a package whose Depends are Debian package
 # names that cover every shared library its programs load (found with ldd and dpkg -S), that holds
-# every installed part under /usr, and whose unpacked tree runs a few CPU scenarios with the build and
-# source trees hidden.
+# every installed part under /usr, that keeps Debian policy (deb_policy.sh: lintian and the rest), and
+# whose unpacked tree runs a few CPU scenarios with the build and source trees hidden.
 set -u
 cpack=$1 build=$2 src=$3
 tmp=$(mktemp -d /tmp/ncclfi-deb.XXXXXX)
@@ -27,9 +27,9 @@ done
 
 # The package's files.
 dpkg-deb -c "$deb" | awk '{print $NF}' >"$tmp/contents"
-for f in ./usr/bin/ncclfi ./usr/bin/ncclfi-cpu-ring ./usr/lib/libncclfi-preload.so ./usr/lib/libnccl-net-ncclfi.so \
-  ./usr/share/ncclfi/scenarios/schema.json ./usr/share/ncclfi/scenarios/cpu/net-drop-recv-hang.json \
-  ./usr/share/ncclfi/workloads/torch/ddp_train.py ./usr/share/man/man1/ncclfi.1 \
+for f in ./usr/bin/ncclfi ./usr/bin/ncclfi-cpu-ring ./usr/lib/ncclfi/libncclfi-preload.so \
+  ./usr/lib/ncclfi/libnccl-net-ncclfi.so ./usr/share/ncclfi/scenarios/schema.json \
+  ./usr/share/ncclfi/scenarios/cpu/net-drop-recv-hang.json ./usr/share/ncclfi/workloads/torch/ddp_train.py \
   ./usr/share/bash-completion/completions/ncclfi ./usr/share/ncclfi/python/ncclfi_pytest/plugin.py; do
   grep -qxF "$f" "$tmp/contents" || fail "the package lacks $f"
 done
@@ -38,7 +38,7 @@ done
 # Depends (the CUDA toolkit's libraries, which the GPU workload loads on a GPU host, are no Debian package).
 root=$tmp/root
 dpkg-deb -x "$deb" "$root"
-for elf in "$root"/usr/bin/* "$root"/usr/lib/*.so; do
+for elf in "$root"/usr/bin/* "$root"/usr/lib/ncclfi/*.so; do
   head -c 4 "$elf" | grep -q ELF || continue
   for lib in $(ldd "$elf" 2>/dev/null | awk '/=> \// {print $3}'); do
     case "$lib" in /usr/local/cuda*|/usr/local/*) continue ;; esac
@@ -49,6 +49,7 @@ for elf in "$root"/usr/bin/* "$root"/usr/lib/*.so; do
   done
 done
 
+sh "$(dirname "$0")/deb_policy.sh" "$deb" "$root" "$tmp" || exit 1
 sh "$(dirname "$0")/run_hidden.sh" "$root/usr" "$tmp/run" "$build" "$src" -- \
   --filter net-drop-recv-hang --filter proc-kill-rank || exit 1
 echo "PASS: $(basename "$deb"): Depends $depends; the unpacked tree ran 2 CPU scenarios with the build hidden"

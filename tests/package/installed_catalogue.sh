@@ -12,9 +12,9 @@ prefix=$tmp/prefix
 
 "$cmake" --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
   fail "cmake --install: $(tail -n 5 "$tmp/install.log")"
-for f in bin/ncclfi bin/ncclfi-cpu-ring lib/libncclfi-preload.so lib/libnccl-net-ncclfi.so \
+for f in bin/ncclfi bin/ncclfi-cpu-ring lib/ncclfi/libncclfi-preload.so lib/ncclfi/libnccl-net-ncclfi.so \
   share/ncclfi/scenarios/schema.json share/ncclfi/scenarios/cpu/net-drop-recv-hang.json \
-  share/ncclfi/workloads/torch/ddp_train.py share/man/man1/ncclfi.1 \
+  share/ncclfi/workloads/torch/ddp_train.py share/man/man1/ncclfi.1.gz \
   share/bash-completion/completions/ncclfi share/doc/ncclfi/README.md \
   share/ncclfi/python/ncclfi_pytest/plugin.py; do
   [ -s "$prefix/$f" ] || fail "$prefix/$f was not installed"
@@ -25,8 +25,8 @@ for f in $(cd "$src/scenarios" && find . -name '*.json'); do
 done
 "$prefix/bin/ncclfi" validate "$prefix/share/ncclfi/scenarios" >"$tmp/validate.log" 2>&1 ||
   fail "the installed catalogue does not validate: $(tail -n 5 "$tmp/validate.log")"
-man -l "$prefix/share/man/man1/ncclfi.1" >/dev/null 2>&1 || ! command -v man >/dev/null ||
-  fail "man cannot render ncclfi.1"
+man -l "$prefix/share/man/man1/ncclfi.1.gz" >/dev/null 2>&1 || ! command -v man >/dev/null ||
+  fail "man cannot render ncclfi.1.gz"
 bash -n "$prefix/share/bash-completion/completions/ncclfi" || fail "the bash completion is not valid bash"
 
 sh "$(dirname "$0")/run_hidden.sh" "$prefix" "$tmp/run" "$build" "$src" -- \

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "ncclfi/effects.h"
 #include "plugin_test_util.h"
 
 namespace ncclfi::plugin_test {
@@ -144,6 +145,33 @@ TEST(NetFaultDelay, CompletionHeldForTheAskedTime) {
   EXPECT_EQ(inj[0]["bytes"], 4096);
   EXPECT_TRUE(inj[0].contains("request"));
   EXPECT_TRUE(inj[0].contains("ts_ns"));
+}
+
+// Same seed, same bits: each firing's delay is the seeded draw every layer makes (Delay::draw: the fault's
+// seed, its id, the firing on the thread that fired), the one the preload's and the verbs wrapper's tests
+// check theirs against.
+TEST(NetFaultDelay, JitterIsTheSeededDrawEveryLayerMakes) {
+  const auto files = plan_with({{"id", "jit"},
+                                {"layer", "net"},
+                                {"kind", "delay"},
+                                {"params", {{"ms", 1}, {"jitter_ms", 30}}},
+                                {"target", {{"ranks", {0}}, {"direction", "send"}}},
+                                {"trigger", {{"count", 3}}}});
+  auto [s, r] = run_pair(
+      options_for(files),
+      [](Endpoint& ep) {
+        timed_sends(ep, 3, 512);
+        return 0;
+      },
+      [](Endpoint& ep) { return receive_all(ep, 3, 512); });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+  const auto inj = injections(files.events);
+  ASSERT_EQ(inj.size(), 3u);
+  for (const auto& e : inj) {
+    const auto firing = e["firing"].get<uint64_t>();
+    EXPECT_DOUBLE_EQ(e["delay_ms"].get<double>(), (ncclfi::Delay{1, 30}).draw(7, "jit", firing)) << firing;
+  }
 }
 
 TEST(NetFaultDelay, JitterStaysWithinItsBound) {
@@ -344,6 +372,42 @@ TEST(NetFaultCorrupt, FlipsExactlyTheAskedBits) {
     EXPECT_EQ(r, 0) << bits << " bits";
     EXPECT_EQ(injections(files.events).size(), 1u);
   }
+}
+
+// Same seed, same bits: the bits a corrupt flips are those flip_bits chooses from the corruption seed every
+// layer draws (corrupt_seed: the fault's own seed, its id, the firing), the seed the preload's choice of
+// elements comes from too.
+TEST(NetFaultCorrupt, FlipsTheBitsOfTheSharedCorruptionSeed) {
+  constexpr size_t kSize = 4096;
+  const auto files = plan_with({{"id", "flip"},
+                                {"layer", "net"},
+                                {"kind", "corrupt"},
+                                {"params", {{"bits", 5}, {"seed", 3}}},
+                                {"target", {{"ranks", {1}}}},
+                                {"trigger", {{"count", 2}}}});
+  auto [s, r] = run_pair(
+      options_for(files),
+      [](Endpoint& ep) {
+        timed_sends(ep, 2, kSize);
+        return 0;
+      },
+      [](Endpoint& ep) {
+        for (uint64_t firing = 1; firing <= 2; ++firing) {
+          std::vector<char> want = pattern(kSize);
+          ncclfi::flip_bits(want.data(), want.size(), 5, ncclfi::corrupt_seed(3, 7, "flip", firing));
+          std::vector<char> buf(kSize);
+          ncclResult_t res;
+          void* req = post_recv(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
+          int done = 0, got = 0;
+          CHILD_CHECK(req && wait_request(*ep.plugin, req, &done, &got, 10s) == ncclSuccess && done, "recv");
+          CHILD_CHECK(buf == want, "firing %d: not the bits of the shared corruption seed",
+                      static_cast<int>(firing));
+        }
+        return 0;
+      });
+  EXPECT_EQ(s, 0);
+  EXPECT_EQ(r, 0);
+  EXPECT_EQ(injections(files.events).size(), 2u);
 }
 
 TEST(NetFaultError, IsendReturnsTheAskedCode) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ncclfi/effects.h"
 #include "preload_fixture.h"
 
 namespace ncclfi::test {
@@ -92,6 +93,24 @@ INSTANTIATE_TEST_SUITE_P(Modes, CorruptTest,
                          [](const ::testing::TestParamInfo<CorruptCase>& p) {
                            return std::string(p.param.mode) + (p.param.group ? "InGroup" : "");
                          });
+
+// Same seed, same bits: the elements a corrupt alters are chosen from the corruption seed every layer draws
+// (corrupt_seed: the fault's own seed, its id, the firing), the seed the shim flips its bits with.
+TEST_F(PreloadTest, CorruptChoosesItsElementsFromTheSharedCorruptionSeed) {
+  write_plan(json::array({fault("c", "corrupt", {{"mode", "zero"}, {"count", 3}, {"seed", 5}},
+                                {{"ops", {"allreduce"}}}, {{"count", 3}})}));
+  auto r = run({"ops", "allreduce", "3", "--count", std::to_string(kCount)}, {{"NCCL_DOUBLE_FILL", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto inj = events("inject");
+  ASSERT_EQ(inj.size(), 3u);
+  for (const json& e : inj) {
+    const auto firing = e["firing"].get<uint64_t>();
+    const size_t stride = kCount / 3;
+    const double draw = corrupt_draw(corrupt_seed(5, 7, "c", firing));
+    EXPECT_EQ(e["stride"], stride);
+    EXPECT_EQ(e["first"], static_cast<size_t>(draw * static_cast<double>(stride))) << firing;
+  }
+}
 
 TEST_F(PreloadTest, CorruptOnRecvAltersItsBuffer) {
   write_plan(json::array(

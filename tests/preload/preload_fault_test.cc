@@ -2,6 +2,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "ncclfi/fault_action.h"
 #include "preload_fixture.h"
 
 namespace ncclfi::test {
@@ -47,6 +48,21 @@ TEST_F(PreloadTest, DelayHoldsTheAskedCallForTheAskedTime) {
   EXPECT_LT(o[2].ms, 200.0);
   for (int i : {1, 3, 4}) EXPECT_LT(o[i].ms, 50.0) << "call " << i;
   EXPECT_EQ(calls_named("ncclAllReduce").size(), 4u);
+}
+
+// Same seed, same bits: each firing's delay is the seeded draw every layer makes (Delay::draw: the fault's
+// seed, its id, the firing), the one the shim's and the verbs wrapper's tests check theirs against.
+TEST_F(PreloadTest, DelayJitterIsTheSeededDrawEveryLayerMakes) {
+  write_plan(
+      json::array({fault("jit", "delay", {{"ms", 1}, {"jitter_ms", 30}}, on_allreduce(0), {{"count", 3}})}));
+  auto r = run({"ops", "allreduce", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto inj = events("inject");
+  ASSERT_EQ(inj.size(), 3u);
+  for (const json& e : inj) {
+    const auto firing = e["firing"].get<uint64_t>();
+    EXPECT_DOUBLE_EQ(e["delay_ms"].get<double>(), (Delay{1, 30}).draw(7, "jit", firing)) << firing;
+  }
 }
 
 TEST_F(PreloadTest, HangWithMsBlocksThenForwards) {

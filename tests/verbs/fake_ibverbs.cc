@@ -18,6 +18,8 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 
 #undef ibv_reg_mr
 #undef ibv_query_port
@@ -41,6 +43,14 @@ uint32_t g_next_qp = 0x100;
 ibv_device g_device{};
 ibv_device* g_list[2] = {&g_device, nullptr};
 
+// NCCLFI_FAKE_IBV_THROW=<op> (poll_cq, post_send, post_recv, query_port): that context op throws, as no
+// provider would, so a test can check that nothing thrown under the wrapper's hooks reaches their caller.
+void throw_if_asked(const char* op) {
+  const char* which = std::getenv("NCCLFI_FAKE_IBV_THROW");
+  if (which != nullptr && std::strcmp(which, op) == 0)
+    throw std::runtime_error(std::string("fake ") + op + " threw");
+}
+
 void push(ibv_cq* cq, const ibv_wc& wc) {
   reinterpret_cast<FakeCq*>(cq)->wcs.push_back(wc);
 }
@@ -58,6 +68,7 @@ void fill_port(ibv_port_attr* attr) {
 }
 
 int query_port_op(ibv_context*, uint8_t port, ibv_port_attr* attr, size_t) {
+  throw_if_asked("query_port");
   if (port != 1) return EINVAL;
   fill_port(attr);
   return 0;
@@ -92,6 +103,7 @@ extern "C" {
 
 // The fake's own ops, exported so a test can tell whether the wrapper patched the context.
 int ncclfi_fake_poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
+  throw_if_asked("poll_cq");
   std::lock_guard lock(g_mu);
   auto* f = reinterpret_cast<FakeCq*>(cq);
   int done = 0;
@@ -103,6 +115,7 @@ int ncclfi_fake_poll_cq(ibv_cq* cq, int n, ibv_wc* wc) {
 }
 
 int ncclfi_fake_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
+  throw_if_asked("post_send");
   std::lock_guard lock(g_mu);
   auto* self = reinterpret_cast<FakeQp*>(qp);
   auto it = g_qps.find(self->dest_qp_num);
@@ -150,6 +163,7 @@ int ncclfi_fake_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
 }
 
 int ncclfi_fake_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
+  throw_if_asked("post_recv");
   std::lock_guard lock(g_mu);
   auto* self = reinterpret_cast<FakeQp*>(qp);
   for (; wr != nullptr; wr = wr->next) {

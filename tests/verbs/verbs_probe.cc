@@ -10,6 +10,7 @@
 //   post_send rc=R bad_is_first=0|1   each ibv_post_send (one WR each)
 //   post_recv rc=R
 //   wc wr_id=I status=S qp=A|B opcode=O vendor_err=V ms=T    each completion, T ms after the first post
+//   end                               the probe ran to its end (nothing was thrown into it)
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
 
@@ -134,6 +135,7 @@ int main(int argc, char** argv) {
     }
     if (got == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+  std::printf("end\n");
   std::fflush(stdout);
   return 0;
 }

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ncclfi/fault_action.h"
 #include "ncclfi/ib_retry_budget.h"
 #include "ncclfi/ib_verbs_codes.h"
 
@@ -233,6 +234,20 @@ TEST_F(VerbsWrapper, WcErrorAtOnceWithItsStatusThenFlushes) {
   EXPECT_EQ(r.wc("A", 2)->status, ib::kWcWrFlushErr);
 }
 
+TEST_F(VerbsWrapper, LocalProtectionErrorAtOnceWithGpuDirectsVendorErrThenFlushes) {
+  ProbeResult r = probe(json::array(
+      {fault("local_protection_error", json::object(), {{"direction", "send"}}, {{"after_calls", 2}})}));
+  ASSERT_EQ(r.wcs.size(), 6U);
+  EXPECT_EQ(r.wc("A", 0)->status, ib::kWcSuccess);
+  EXPECT_EQ(r.wc("A", 1)->status, 4) << "IBV_WC_LOC_PROT_ERR";
+  EXPECT_EQ(r.wc("A", 1)->vendor_err, 81U) << "the syndrome NCCL users report with it";
+  EXPECT_LT(r.wc("A", 1)->ms, 1000) << "not held";
+  EXPECT_EQ(r.wc("A", 2)->status, ib::kWcWrFlushErr);
+  EXPECT_EQ(r.wc("B", 100)->status, ib::kWcSuccess) << "the receiving QP was not targeted";
+  ASSERT_EQ(r.injections().size(), 1U);
+  EXPECT_EQ(r.injections()[0]["status_name"], "IBV_WC_LOC_PROT_ERR");
+}
+
 TEST_F(VerbsWrapper, EveryErrorStatusReachesThePollerExactly) {
   for (const auto& st : ib::kWcStatuses) {
     if (st.value == ib::kWcSuccess) continue;
@@ -289,6 +304,49 @@ TEST_F(VerbsWrapper, PostErrorReturnsTheErrnoAndPostsNothing) {
   EXPECT_EQ(r.wc("A", 0), nullptr);
   ProbeResult recv = probe(json::array({fault("post_error", json::object(), {{"ops", {"post_recv"}}})}));
   EXPECT_EQ(recv.line_starting("post_recv"), "post_recv rc=" + std::to_string(ENOMEM));
+}
+
+// NCCL calls the hooks from C: an exception thrown under one (here the stand-in's op throws, as a provider
+// never would; our own code is behind the same barrier) stops in the hook, which says so on stderr and
+// answers as a failing provider does. Before the barrier the exception reached the probe and aborted it.
+TEST_F(VerbsWrapper, AHookThatThrowsDoesNotThrowIntoItsCaller) {
+  const json never_fires =
+      json::array({fault("drop", json::object(), json::object(), {{"after_calls", 1000}})});
+  const std::map<std::string, std::string> calls = {{"poll_cq", "ibv_poll_cq"},
+                                                    {"post_send", "ibv_post_send"},
+                                                    {"post_recv", "ibv_post_recv"},
+                                                    {"query_port", "ibv_query_port"}};
+  for (const auto& [op, call] : calls) {
+    ProbeResult r = probe(never_fires, {{"NCCLFI_FAKE_IBV_THROW", op}}, 1, 200);
+    EXPECT_EQ(r.line_starting("patched"), "patched 1") << op;
+    EXPECT_EQ(r.line_starting("end"), "end") << op << ": the probe did not run to its end";
+    EXPECT_EQ(r.line_starting("ncclfi verbs: internal error in " + call + ": fake " + op + " threw"),
+              "ncclfi verbs: internal error in " + call + ": fake " + op + " threw")
+        << op;
+    if (op == "post_send") {
+      EXPECT_EQ(r.line_starting("post_send"), "post_send rc=" + std::to_string(EIO) + " bad_is_first=1");
+    } else if (op == "post_recv") {
+      EXPECT_EQ(r.line_starting("post_recv"), "post_recv rc=" + std::to_string(EIO));
+    } else if (op == "query_port") {
+      EXPECT_EQ(r.line_starting("port_op"), "") << "the op failed: no attributes";
+    } else {
+      EXPECT_TRUE(r.wcs.empty()) << "ibv_poll_cq failed: no completions";
+    }
+  }
+}
+
+// Same seed, same bits: a delay's jitter is the one seeded draw every layer makes (Delay::draw, from the
+// fault's seed, its id and the firing), here on the verbs path; the preload's and the shim's tests check
+// theirs against the same draw.
+TEST_F(VerbsWrapper, DelayJitterIsTheSeededDrawEveryLayerMakes) {
+  ProbeResult r = probe(
+      json::array({fault("delay", {{"ms", 1}, {"jitter_ms", 40}}, {{"direction", "send"}}, {{"count", 3}})}));
+  ASSERT_EQ(r.injections().size(), 3U);
+  for (const json& e : r.injections()) {
+    const auto firing = e["firing"].get<uint64_t>();
+    EXPECT_DOUBLE_EQ(e["delay_ms"].get<double>(), (ncclfi::Delay{1, 40}).draw(7, "f-delay", firing))
+        << firing;
+  }
 }
 
 }  // namespace

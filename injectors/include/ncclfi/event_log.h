@@ -34,6 +34,8 @@ inline constexpr const char* kHeal = "heal";  // a fault window closed: fault_id
 inline constexpr const char* kRefused =
     "injection_refused";                            // this host is outside the allow-list: host, allowed
 inline constexpr const char* kControl = "control";  // ncclfi arm/disarm: action, fault_id, acknowledged, ...
+// the harness's teardown signalled a rank (not a fault: a proc kill fault is an `inject`): pid, signal, why
+inline constexpr const char* kKill = "kill";
 // lost: lines this writer could not write (disk full, I/O error) before this one; the harness judges
 // a run whose records are incomplete unknown.
 inline constexpr const char* kEventsLost = "events_lost";

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "ncclfi/nccl_results.h"
@@ -25,9 +26,13 @@ enum class CorruptMode { kBitflip, kNan, kZero };
 const char* to_string(CorruptMode mode);
 
 // Shared by several layers.
-struct Delay {  // hold the call (api) or its completion (net) for ms + a seeded draw in [0, jitter_ms]
+struct Delay {  // hold the call (api) or its completion (net, verbs) for ms + a seeded draw in [0, jitter_ms]
   double ms = 0;
   double jitter_ms = 0;
+  // The hold of one firing, in ms: ms plus jitter_ms times a draw in [0, 1) from (seed, fault id, firing)
+  // alone, the same in every layer (effects.cc). `seed` is the fault's (ArmedFault::seed), `firing` its
+  // 1-based firing (ArmedFault::last_firing_on_this_thread).
+  double draw(uint64_t seed, std::string_view fault_id, uint64_t firing) const;
   friend bool operator==(const Delay&, const Delay&) = default;
 };
 struct FailWithCode {  // the call returns this code without doing its work

@@ -40,18 +40,49 @@ struct ParamSpec {
 
 class ParamReader;
 
+// What a fault does to the rank's own process, beyond the call it fires on.
+enum class ProcessEffect {
+  kNone,
+  kStops,  // the process is stopped (proc stop): it does nothing until SIGCONT or the teardown
+  kEnds,   // the process dies (api crash, proc kill): nothing can heal it
+};
+
+// What code outside the kind files needs to know about a kind. It asks these, never the kind's name, so a
+// new kind with the same traits needs no change anywhere else.
+struct KindTraits {
+  ProcessEffect process = ProcessEffect::kNone;
+  // The parameter that says how long one firing's effect lasts ("ms" of a hang, a delay, a stall, a stop);
+  // empty when the kind has none.
+  std::string_view duration_param = {};
+  // A rate: one firing slows one call (or one connection), so a lasting slow-down (a straggler, a slow
+  // link) needs trigger.count 0, every matching call. `ncclfi validate` warns when such a fault keeps the
+  // default count of 1 under an expected `degraded`: the run would read clean.
+  bool rate = false;
+};
+
 struct FaultKindSpec {
   Layer layer;
   std::string_view kind;
   std::string_view effect;                   // one line: what happens
-  std::span<const std::string_view> points;  // the point names this kind can fire at
+  std::span<const std::string_view> points;  // the point names this kind can fire at (fault_points.h)
   std::span<const ParamSpec> params;
   // Builds the action from validated parameters (may reject a combination with reader.fail()).
   FaultAction (*resolve)(const ParamReader& reader);
+  KindTraits traits = {};
+
+  // The rank dies of this fault: its exit is the fault's effect, and no window can heal it.
+  bool ends_process() const { return traits.process == ProcessEffect::kEnds; }
+  // The rank dies or is stopped by this fault: its exit (or its teardown while stopped) is the fault
+  // itself, not a detection of it.
+  bool takes_rank_down() const { return traits.process != ProcessEffect::kNone; }
+  // A parameter (traits.duration_param) says how long each firing's effect lasts.
+  bool has_duration() const { return !traits.duration_param.empty(); }
 };
 
 std::span<const FaultKindSpec* const> fault_kinds();
 const FaultKindSpec* find_fault_kind(Layer layer, std::string_view kind);
+// The same, from a layer's name as plans and events write it ("api"); nullptr for an unknown one.
+const FaultKindSpec* find_fault_kind(std::string_view layer, std::string_view kind);
 
 // The point names a fault attaches to: from its target's ops when given (api: allreduce ->
 // nccl/coll/allreduce, send -> nccl/p2p/send; net: isend -> net/isend), else its kind's default points.

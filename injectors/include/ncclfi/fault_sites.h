@@ -39,6 +39,9 @@ bool fault_kind_registered(std::string_view layer, std::string_view kind);
 using KindUses = std::map<std::pair<std::string, std::string>, std::vector<std::string>>;
 
 std::string fault_sites_markdown(const KindUses& uses);
+// The same tables without the scenarios column: what docs/faults.md holds, so that a new scenario does
+// not make the docs stale.
+std::string fault_sites_markdown();
 nlohmann::json fault_sites_json(const KindUses& uses);
 
 }  // namespace ncclfi

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <string>
 
 namespace ncclfi {
@@ -55,6 +56,11 @@ inline constexpr const char* kRankMarkerVar = "NCCLFI_WORLD_SIZE";
 
 // Rank from kRankEnvVars (first set wins), or -1.
 int resolve_rank_from_env();
+// The same rule over variables read through `lookup` (a name's value, or nullptr when unset): the first
+// of kRankEnvVars that holds a whole number in [0, INT_MAX] names the rank; an empty or malformed one
+// is passed over. The harness reads other processes' environments (/proc) with it, so it finds a rank
+// under the number the rank itself uses.
+int resolve_rank(const std::function<const char*(const char* name)>& lookup);
 int resolve_world_size_from_env();
 
 }  // namespace ncclfi

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ncclfi/plan.h"
@@ -118,6 +119,9 @@ class ArmedFault {
 bool target_matches(const Target& target, const CallSite& site);
 
 // The deterministic per-call draw behind `probability`: a value in [0,1) from (seed, fault id, call).
-double seeded_uniform(uint64_t seed, const std::string& fault_id, uint64_t call_index);
+double seeded_uniform(uint64_t seed, std::string_view fault_id, uint64_t call_index);
+// The 64 bits that draw is made of; `key` is a fault id, or a fault id with a suffix naming what the draw
+// is for ("<id>/jitter"), so draws for different purposes of one firing are independent.
+uint64_t seeded_bits(uint64_t seed, std::string_view key, uint64_t index);
 
 }  // namespace ncclfi

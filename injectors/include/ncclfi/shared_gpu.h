@@ -6,6 +6,7 @@
 // ranks a launcher such as torchrun or mpirun starts.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -29,5 +30,31 @@ std::map<std::string, std::string> shared_gpu_rank_env(int rank, int gpus, std::
 // reads them (CUDA initialisation, the interpreter copying the environment): the preload calls it from
 // a constructor.
 int apply_shared_gpu_env_from_environment();
+
+// ncclfi's MPS daemons in shared-GPU mode: one per generation of the job's processes. A client killed in
+// the middle of GPU work leaves its MPS server an error that the next client to connect takes
+// (docs/failure-signatures.md, section 8), so the workers a launcher restarts inside the job (torchrun's
+// --max-restarts, a requeued Slurm job) go to a daemon that none of the killed ones used. The harness
+// starts kMpsGenerationsVar daemons, generation N's on mps_pipe_dir(base, N, ...); a generation past
+// them runs without MPS (time-sliced), which a poisoned server does not disturb.
+inline constexpr const char* kMpsPipeBaseVar = "NCCLFI_MPS_PIPE_BASE";
+inline constexpr const char* kMpsGenerationsVar = "NCCLFI_MPS_GENERATIONS";
+inline constexpr int kMaxMpsGenerations = 8;  // control daemons are cheap; a server starts with a client
+
+using EnvLookup = std::function<const char*(const char*)>;
+
+// The generation of this process: how many times a launcher restarted the job inside it.
+// TORCHELASTIC_RESTART_COUNT (torchrun's workers), else SLURM_RESTART_COUNT (a requeued Slurm job), else 0;
+// a value that is not a small non-negative integer counts as 0.
+int launcher_restart_count(const EnvLookup& env);
+
+// Generation `generation`'s pipe directory under `base`: base/gN while N < generations, else
+// base/time-sliced (a directory without a daemon: its clients run without MPS).
+std::string mps_pipe_dir(std::string_view base, int generation, int generations);
+
+// In a process of the job: when kMpsPipeBaseVar is set, points CUDA_MPS_PIPE_DIRECTORY at this
+// generation's daemon. Returns true when it set it. Like the variables above, it must run before CUDA
+// initialises: the preload calls it from its constructor.
+bool apply_mps_generation_from_environment();
 
 }  // namespace ncclfi

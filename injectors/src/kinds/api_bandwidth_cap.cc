@@ -28,6 +28,7 @@ constinit const FaultKindSpec kApiBandwidthCap{
     "each op's stream is held until the op took its bus bytes / gb_per_s (a narrower or slower link)",
     kApiOps,
     kParams,
-    resolve};
+    resolve,
+    {.rate = true}};
 
 }  // namespace ncclfi::kinds

@@ -23,8 +23,12 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kApiCrash;
-constinit const FaultKindSpec kApiCrash{
-    Layer::kApi,        "crash", "the process dies at the call, by the signal or with the exit code",
-    kApiOpsAndGroupEnd, kParams, resolve};
+constinit const FaultKindSpec kApiCrash{Layer::kApi,
+                                        "crash",
+                                        "the process dies at the call, by the signal or with the exit code",
+                                        kApiOpsAndGroupEnd,
+                                        kParams,
+                                        resolve,
+                                        {.process = ProcessEffect::kEnds}};
 
 }  // namespace ncclfi::kinds

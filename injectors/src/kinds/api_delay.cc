@@ -21,6 +21,7 @@ FaultAction resolve(const ParamReader& p) {
 
 extern const FaultKindSpec kApiDelay;
 constinit const FaultKindSpec kApiDelay{
-    Layer::kApi, "delay", "the call is held before it reaches NCCL", kApiOpsAndGroupEnd, kParams, resolve};
+    Layer::kApi, "delay", "the call is held before it reaches NCCL", kApiOpsAndGroupEnd,
+    kParams,     resolve, {.duration_param = "ms", .rate = true}};
 
 }  // namespace ncclfi::kinds

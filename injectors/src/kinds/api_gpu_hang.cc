@@ -12,6 +12,7 @@ constinit const FaultKindSpec kApiGpuHang{
     "the call returns; the op's stream waits before the op (for ms, or for ever)",
     kApiOps,
     kGpuHangMsParams,
-    resolve_hang<GpuHang>};
+    resolve_hang<GpuHang>,
+    {.duration_param = "ms"}};
 
 }  // namespace ncclfi::kinds

@@ -10,6 +10,7 @@ constinit const FaultKindSpec kApiHang{
     "the calling thread blocks in the call (for ms, then the call goes on, or for ever)",
     kApiOpsGroupEndAndAbort,
     kHangMsParams,
-    resolve_hang<Hang>};
+    resolve_hang<Hang>,
+    {.duration_param = "ms"}};
 
 }  // namespace ncclfi::kinds

@@ -11,35 +11,35 @@
 #include <nlohmann/json.hpp>
 
 #include "ncclfi/fault_kinds.h"
+#include "ncclfi/fault_points.h"
 #include "plan_json.h"
 
 namespace ncclfi::kinds {
 
+// The point lists several kinds share, built from the one table of point names (ncclfi/fault_points.h).
 // api: the collectives and point-to-point calls, then the outermost ncclGroupEnd, then comm creation.
 inline constexpr std::string_view kApiOps[] = {
-    "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter", "nccl/coll/reduce",
-    "nccl/coll/broadcast", "nccl/coll/alltoall",  "nccl/coll/gather",        "nccl/coll/scatter",
-    "nccl/p2p/send",       "nccl/p2p/recv"};
+    points::kAllreduce, points::kAllgather, points::kReduceScatter, points::kReduce, points::kBroadcast,
+    points::kAlltoall,  points::kGather,    points::kScatter,       points::kSend,   points::kRecv};
 inline constexpr std::string_view kApiOpsAndGroupEnd[] = {
-    "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter", "nccl/coll/reduce",
-    "nccl/coll/broadcast", "nccl/coll/alltoall",  "nccl/coll/gather",        "nccl/coll/scatter",
-    "nccl/p2p/send",       "nccl/p2p/recv",       "nccl/group/end"};
+    points::kAllreduce, points::kAllgather, points::kReduceScatter, points::kReduce,
+    points::kBroadcast, points::kAlltoall,  points::kGather,        points::kScatter,
+    points::kSend,      points::kRecv,      points::kGroupEnd};
 // The ops that write a receive buffer on some rank (send does not).
 inline constexpr std::string_view kApiReceivingOps[] = {
-    "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter",
-    "nccl/coll/reduce",    "nccl/coll/broadcast", "nccl/coll/alltoall",
-    "nccl/coll/gather",    "nccl/coll/scatter",   "nccl/p2p/recv"};
-inline constexpr std::string_view kApiInit[] = {"nccl/comm/init"};
+    points::kAllreduce, points::kAllgather, points::kReduceScatter, points::kReduce, points::kBroadcast,
+    points::kAlltoall,  points::kGather,    points::kScatter,       points::kRecv};
+inline constexpr std::string_view kApiInit[] = {points::kCommInit};
 // hang also reaches ncclCommAbort: the thread that tears a comm down (PyTorch's watchdog) stuck there.
 inline constexpr std::string_view kApiOpsGroupEndAndAbort[] = {
-    "nccl/coll/allreduce", "nccl/coll/allgather", "nccl/coll/reducescatter", "nccl/coll/reduce",
-    "nccl/coll/broadcast", "nccl/coll/alltoall",  "nccl/coll/gather",        "nccl/coll/scatter",
-    "nccl/p2p/send",       "nccl/p2p/recv",       "nccl/group/end",          "nccl/comm/abort"};
-inline constexpr std::string_view kNetPosts[] = {"net/isend", "net/irecv"};
-inline constexpr std::string_view kNetConnects[] = {"net/connect", "net/accept"};
+    points::kAllreduce, points::kAllgather, points::kReduceScatter, points::kReduce,
+    points::kBroadcast, points::kAlltoall,  points::kGather,        points::kScatter,
+    points::kSend,      points::kRecv,      points::kGroupEnd,      points::kCommAbort};
+inline constexpr std::string_view kNetPosts[] = {points::kNetIsend, points::kNetIrecv};
+inline constexpr std::string_view kNetConnects[] = {points::kNetConnect, points::kNetAccept};
 // verbs: completions are faulted where ibv_poll_cq reports them; the port where ibv_query_port reads it.
-inline constexpr std::string_view kVerbsCompletions[] = {"verbs/poll_cq"};
-inline constexpr std::string_view kVerbsQueryPort[] = {"verbs/query_port"};
+inline constexpr std::string_view kVerbsCompletions[] = {points::kVerbsPollCq};
+inline constexpr std::string_view kVerbsQueryPort[] = {points::kVerbsQueryPort};
 
 }  // namespace ncclfi::kinds
 

@@ -5,7 +5,7 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr std::string_view kPoints[] = {"link/corrupt"};
+constexpr std::string_view kPoints[] = {points::kLinkCorrupt};
 
 }  // namespace
 

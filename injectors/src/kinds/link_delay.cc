@@ -4,7 +4,7 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr std::string_view kPoints[] = {"link/delay"};
+constexpr std::string_view kPoints[] = {points::kLinkDelay};
 
 constexpr ParamSpec kParams[] = {
     {.name = "ms",

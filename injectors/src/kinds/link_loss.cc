@@ -4,7 +4,7 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr std::string_view kPoints[] = {"link/loss"};
+constexpr std::string_view kPoints[] = {points::kLinkLoss};
 
 }  // namespace
 

@@ -4,7 +4,7 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr std::string_view kPoints[] = {"link/rate"};
+constexpr std::string_view kPoints[] = {points::kLinkRate};
 
 constexpr ParamSpec kParams[] = {{.name = "mbit",
                                   .type = ParamType::kPositiveNumber,

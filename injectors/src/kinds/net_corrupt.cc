@@ -4,7 +4,7 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr std::string_view kNetRecv[] = {"net/irecv"};
+constexpr std::string_view kNetRecv[] = {points::kNetIrecv};
 
 constexpr ParamSpec kParams[] = {{.name = "bits",
                                   .type = ParamType::kPositiveInt,

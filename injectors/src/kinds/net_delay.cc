@@ -9,6 +9,7 @@ constinit const FaultKindSpec kNetDelay{Layer::kNet,
                                         "completions are reported late",
                                         kNetPosts,
                                         kCompletionDelayParams,
-                                        resolve_completion_delay<NetAction>};
+                                        resolve_completion_delay<NetAction>,
+                                        {.duration_param = "ms", .rate = true}};
 
 }  // namespace ncclfi::kinds

@@ -4,7 +4,7 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr std::string_view kNetErrorPoints[] = {"net/isend", "net/irecv", "net/test"};
+constexpr std::string_view kNetErrorPoints[] = {points::kNetIsend, points::kNetIrecv, points::kNetTest};
 
 }  // namespace
 

@@ -16,8 +16,12 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kNetStall;
-constinit const FaultKindSpec kNetStall{
-    Layer::kNet, "stall", "the connection reports no completion for ms, then resumes",
-    kNetPosts,   kParams, resolve};
+constinit const FaultKindSpec kNetStall{Layer::kNet,
+                                        "stall",
+                                        "the connection reports no completion for ms, then resumes",
+                                        kNetPosts,
+                                        kParams,
+                                        resolve,
+                                        {.duration_param = "ms"}};
 
 }  // namespace ncclfi::kinds

@@ -17,7 +17,8 @@ FaultAction resolve(const ParamReader& p) {
 
 extern const FaultKindSpec kNetThrottle;
 constinit const FaultKindSpec kNetThrottle{
-    Layer::kNet, "throttle", "the connection becomes a token bucket of that rate (no burst)",
-    kNetPosts,   kParams,    resolve};
+    Layer::kNet,   "throttle", "the connection becomes a token bucket of that rate (no burst)",
+    kNetPosts,     kParams,    resolve,
+    {.rate = true}};
 
 }  // namespace ncclfi::kinds

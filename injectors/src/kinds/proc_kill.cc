@@ -4,7 +4,7 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr std::string_view kProcKillPoints[] = {"proc/kill"};
+constexpr std::string_view kProcKillPoints[] = {points::kProcKill};
 
 constexpr ParamSpec kParams[] = {{.name = "signal",
                                   .type = ParamType::kSignal,
@@ -18,8 +18,12 @@ FaultAction resolve(const ParamReader& p) {
 }  // namespace
 
 extern const FaultKindSpec kProcKill;
-constinit const FaultKindSpec kProcKill{
-    Layer::kProc,    "kill",  "the harness sends the signal to the rank's processes",
-    kProcKillPoints, kParams, resolve};
+constinit const FaultKindSpec kProcKill{Layer::kProc,
+                                        "kill",
+                                        "the harness sends the signal to the rank's processes",
+                                        kProcKillPoints,
+                                        kParams,
+                                        resolve,
+                                        {.process = ProcessEffect::kEnds}};
 
 }  // namespace ncclfi::kinds

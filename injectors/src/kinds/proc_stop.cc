@@ -4,7 +4,7 @@
 namespace ncclfi::kinds {
 namespace {
 
-constexpr std::string_view kProcStopPoints[] = {"proc/stop"};
+constexpr std::string_view kProcStopPoints[] = {points::kProcStop};
 
 constexpr ParamSpec kParams[] = {{.name = "ms",
                                   .type = ParamType::kNonNegNumber,
@@ -21,7 +21,7 @@ FaultAction resolve(const ParamReader& p) {
 
 extern const FaultKindSpec kProcStop;
 constinit const FaultKindSpec kProcStop{
-    Layer::kProc,    "stop",  "the harness SIGSTOPs the rank and SIGCONTs it after ms",
-    kProcStopPoints, kParams, resolve};
+    Layer::kProc, "stop",  "the harness SIGSTOPs the rank and SIGCONTs it after ms",  kProcStopPoints,
+    kParams,      resolve, {.process = ProcessEffect::kStops, .duration_param = "ms"}};
 
 }  // namespace ncclfi::kinds

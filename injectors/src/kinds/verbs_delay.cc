@@ -10,6 +10,7 @@ constinit const FaultKindSpec kVerbsDelay{
     "ibv_poll_cq reports the completion late (later ones of its QP wait behind it)",
     kVerbsCompletions,
     kCompletionDelayParams,
-    resolve_completion_delay<VerbsAction>};
+    resolve_completion_delay<VerbsAction>,
+    {.duration_param = "ms", .rate = true}};
 
 }  // namespace ncclfi::kinds

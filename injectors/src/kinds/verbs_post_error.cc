@@ -13,7 +13,7 @@ constexpr auto kErrnoNames = [] {
   return names;
 }();
 
-constexpr std::string_view kPostPoints[] = {"verbs/post_send", "verbs/post_recv"};
+constexpr std::string_view kPostPoints[] = {points::kVerbsPostSend, points::kVerbsPostRecv};
 
 constexpr ParamSpec kParams[] = {{.name = "errno",
                                   .type = ParamType::kChoice,

@@ -1,14 +1,12 @@
-// The effects of the net-layer fault actions, as small pure pieces the shim composes: the NCCL code
-// of FailWithCode/ConnectFail, Delay with seeded jitter, the per-connection token bucket of Throttle,
-// and the exact bit flips of CorruptBits.
+// The effects of the net-layer fault actions that only the shim has, as small pure pieces it composes: the
+// NCCL code of FailWithCode/ConnectFail and the per-connection token bucket of Throttle.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include <string>
-#include <vector>
 
+#include "ncclfi/effects.h"
 #include "ncclfi/fault_action.h"
 #include "ncclfi/nccl_results.h"
 #include "ncclfi_interpose/nccl_result.h"
@@ -19,12 +17,8 @@ namespace ncclfi::net {
 // to_nccl_result(NcclError): ncclfi_interpose/nccl_result.h, shared with the preload.
 using ncclfi::to_nccl_result;
 
-// delay.ms plus a draw in [0, delay.jitter_ms] seeded by (seed, fault id, firing), in ns.
-int64_t fault_delay_ns(const Delay& delay, const std::string& fault_id, uint64_t seed, uint64_t firing);
-
-// Flips exactly min(nbits, 8*bytes) distinct bits of data[0, bytes), chosen from `seed`. Returns the bit
-// positions flipped (ascending).
-std::vector<uint64_t> flip_bits(void* data, size_t bytes, uint64_t nbits, uint64_t seed);
+// A Delay's hold (Delay::draw), the corruption seed and flip_bits come from the effects layer every front
+// end shares (ncclfi/effects.h).
 
 // A token bucket with no burst: each reservation of `bytes` starts when the previous one ended (or now),
 // so a stream through it runs at exactly `bits_per_second`.

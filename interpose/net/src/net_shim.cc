@@ -10,6 +10,8 @@
 
 #include "device_memory.h"
 #include "inner_backend.h"
+#include "ncclfi/effects.h"
+#include "ncclfi/fault_points.h"
 #include "ncclfi/ib_retry_budget.h"
 #include "net_log.h"
 #include "tcp_transport.h"
@@ -17,11 +19,11 @@
 namespace ncclfi::net {
 namespace {
 
-FaultPoint g_connect_point{"net/connect"};
-FaultPoint g_accept_point{"net/accept"};
-FaultPoint g_isend_point{"net/isend"};
-FaultPoint g_irecv_point{"net/irecv"};
-FaultPoint g_test_point{"net/test"};
+FaultPoint g_connect_point{points::kNetConnect};
+FaultPoint g_accept_point{points::kNetAccept};
+FaultPoint g_isend_point{points::kNetIsend};
+FaultPoint g_irecv_point{points::kNetIrecv};
+FaultPoint g_test_point{points::kNetTest};
 FaultPoint* const kPoints[] = {&g_connect_point, &g_accept_point, &g_isend_point, &g_irecv_point,
                                &g_test_point};
 
@@ -29,16 +31,10 @@ FaultPoint* const kPoints[] = {&g_connect_point, &g_accept_point, &g_isend_point
 constexpr int kMaxGroupedRecvs = 8;
 using InnerMrs = std::array<void*, kMaxGroupedRecvs>;
 
-int64_t mono_now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // An action the kind registry never lets fire at this point: said loudly in the log and the event.
-std::string not_carried_out(const Fault& fault, const char* point) {
+void not_carried_out(const Fault& fault, const char* point, nlohmann::json& extra) {
   NCCLFI_NET_FAULT_WARN("fault %s: %s has no effect at %s", fault.id.c_str(), fault.kind.c_str(), point);
-  return std::string("none: ") + fault.kind + " cannot act at " + point;
+  mark_no_effect(extra, no_effect::cannot_act_at(fault.kind, point));
 }
 
 // CPUs this process may run on (its affinity mask), or the online count when that cannot be read.
@@ -88,10 +84,9 @@ struct NetShim::Request {
   bool flush = false;  // an iflush request: forwarded, never faulted
   bool dropped = false;
   int64_t hold_ns = 0;
-  const ArmedFault* corrupt = nullptr;  // the CorruptBits fault that hit this request
+  const ArmedFault* corrupt = nullptr;  // the CorruptBits fault that hit this receive
   uint64_t corrupt_bits = 0;
   uint64_t corrupt_seed = 0;
-  std::vector<char> corrupt_copy;  // send: the flipped copy that went on the wire
   int64_t post_ns = 0;
   bool inner_done = false;
   int size = 0;
@@ -188,13 +183,13 @@ NetStatus NetShim::connection_fault(const char* point, const ArmedFault* fault, 
                    extra["code"] = to_int(fail.code);
                    NCCLFI_NET_FAULT_WARN("injected %s at %s (fault %s)", f.kind.c_str(), point, f.id.c_str());
                  },
-                 [&](const Delay&) { extra["effect"] = not_carried_out(f, point); },
-                 [&](const Throttle&) { extra["effect"] = not_carried_out(f, point); },
-                 [&](const Drop&) { extra["effect"] = not_carried_out(f, point); },
-                 [&](const CorruptBits&) { extra["effect"] = not_carried_out(f, point); },
-                 [&](const FailWithCode&) { extra["effect"] = not_carried_out(f, point); },
-                 [&](const Stall&) { extra["effect"] = not_carried_out(f, point); },
-                 [&](const RetryExhausted&) { extra["effect"] = not_carried_out(f, point); },
+                 [&](const Delay&) { not_carried_out(f, point, extra); },
+                 [&](const Throttle&) { not_carried_out(f, point, extra); },
+                 [&](const Drop&) { not_carried_out(f, point, extra); },
+                 [&](const CorruptBits&) { not_carried_out(f, point, extra); },
+                 [&](const FailWithCode&) { not_carried_out(f, point, extra); },
+                 [&](const Stall&) { not_carried_out(f, point, extra); },
+                 [&](const RetryExhausted&) { not_carried_out(f, point, extra); },
              },
              *action);
   injector_->record_injection(*fault, point, s, extra);
@@ -213,7 +208,7 @@ NetStatus NetShim::connect(void* ctx, int dev, void* handle, void** send_comm) {
   if (!faults_on()) return backend_->connect(ctx, dev, handle, send_comm);
   const CallSite s = site("connect", -1, Direction::kSend, 0);
   if (const ArmedFault* f = g_connect_point.check(s)) {
-    if (NetStatus st = connection_fault("net/connect", f, s)) return st;
+    if (NetStatus st = connection_fault(points::kNetConnect, f, s)) return st;
   }
   void* inner = nullptr;
   if (NetStatus st = backend_->connect(ctx, dev, handle, &inner)) return st;
@@ -232,7 +227,7 @@ NetStatus NetShim::accept(void* listen_comm, void** recv_comm) {
   if (!faults_on()) return backend_->accept(listen_comm, recv_comm);
   const CallSite s = site("accept", -1, Direction::kRecv, 0);
   if (const ArmedFault* f = g_accept_point.check(s)) {
-    if (NetStatus st = connection_fault("net/accept", f, s)) return st;
+    if (NetStatus st = connection_fault(points::kNetAccept, f, s)) return st;
   }
   void* inner = nullptr;
   if (NetStatus st = backend_->accept(listen_comm, &inner)) return st;
@@ -308,9 +303,10 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
   std::visit(Overloaded{
                  [&](const Drop&) { req->dropped = true; },
                  [&](const Delay& delay) {
-                   const int64_t ns = fault_delay_ns(delay, f.id, fault->seed(), fault->firings());
-                   req->hold_ns += ns;
-                   extra["delay_ms"] = static_cast<double>(ns) / 1e6;
+                   const double ms =
+                       delay.draw(fault->seed(), f.id, ArmedFault::last_firing_on_this_thread());
+                   req->hold_ns += static_cast<int64_t>(std::max(0.0, ms) * 1e6);
+                   extra["delay_ms"] = ms;
                  },
                  [&](const Throttle& throttle) {
                    req->comm->bucket.set_rate(throttle.gbps * 1e9);
@@ -318,27 +314,24 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                    extra["gbps"] = throttle.gbps;
                  },
                  [&](const Stall& stall) {
-                   req->comm->stall_until_ns.store(mono_now() + static_cast<int64_t>(stall.ms * 1e6));
+                   req->comm->stall_until_ns.store(Clock::mono_ns() + static_cast<int64_t>(stall.ms * 1e6));
                    extra["stall_ms"] = stall.ms;
                  },
                  [&](const CorruptBits& corrupt) {
-                   // Device memory is reached only on a receive, through the CUDA driver; when it cannot
-                   // be, the fault is refused here, where the event says so, not at completion.
+                   // The kind fires at net/irecv only: the received bytes flip before the completion.
+                   if (req->is_send) return not_carried_out(f, point, extra);
+                   // Device memory is reached through the CUDA driver; when it cannot be, the fault is
+                   // refused here, where the event says so, not at completion.
                    std::string why;
-                   if (req->device_memory && req->is_send) {
-                     why = "a send buffer in device memory is not copied (corrupt the receive)";
-                   } else if (req->device_memory) {
-                     device_memory_reachable(&why);
-                   }
-                   if (!why.empty()) {
+                   if (req->device_memory && !device_memory_reachable(&why)) {
                      NCCLFI_NET_FAULT_WARN("fault %s: corrupt refused: %s", f.id.c_str(), why.c_str());
-                     extra["effect"] = "none: " + why;
-                     return;
+                     return mark_no_effect(extra, why);
                    }
                    extra["memory"] = req->device_memory ? "device" : "host";
                    req->corrupt = fault;
                    req->corrupt_bits = corrupt.bits;
-                   req->corrupt_seed = corrupt.seed.value_or(fault->seed()) * 1000003ULL + fault->firings();
+                   req->corrupt_seed = corrupt_seed(corrupt.seed, fault->seed(), f.id,
+                                                    ArmedFault::last_firing_on_this_thread());
                  },
                  [&](const FailWithCode& fail) {
                    result = nccl_status(to_nccl_result(fail.code));
@@ -357,7 +350,7 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                    extra["retry_budget_ms"] = static_cast<double>(nic_retry_budget_ns()) / 1e6;
                  },
                  // Fires only at connection points (see connection_fault).
-                 [&](const ConnectFail&) { extra["effect"] = not_carried_out(f, point); },
+                 [&](const ConnectFail&) { not_carried_out(f, point, extra); },
              },
              *action);
   injector_->record_injection(*fault, point, s, extra);
@@ -376,25 +369,20 @@ NetStatus NetShim::isend(void* send_comm, void* data, size_t size, int tag, void
     req->comm = comm;
     req->id = next_request_id_.fetch_add(1);
     req->is_send = true;
-    req->post_ns = mono_now();
+    req->post_ns = Clock::mono_ns();
     req->data = static_cast<char*>(data);
     req->bytes = size;
     req->peer = comm->peer;
     req->device_memory = is_device_mr(mhandle);
     const CallSite s = site("isend", comm->peer, Direction::kSend, size);
     if (const ArmedFault* f = g_isend_point.check(s)) {
-      if (NetStatus st = request_fault("net/isend", f, s, req)) {
+      if (NetStatus st = request_fault(points::kNetIsend, f, s, req)) {
         delete req;
         return st;
       }
     }
-    if (req->corrupt) {
-      req->corrupt_copy.assign(req->data, req->data + size);
-      flip_bits(req->corrupt_copy.data(), size, req->corrupt_bits, req->corrupt_seed);
-    }
   }
-  void* payload = req->corrupt_copy.empty() ? data : req->corrupt_copy.data();
-  NetStatus st = backend_->isend(comm->inner, payload, size, tag, inner_mr(mhandle), phandle, &req->inner);
+  NetStatus st = backend_->isend(comm->inner, data, size, tag, inner_mr(mhandle), phandle, &req->inner);
   if (st != kNetOk) {
     delete req;
     return st;
@@ -421,14 +409,14 @@ NetStatus NetShim::irecv(void* recv_comm, int n, void** data, size_t* sizes, int
     req->comm = comm;
     req->id = next_request_id_.fetch_add(1);
     req->is_send = false;
-    req->post_ns = mono_now();
+    req->post_ns = Clock::mono_ns();
     req->data = n > 0 ? static_cast<char*>(data[0]) : nullptr;
     req->bytes = n > 0 ? sizes[0] : 0;
     req->peer = n > 0 ? tags[0] : comm->peer;
     req->device_memory = n > 0 && mhandles && is_device_mr(mhandles[0]);
     const CallSite s = site("irecv", req->peer, Direction::kRecv, req->bytes);
     if (const ArmedFault* f = g_irecv_point.check(s)) {
-      if (NetStatus st = request_fault("net/irecv", f, s, req)) {
+      if (NetStatus st = request_fault(points::kNetIrecv, f, s, req)) {
         delete req;
         return st;
       }
@@ -450,7 +438,7 @@ NetStatus NetShim::irecv(void* recv_comm, int n, void** data, size_t* sizes, int
 }
 
 void NetShim::finish_completion(Request* req, int64_t now) {
-  if (req->corrupt && !req->is_send && req->size > 0) {
+  if (req->corrupt && req->size > 0) {  // a receive (request_fault)
     const Fault& f = req->corrupt->fault();
     const uint64_t bits = req->corrupt_bits;
     std::string why;
@@ -508,7 +496,7 @@ NetStatus NetShim::test(void* request, int* done, int* sizes) {
     }
   }
   if (req->fail_at_ns != 0) {  // a dead NIC: nothing completes, then the retries run out
-    if (mono_now() < req->fail_at_ns) return kNetOk;
+    if (Clock::mono_ns() < req->fail_at_ns) return kNetOk;
     return fail_retries_exhausted(req);
   }
   if (!req->inner_done) {
@@ -526,12 +514,12 @@ NetStatus NetShim::test(void* request, int* done, int* sizes) {
     const CallSite s = site("test", req->peer, req->is_send ? Direction::kSend : Direction::kRecv,
                             static_cast<uint64_t>(size));
     if (const ArmedFault* f = g_test_point.check(s)) {
-      if (NetStatus st = request_fault("net/test", f, s, req)) return st;
+      if (NetStatus st = request_fault(points::kNetTest, f, s, req)) return st;
     }
-    finish_completion(req, mono_now());
+    finish_completion(req, Clock::mono_ns());
   }
   if (req->dropped) return kNetOk;  // the completion is never reported
-  const int64_t now = mono_now();
+  const int64_t now = Clock::mono_ns();
   if (now < req->release_ns || now < req->comm->stall_until_ns.load(std::memory_order_relaxed)) return kNetOk;
   *done = 1;
   if (sizes) *sizes = req->size;

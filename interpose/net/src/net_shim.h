@@ -5,17 +5,17 @@
 // with its action resolved by the core (ncclfi/fault_action.h); the shim never reads plan JSON.
 //
 // What each kind does where it fires (the points come from the kind registry, ncclfi list faults):
-//   delay         isend/irecv: the completion is reported ms (+ 0..jitter_ms, seeded) after the transport
-//                 finished.
+//   delay         isend/irecv: the completion is reported ms (+ 0..jitter_ms, the seeded draw every layer
+//                 makes: Delay::draw, ncclfi/effects.h) after the transport finished.
 //   throttle      isend/irecv: from this request on, the connection is a token bucket at `gbps` (no
 //                 burst); a request completes no earlier than its bytes fit through it, counted from its
 //                 post (an idle link is not credited).
 //   drop          isend/irecv/test: the request is carried but its completion is never reported.
-//   corrupt       irecv: exactly `bits` distinct bits (seeded) of the received bytes flip before the
-//                 completion is reported (in GPU memory through the CUDA driver, device_memory.h; refused
-//                 with "effect": "none: why" when the driver or a context is missing);
-//                 the kind fires at net/irecv only; were a send hit, a host one would go out as a flipped
-//                 copy and a device one would be refused.
+//   corrupt       irecv: exactly `bits` distinct bits of the received bytes flip before the completion is
+//                 reported, chosen from the shared corruption seed (corrupt_seed, ncclfi/effects.h); in GPU
+//                 memory through the CUDA driver, device_memory.h; refused with "effect": "none: why" when
+//                 the driver or a context is missing. The kind fires at net/irecv only: a send is never
+//                 touched.
 //   error         isend/irecv/test: the call returns `code` (default ncclSystemError).
 //   connect_fail  connect/accept: the call returns `code` (default ncclSystemError) and no comm.
 //   stall         isend/irecv: the connection reports no completion for `ms`, then resumes.

@@ -1,12 +1,13 @@
 // The exported ncclNetPlugin_v11..v8 tables: thin per-version adapters over NetShim (the one internal
-// API). Every entry point goes through guarded(), the only place where an exception is stopped and a
-// NetStatus becomes an ncclResult_t, so nothing crosses NCCL's C ABI.
+// API). Every entry point goes through guarded() (the shared barrier of ncclfi/effects.h), the only place
+// where an exception is stopped and a NetStatus becomes an ncclResult_t, so nothing crosses NCCL's C ABI.
 //
 // NCCLFI_NET_STANDALONE builds a transport-only copy (no wrap, no faults) used as the inner plugin in the
 // wrap-mode tests; NCCLFI_NET_MAX_VERSION limits the tables it exports (to test version adaptation).
 #include <cstring>
 #include <exception>
 
+#include "ncclfi/effects.h"
 #include "net_log.h"
 #include "net_shim.h"
 
@@ -35,21 +36,20 @@ NetShim& shim() {
 #endif
 }
 
+// The exception barrier every front end shares (ncclfi/effects.h), reporting through NCCL's own logger.
+void report(const char* where, const char* what) noexcept {
+  NCCLFI_NET_WARN("%s: internal error: %s", where, what);
+}
+
 template <typename Call>
-ncclResult_t guarded(const char* what, Call&& call) noexcept {
-  try {
+ncclResult_t guarded(const char* what, Call&& call) {
+  return ncclfi::guarded(report, what, ncclInternalError, [&] {
     const NetStatus status = call();
     if (status != ncclfi::net::kNetOk) {
       NCCLFI_NET_WARN("%s failed: %s", what, ncclfi::net::net_status_name(status));
     }
     return ncclfi::net::to_nccl_result(status);
-  } catch (const std::exception& e) {
-    NCCLFI_NET_WARN("%s: internal error: %s", what, e.what());
-    return ncclInternalError;
-  } catch (...) {
-    NCCLFI_NET_WARN("%s: internal error", what);
-    return ncclInternalError;
-  }
+  });
 }
 
 // v10 and older get init once per process (as NCCL's own plugin loader does): that call's context serves

@@ -7,11 +7,14 @@
 #include <cerrno>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "ncclfi/effects.h"
 #include "ncclfi/fault_action.h"
+#include "ncclfi/fault_points.h"
 #include "ncclfi/ib_retry_budget.h"
 #include "ncclfi/ib_verbs_codes.h"
 #include "ncclfi/injector.h"
@@ -31,11 +34,16 @@ constexpr bool statuses_match() {
 }
 static_assert(statuses_match(), "ib_verbs_codes.h's statuses are not enum ibv_wc_status");
 
-FaultPoint g_poll_cq("verbs/poll_cq");
-FaultPoint g_post_send("verbs/post_send");
-FaultPoint g_post_recv("verbs/post_recv");
-FaultPoint g_query_port("verbs/query_port");
+FaultPoint g_poll_cq(points::kVerbsPollCq);
+FaultPoint g_post_send(points::kVerbsPostSend);
+FaultPoint g_post_recv(points::kVerbsPostRecv);
+FaultPoint g_query_port(points::kVerbsQueryPort);
 FaultPoint* const kPoints[] = {&g_poll_cq, &g_post_send, &g_post_recv, &g_query_port};
+
+// The verbs wrapper's exception barrier reports here (ncclfi/effects.h: guarded).
+void report(const char* where, const char* what) noexcept {
+  report_internal_error("verbs", where, what);
+}
 
 int64_t mono_ns() {
   timespec ts{};
@@ -86,6 +94,8 @@ class VerbsShim {
   int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
   int query_port_op(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t len);
   void apply_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr);
+  // The query_port point: a port_down or link_degrade that fires changes what the port reads from then on.
+  void fire_port_fault(ibv_context* ctx, uint8_t port, const ibv_port_attr& attr);
   PortState port_state(ibv_context* ctx, uint8_t port);
 
  private:
@@ -125,17 +135,30 @@ class VerbsShim {
   std::map<std::pair<ibv_context*, uint8_t>, PortState> ports_;
 };
 
+// The hooks NCCL calls through the context's ops. Each is an exception barrier (ncclfi/effects.h): nothing
+// is thrown into NCCL's C code. Inside, a fault decision that fails lets the call go on unfaulted; what
+// fails around the real call gets the answer a failing provider gives, which NCCL reports as an IB error.
 int poll_cq_hook(ibv_cq* cq, int n, ibv_wc* wc) {
-  return VerbsShim::get().poll(cq, n, wc);
+  return guarded(report, "ibv_poll_cq", -1, [&] { return VerbsShim::get().poll(cq, n, wc); });
+}
+template <typename Wr>
+int failed_post(Wr* wr, Wr** bad) {
+  if (bad != nullptr) *bad = wr;  // nothing is known to be posted
+  return EIO;
 }
 int post_send_hook(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
-  return VerbsShim::get().post_send(qp, wr, bad);
+  const auto rc = guarded(report, "ibv_post_send", std::optional<int>{},
+                          [&] { return std::optional<int>(VerbsShim::get().post_send(qp, wr, bad)); });
+  return rc ? *rc : failed_post(wr, bad);
 }
 int post_recv_hook(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
-  return VerbsShim::get().post_recv(qp, wr, bad);
+  const auto rc = guarded(report, "ibv_post_recv", std::optional<int>{},
+                          [&] { return std::optional<int>(VerbsShim::get().post_recv(qp, wr, bad)); });
+  return rc ? *rc : failed_post(wr, bad);
 }
 int query_port_hook(ibv_context* ctx, uint8_t port, ibv_port_attr* attr, size_t len) {
-  return VerbsShim::get().query_port_op(ctx, port, attr, len);
+  return guarded(report, "ibv_query_port", EIO,
+                 [&] { return VerbsShim::get().query_port_op(ctx, port, attr, len); });
 }
 
 void VerbsShim::patch(ibv_context* ctx) {
@@ -197,18 +220,14 @@ bool VerbsShim::admit(ibv_cq* cq, const ibv_wc& wc, Held* held) {
   const VerbsAction* action = f->fault().verbs_action();
   if (action == nullptr) return true;
   nlohmann::json extra = {{"qp_num", wc.qp_num}, {"wr_id", wc.wr_id}};
-  bool report = true;
+  bool delivered = true;
   std::visit(Overloaded{[&](const Delay& d) {
-                          const double jitter =
-                              d.jitter_ms > 0 ? seeded_uniform(f->seed(), f->fault().id + "/jitter",
-                                                               ArmedFault::last_firing_on_this_thread()) *
-                                                    d.jitter_ms
-                                              : 0.0;
-                          const double ms = d.ms + jitter;
+                          const double ms =
+                              d.draw(f->seed(), f->fault().id, ArmedFault::last_firing_on_this_thread());
                           held->release_ns = now + static_cast<int64_t>(ms * 1e6);
                           extra["delay_ms"] = ms;
                         },
-                        [&](const Drop&) { report = false; },
+                        [&](const Drop&) { delivered = false; },
                         [&](const CompletionError& e) {
                           held->wc.status = static_cast<ibv_wc_status>(e.status);
                           held->wc.vendor_err = e.vendor_err;
@@ -216,7 +235,7 @@ bool VerbsShim::admit(ibv_cq* cq, const ibv_wc& wc, Held* held) {
                           if (e.after_retry_budget) {
                             const auto budget = ib_retry_budget(ib_retry_settings_from_env());
                             // An exponent the spec reads as "never time out": the NIC never gives up.
-                            if (!budget) report = false;
+                            if (!budget) delivered = false;
                             held->release_ns = posted + (budget ? budget->count() * 1000 : 0);
                             extra["hold_ms"] = static_cast<double>(held->release_ns - now) / 1e6;
                             extra["retry_budget_ms"] =
@@ -227,8 +246,8 @@ bool VerbsShim::admit(ibv_cq* cq, const ibv_wc& wc, Held* held) {
                         },
                         [&](const PortDown&) {}, [&](const LinkDegrade&) {}, [&](const PostError&) {}},
              *action);
-  injector_->record_injection(*f, "verbs/poll_cq", site("poll_cq", Direction::kAny, 0), extra);
-  return report;
+  injector_->record_injection(*f, g_poll_cq.name(), site("poll_cq", Direction::kAny, 0), extra);
+  return delivered;
 }
 
 int VerbsShim::poll(ibv_cq* cq, int n, ibv_wc* out) {
@@ -239,8 +258,12 @@ int VerbsShim::poll(ibv_cq* cq, int n, ibv_wc* out) {
   if (got < 0) return got;
   std::vector<Held> admitted;
   for (int i = 0; i < got; ++i) {
-    Held h;
-    if (admit(cq, fresh[i], &h)) admitted.push_back(h);
+    // Should the fault decision fail, the completion is reported untouched.
+    const auto h = guarded(report, "ibv_poll_cq", std::optional<Held>(Held{fresh[i]}), [&] {
+      Held held;
+      return admit(cq, fresh[i], &held) ? std::optional<Held>(held) : std::nullopt;
+    });
+    if (h) admitted.push_back(*h);
   }
   const int64_t now = mono_ns();
   std::lock_guard lock(mu_);
@@ -273,18 +296,25 @@ int VerbsShim::post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
   if (wr != nullptr) {
     for (int i = 0; i < wr->num_sge; ++i) bytes += wr->sg_list[i].length;
   }
-  if (const ArmedFault* f = g_post_send.check(site("post_send", Direction::kSend, bytes))) {
-    if (const VerbsAction* a = f->fault().verbs_action(); a != nullptr) {
-      if (const auto* pe = std::get_if<PostError>(a)) {
-        injector_->record_injection(*f, "verbs/post_send", site("post_send", Direction::kSend, bytes),
-                                    {{"errno", pe->errno_value}, {"qp_num", qp->qp_num}});
-        *bad = wr;
-        return pe->errno_value;
+  // Should the fault decision fail, the post goes on unfaulted.
+  const auto refused = guarded(report, "ibv_post_send", std::optional<int>{}, [&]() -> std::optional<int> {
+    if (const ArmedFault* f = g_post_send.check(site("post_send", Direction::kSend, bytes))) {
+      if (const VerbsAction* a = f->fault().verbs_action(); a != nullptr) {
+        if (const auto* pe = std::get_if<PostError>(a)) {
+          injector_->record_injection(*f, g_post_send.name(), site("post_send", Direction::kSend, bytes),
+                                      {{"errno", pe->errno_value}, {"qp_num", qp->qp_num}});
+          return pe->errno_value;
+        }
       }
     }
-  }
-  for (ibv_send_wr* w = wr; w != nullptr; w = w->next) {
-    if ((w->send_flags & IBV_SEND_SIGNALED) != 0) remember_post(qp->context, qp->qp_num, w->wr_id);
+    for (ibv_send_wr* w = wr; w != nullptr; w = w->next) {
+      if ((w->send_flags & IBV_SEND_SIGNALED) != 0) remember_post(qp->context, qp->qp_num, w->wr_id);
+    }
+    return std::nullopt;
+  });
+  if (refused) {
+    *bad = wr;
+    return *refused;
   }
   return real(qp, wr, bad);
 }
@@ -292,17 +322,24 @@ int VerbsShim::post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
 int VerbsShim::post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   const PostRecvFn real = ops_of(qp->context).post_recv;
   if (real == nullptr) return EINVAL;
-  if (const ArmedFault* f = g_post_recv.check(site("post_recv", Direction::kRecv, 0))) {
-    if (const VerbsAction* a = f->fault().verbs_action(); a != nullptr) {
-      if (const auto* pe = std::get_if<PostError>(a)) {
-        injector_->record_injection(*f, "verbs/post_recv", site("post_recv", Direction::kRecv, 0),
-                                    {{"errno", pe->errno_value}, {"qp_num", qp->qp_num}});
-        *bad = wr;
-        return pe->errno_value;
+  // Should the fault decision fail, the post goes on unfaulted.
+  const auto refused = guarded(report, "ibv_post_recv", std::optional<int>{}, [&]() -> std::optional<int> {
+    if (const ArmedFault* f = g_post_recv.check(site("post_recv", Direction::kRecv, 0))) {
+      if (const VerbsAction* a = f->fault().verbs_action(); a != nullptr) {
+        if (const auto* pe = std::get_if<PostError>(a)) {
+          injector_->record_injection(*f, g_post_recv.name(), site("post_recv", Direction::kRecv, 0),
+                                      {{"errno", pe->errno_value}, {"qp_num", qp->qp_num}});
+          return pe->errno_value;
+        }
       }
     }
+    for (ibv_recv_wr* w = wr; w != nullptr; w = w->next) remember_post(qp->context, qp->qp_num, w->wr_id);
+    return std::nullopt;
+  });
+  if (refused) {
+    *bad = wr;
+    return *refused;
   }
-  for (ibv_recv_wr* w = wr; w != nullptr; w = w->next) remember_post(qp->context, qp->qp_num, w->wr_id);
   return real(qp, wr, bad);
 }
 
@@ -314,30 +351,39 @@ int VerbsShim::query_port_op(ibv_context* ctx, uint8_t port, ibv_port_attr* attr
   return rc;
 }
 
+void VerbsShim::fire_port_fault(ibv_context* ctx, uint8_t port, const ibv_port_attr& attr) {
+  const ArmedFault* f = g_query_port.check(site("query_port", Direction::kAny, 0));
+  const VerbsAction* a = f != nullptr ? f->fault().verbs_action() : nullptr;
+  if (a == nullptr) return;
+  nlohmann::json extra = {{"port", port}};
+  std::lock_guard lock(mu_);
+  PortState& st = ports_[{ctx, port}];
+  if (std::holds_alternative<PortDown>(*a)) {
+    st.down = true;
+    extra["state"] = "IBV_PORT_DOWN";
+  } else if (const auto* d = std::get_if<LinkDegrade>(a)) {
+    if (d->speed_code != 0) st.speed_code = d->speed_code;
+    if (d->width_code != 0) st.width_code = d->width_code;
+    extra["active_speed"] = d->speed_code != 0 ? d->speed_code : attr.active_speed;
+    extra["active_width"] = d->width_code != 0 ? d->width_code : attr.active_width;
+  }
+  injector_->record_injection(*f, g_query_port.name(), site("query_port", Direction::kAny, 0), extra);
+}
+
 void VerbsShim::apply_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) {
   if (!active()) return;
   // The real library may answer one query through the other (the exported call and the context op): one
   // query, one check.
   thread_local int depth = 0;
   if (depth > 0) return;
-  ++depth;
-  if (const ArmedFault* f = g_query_port.check(site("query_port", Direction::kAny, 0))) {
-    if (const VerbsAction* a = f->fault().verbs_action(); a != nullptr) {
-      nlohmann::json extra = {{"port", port}};
-      std::lock_guard lock(mu_);
-      PortState& st = ports_[{ctx, port}];
-      if (std::holds_alternative<PortDown>(*a)) {
-        st.down = true;
-        extra["state"] = "IBV_PORT_DOWN";
-      } else if (const auto* d = std::get_if<LinkDegrade>(a)) {
-        if (d->speed_code != 0) st.speed_code = d->speed_code;
-        if (d->width_code != 0) st.width_code = d->width_code;
-        extra["active_speed"] = d->speed_code != 0 ? d->speed_code : attr->active_speed;
-        extra["active_width"] = d->width_code != 0 ? d->width_code : attr->active_width;
-      }
-      injector_->record_injection(*f, "verbs/query_port", site("query_port", Direction::kAny, 0), extra);
-    }
-  }
+  struct Nested {
+    Nested() { ++depth; }
+    ~Nested() { --depth; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+  } nested;
+  // Should the fault decision fail, the port reads as the faults before it left it.
+  guarded(report, "ibv_query_port", [&] { fire_port_fault(ctx, port, *attr); });
   const PortState st = port_state(ctx, port);
   if (st.down) {
     attr->state = IBV_PORT_DOWN;
@@ -345,7 +391,6 @@ void VerbsShim::apply_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) 
   }
   if (st.speed_code != 0) attr->active_speed = static_cast<uint8_t>(st.speed_code);
   if (st.width_code != 0) attr->active_width = static_cast<uint8_t>(st.width_code);
-  --depth;
 }
 
 PortState VerbsShim::port_state(ibv_context* ctx, uint8_t port) {
@@ -369,28 +414,33 @@ int lane_mbps_of(int speed_code) {
 
 }  // namespace
 
+// The wrapper's own answers to libibverbs calls (intercepts.cc) end here: each is an exception barrier too,
+// and what fails leaves the call as the real library answered it.
 void on_open_device(ibv_context* ctx) {
-  VerbsShim::get().patch(ctx);
+  guarded(report, "ibv_open_device", [&] { VerbsShim::get().patch(ctx); });
 }
 void on_close_device(ibv_context* ctx) {
-  VerbsShim::get().forget(ctx);
+  guarded(report, "ibv_close_device", [&] { VerbsShim::get().forget(ctx); });
 }
 void on_destroy_cq(ibv_cq* cq) {
-  VerbsShim::get().forget(cq);
+  guarded(report, "ibv_destroy_cq", [&] { VerbsShim::get().forget(cq); });
 }
 void on_query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) {
-  VerbsShim::get().apply_port(ctx, port, attr);
+  guarded(report, "ibv_query_port", [&] { VerbsShim::get().apply_port(ctx, port, attr); });
 }
 
 uint64_t on_query_port_speed(ibv_context* ctx, uint8_t port, uint64_t speed, const ibv_port_attr& real_attr) {
-  VerbsShim& shim = VerbsShim::get();
-  if (!shim.active()) return speed;
-  const PortState st = shim.port_state(ctx, port);
-  if (st.speed_code == 0 && st.width_code == 0) return speed;
-  const int speed_code = st.speed_code != 0 ? st.speed_code : real_attr.active_speed;
-  const int width_code = st.width_code != 0 ? st.width_code : real_attr.active_width;
-  // The rate NCCL would compute from the codes, in ibv_query_port_speed's 100 Mbit/s units.
-  return static_cast<uint64_t>(lane_mbps_of(speed_code)) * static_cast<uint64_t>(lanes_of(width_code)) / 100;
+  return guarded(report, "ibv_query_port_speed", speed, [&] {
+    VerbsShim& shim = VerbsShim::get();
+    if (!shim.active()) return speed;
+    const PortState st = shim.port_state(ctx, port);
+    if (st.speed_code == 0 && st.width_code == 0) return speed;
+    const int speed_code = st.speed_code != 0 ? st.speed_code : real_attr.active_speed;
+    const int width_code = st.width_code != 0 ? st.width_code : real_attr.active_width;
+    // The rate NCCL would compute from the codes, in ibv_query_port_speed's 100 Mbit/s units.
+    return static_cast<uint64_t>(lane_mbps_of(speed_code)) * static_cast<uint64_t>(lanes_of(width_code)) /
+           100;
+  });
 }
 
 }  // namespace ncclfi::verbs

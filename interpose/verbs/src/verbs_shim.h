@@ -2,6 +2,8 @@
 // libibverbs: ibv_poll_cq and ibv_post_send/ibv_post_recv, which NCCL calls through the context's ops
 // (patched here when a plan is loaded), and ibv_query_port, which it calls by symbol and through the
 // verbs_context op. Without a plan nothing is patched and every call goes straight to the real library.
+// Every hook and every on_* call below is an exception barrier (ncclfi/effects.h: guarded): nothing is
+// thrown into NCCL.
 //
 //   point             kinds                                   effect
 //   verbs/poll_cq     retry_exceeded, wc_error, delay, drop   the completion is rewritten, held or never

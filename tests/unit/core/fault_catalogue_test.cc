@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ncclfi/fault_kinds.h"
+#include "ncclfi/fault_points.h"
 #include "ncclfi/nccl_results.h"
 #include "ncclfi/signals.h"
 #include "test_support.h"
@@ -42,8 +43,7 @@ TEST(FaultCatalogue, DocsContainTheCatalogueVerbatim) {
   text << in.rdbuf();
   const std::string catalogue = fault_catalogue_markdown();
   EXPECT_NE(text.str().find(catalogue), std::string::npos)
-      << "docs/faults.md is out of date: replace its catalogue (from \"### Kinds\") with the output of "
-         "`ncclfi list faults`:\n"
+      << "docs/faults.md is out of date: run scripts/update-doc-tables:\n"
       << catalogue;
 }
 
@@ -98,10 +98,43 @@ TEST(FaultCatalogue, OnlyConnectFailFiresAtConnectionPoints) {
     const Fault f = parse_plan(one_fault(*kind, required_params(*kind)), "p.json").faults.at(0);
     const bool connect_fail = std::holds_alternative<ConnectFail>(std::get<NetAction>(f.action));
     for (auto point : kind->points) {
-      const bool connection = point == "net/connect" || point == "net/accept";
+      const bool connection = point == points::kNetConnect || point == points::kNetAccept;
       EXPECT_EQ(connection, connect_fail) << kind->kind << " at " << point;
     }
   }
+}
+
+// The traits the harness asks instead of a kind's name agree with what the kind does: a kind ends the
+// process exactly when its action kills the rank, stops it exactly when its action is a SIGSTOP, and its
+// duration parameter is one of its parameters.
+TEST(KindTraits, AgreeWithTheKindsActionsAndParameters) {
+  for (const FaultKindSpec* kind : fault_kinds()) {
+    const Fault f = parse_plan(one_fault(*kind, required_params(*kind)), "p.json").faults.at(0);
+    const auto* api = std::get_if<ApiAction>(&f.action);
+    const auto* proc = std::get_if<ProcAction>(&f.action);
+    const bool dies = (api != nullptr && (std::holds_alternative<DieBySignal>(*api) ||
+                                          std::holds_alternative<ExitWithCode>(*api))) ||
+                      (proc != nullptr && std::holds_alternative<KillProcess>(*proc));
+    const bool stops = proc != nullptr && std::holds_alternative<StopProcess>(*proc);
+    EXPECT_EQ(kind->ends_process(), dies) << to_string(kind->layer) << " " << kind->kind;
+    EXPECT_EQ(kind->traits.process == ProcessEffect::kStops, stops)
+        << to_string(kind->layer) << " " << kind->kind;
+    EXPECT_EQ(kind->takes_rank_down(), dies || stops) << to_string(kind->layer) << " " << kind->kind;
+    if (kind->has_duration()) {
+      EXPECT_TRUE(std::any_of(kind->params.begin(), kind->params.end(),
+                              [&](const ParamSpec& p) { return p.name == kind->traits.duration_param; }))
+          << to_string(kind->layer) << " " << kind->kind;
+    }
+  }
+}
+
+// The kinds a layer can find by the names its events carry are the registry's.
+TEST(KindTraits, FoundByTheLayerNameEventsCarry) {
+  for (const FaultKindSpec* kind : fault_kinds()) {
+    EXPECT_EQ(find_fault_kind(to_string(kind->layer), kind->kind), kind);
+  }
+  EXPECT_EQ(find_fault_kind("net", "crash"), nullptr);
+  EXPECT_EQ(find_fault_kind("", "crash"), nullptr);
 }
 
 TEST(NcclCodes, EveryCodeOfTheTableIsAcceptedByNameAndNumberAndResolvesToItself) {

@@ -3,7 +3,9 @@
 // are listed as planned; the scenarios found for a kind appear in its row.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "ncclfi/fault_kinds.h"
@@ -66,4 +68,14 @@ TEST(FaultSites, MarkdownListsUsesAndUnregisteredKinds) {
 }
 
 }  // namespace
+TEST(FaultSites, DocsContainTheSitesTablesVerbatim) {
+  std::ifstream in(NCCLFI_SOURCE_DIR "/docs/faults.md");
+  ASSERT_TRUE(in) << "docs/faults.md not found";
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find(fault_sites_markdown()), std::string::npos)
+      << "docs/faults.md is out of date: run scripts/update-doc-tables:\n"
+      << fault_sites_markdown();
+}
+
 }  // namespace ncclfi

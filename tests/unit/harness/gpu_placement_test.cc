@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "gpu_placement.h"
+#include "host_env.h"
+#include "launch_context.h"
+#include "launcher_spec.h"
 #include "ncclfi/shared_gpu.h"
-#include "rank_launcher.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -115,7 +117,7 @@ LaunchContext shared_context(const Scenario& s) {
 TEST(SharedGpuLaunch, LocalRanksGetTheirHostIdGpuAndMps) {
   const Scenario s = gpu_scenario(2, 2);
   const LaunchContext ctx = shared_context(s);
-  const auto specs = make_launcher(LauncherKind::kLocal)->processes(ctx);
+  const auto specs = make_launcher("local")->processes(ctx);
   ASSERT_EQ(specs.size(), 2u);
   for (int r = 0; r < 2; ++r) {
     const auto& env = specs[static_cast<size_t>(r)].env;

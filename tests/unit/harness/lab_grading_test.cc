@@ -1,4 +1,4 @@
-// The grading of lab answers (harness/cli/src/lab_grading.cc) and the variant machinery
+// The grading of lab answers (harness/apps/labs/lab_grading.cc) and the variant machinery
 // (lab_catalogue.cc): pure logic, no job runs.
 #include <gtest/gtest.h>
 

@@ -9,9 +9,12 @@
 #include <filesystem>
 #include <thread>
 
+#include "host_env.h"
+#include "launch_context.h"
+#include "launcher_spec.h"
 #include "ncclfi/params.h"
-#include "orphan_guard.h"
-#include "rank_launcher.h"
+#include "proc_scan.h"
+#include "sleeper.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -110,6 +113,34 @@ TEST(Launcher, MpirunForwardsInjectionWithDashX) {
   EXPECT_EQ(make_launcher(s.launcher.kind)->rank_of_line("[1,3]<stderr>:NCCL WARN x"), 3);
 }
 
+TEST(Launcher, HydraGivesEachRankItsOwnSegment) {
+  const Scenario s = scenario("hydra", {{"builtin", "cpu-ring"}, {"ranks", 3}, {"args", {"--iters", "5"}}},
+                              {{{"id", "d"}, {"layer", "net"}, {"kind", "drop"}}});
+  const auto specs = make_launcher(s.launcher.kind)->processes(context(s));
+  ASSERT_EQ(specs.size(), 1u);
+  const auto& argv = specs[0].argv;
+  EXPECT_EQ(argv[0], "mpiexec.hydra");
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), ":"), 2);  // three segments
+  // The last segment is rank 2's: its own variables, then the program.
+  const auto last = std::find(argv.rbegin(), argv.rend(), ":").base();
+  auto value_of = [&](const std::string& name) {
+    for (auto it = last; it + 2 < argv.end(); ++it) {
+      if (*it == "-env" && *(it + 1) == name) return *(it + 2);
+    }
+    return std::string("(absent)");
+  };
+  EXPECT_EQ(value_of("RANK"), "2");
+  EXPECT_EQ(value_of("NCCLFI_RANK"), "2");
+  EXPECT_EQ(value_of("WORLD_SIZE"), "3");
+  EXPECT_EQ(value_of("MASTER_PORT"), "12345");
+  EXPECT_EQ(value_of("NCCL_NET_PLUGIN"), "/b/lib/libnccl-net-ncclfi.so");
+  EXPECT_EQ(std::vector<std::string>(argv.end() - 3, argv.end()),
+            (std::vector<std::string>{"/b/bin/ncclfi-cpu-ring", "--iters", "5"}));
+  EXPECT_EQ(specs[0].env.count("NCCL_NET_PLUGIN"), 0u);  // not in Hydra's own environment
+  EXPECT_EQ(make_launcher(s.launcher.kind)->rank_of_line("[2] NCCL WARN x"), 2);
+  EXPECT_EQ(make_launcher(s.launcher.kind)->rank_of_line("=   BAD TERMINATION"), -1);
+}
+
 TEST(Launcher, SrunPassesInjectionThroughEnvToTheTasksOnly) {
   const Scenario s = scenario("srun", {{"builtin", "cpu-ring"}, {"ranks", 4}, {"args", {"--iters", "5"}}},
                               {{{"id", "d"}, {"layer", "net"}, {"kind", "drop"}}});
@@ -142,20 +173,7 @@ TEST(Launcher, SrunPassesInjectionThroughEnvToTheTasksOnly) {
 // Proc faults find a launcher's ranks by their environment. Inside a Slurm allocation every process
 // inherits SLURM_PROCID=0, so a torchrun worker's RANK must win over it.
 TEST(Launcher, RankPidsPreferRankOverAnInheritedSlurmProcid) {
-  auto spawn = [](std::vector<std::string> vars) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      std::vector<char*> envp;
-      for (auto& v : vars) envp.push_back(v.data());
-      envp.push_back(nullptr);
-      char sleep_path[] = "/bin/sleep";
-      char seconds[] = "30";
-      char* argv[] = {sleep_path, seconds, nullptr};
-      execve(sleep_path, argv, envp.data());
-      _exit(127);
-    }
-    return pid;
-  };
+  auto spawn = test_support::start_sleeper;
   const std::string id = "launcher-test-" + std::to_string(getpid());
   const std::string marker = std::string(kRankMarkerVar) + "=4";  // the launchers give every rank this
   const pid_t torch_worker = spawn({"NCCLFI_HARNESS_ID=" + id, marker, "SLURM_PROCID=0", "RANK=2"});
@@ -165,13 +183,9 @@ TEST(Launcher, RankPidsPreferRankOverAnInheritedSlurmProcid) {
   const pid_t torchrun = spawn({"NCCLFI_HARNESS_ID=" + id, "SLURM_PROCID=0"});
   for (pid_t p : {torch_worker, srun_task, stranger, torchrun})
     ASSERT_TRUE(wait_for_exec(p, "/bin/sleep")) << p;
-  EXPECT_EQ(find_rank_pids(id, 2), std::vector<int>{torch_worker});
-  EXPECT_EQ(find_rank_pids(id, 3), std::vector<int>{srun_task});
-  EXPECT_TRUE(find_rank_pids(id, 0).empty());
-  for (pid_t p : {torch_worker, srun_task, stranger, torchrun}) {
-    kill(p, SIGKILL);
-    waitpid(p, nullptr, 0);
-  }
+  const auto ranks = job_rank_pids(id);
+  EXPECT_EQ(ranks, (std::map<int, std::vector<int>>{{2, {torch_worker}}, {3, {srun_task}}}));
+  test_support::stop_sleepers({torch_worker, srun_task, stranger, torchrun});
 }
 
 TEST(Launcher, TorchrunKeepsInjectionOffTheAgent) {
@@ -216,6 +230,17 @@ TEST(Installation, FromTheExecutablesPrefix) {
   EXPECT_EQ(inst.bin_dir, "/opt/x/bin");
   EXPECT_EQ(inst.lib_dir, "/opt/x/lib");
   EXPECT_EQ(inst.data_dir, "/opt/x/share/ncclfi");
+}
+
+// An installed tree keeps the libraries private in PREFIX/lib/ncclfi; a build tree has them in PREFIX/lib.
+TEST(Installation, LibrariesInLibNcclfiWhenThePrefixHasIt) {
+  const auto prefix = std::filesystem::temp_directory_path() / ("ncclfi-install-" + std::to_string(getpid()));
+  std::filesystem::create_directories(prefix / "bin");
+  const std::string exe = (prefix / "bin" / "ncclfi").string();
+  EXPECT_EQ(Installation::for_executable(exe, no_env).lib_dir, (prefix / "lib").string());
+  std::filesystem::create_directories(prefix / "lib" / "ncclfi");
+  EXPECT_EQ(Installation::for_executable(exe, no_env).lib_dir, (prefix / "lib" / "ncclfi").string());
+  std::filesystem::remove_all(prefix);
 }
 
 TEST(Installation, EnvironmentOverridesThePrefixAndTheDataDir) {

@@ -10,11 +10,14 @@
 #include <fstream>
 
 #include "agent_node.h"
+#include "host_env.h"
+#include "launch_context.h"
+#include "launcher_spec.h"
 #include "link_faults.h"
 #include "ncclfi/event_log.h"
 #include "ncclfi/params.h"
-#include "rank_launcher.h"
 #include "scenario_rules.h"
+#include "sleeper.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -160,8 +163,8 @@ TEST(Multihost, TorchrunAcrossNodesIsOneTorchrunPerNodeThroughMpirun) {
   // with its parent (mpirun or the node's orted).
   EXPECT_EQ(std::vector<std::string>(argv.begin(), torchrun),
             (std::vector<std::string>{"mpirun", "--allow-run-as-root", "--oversubscribe", "--map-by",
-                                      "ppr:1:node", "-np", "3", "--hostfile", "/etc/hostfile", "env", "-u",
-                                      "NCCLFI_HARNESS_ID", "setpriv", "--pdeathsig", "KILL"}));
+                                      "ppr:1:node", "-np", "3", "--hostfile", "/etc/hostfile", "setpriv",
+                                      "--pdeathsig", "KILL", "env", "-u", "NCCLFI_HARNESS_ID"}));
   EXPECT_FALSE(has(argv, "--tag-output"));  // its prefix would name the node, not the rank
   const auto workers = std::find(torchrun, argv.end(), "env");
   ASSERT_NE(workers, argv.end());
@@ -260,38 +263,13 @@ TEST(Multihost, TorchrunAcrossNodesNeedsANodeLauncher) {
 // A torchrun under mpirun carries the harness id only if something leaks it, and it always carries
 // mpirun's OMPI_COMM_WORLD_RANK: only a process with the rank marker is one of the job's ranks.
 TEST(Multihost, AgentsFindWorkersAndNeverTheirTorchrun) {
-  auto spawn = [](std::vector<std::string> vars) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      std::vector<char*> envp;
-      for (auto& v : vars) envp.push_back(v.data());
-      envp.push_back(nullptr);
-      char sleep_path[] = "/bin/sleep";
-      char seconds[] = "30";
-      char* argv[] = {sleep_path, seconds, nullptr};
-      execve(sleep_path, argv, envp.data());
-      _exit(127);
-    }
-    return pid;
-  };
+  auto spawn = test_support::start_sleeper;
   const std::string id = "multihost-test-" + std::to_string(getpid());
   const pid_t torchrun = spawn({"NCCLFI_HARNESS_ID=" + id, "OMPI_COMM_WORLD_RANK=0"});
   const pid_t worker = spawn(
       {"NCCLFI_HARNESS_ID=" + id, std::string(kRankMarkerVar) + "=6", "OMPI_COMM_WORLD_RANK=0", "RANK=1"});
-  // Until both have exec'd (before that, /proc shows the test's own environment).
-  auto has_id = [&id](pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-    std::string var;
-    while (std::getline(in, var, '\0'))
-      if (var.find(id) != std::string::npos) return true;
-    return false;
-  };
-  for (int i = 0; i < 2000 && !(has_id(torchrun) && has_id(worker)); ++i) usleep(5000);
   EXPECT_EQ(node_rank_pids(id), (std::map<int, std::vector<int>>{{1, {worker}}}));
-  for (pid_t p : {torchrun, worker}) {
-    kill(p, SIGKILL);
-    waitpid(p, nullptr, 0);
-  }
+  test_support::stop_sleepers({torchrun, worker});
 }
 
 TEST(Multihost, NodesAndLinkFaultsNeedALauncherWithAgents) {

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 
-#include "rank_launcher.h"
+#include "host_env.h"
+#include "launch_context.h"
+#include "launcher_spec.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -61,7 +63,7 @@ TEST(NetWrap, MpirunForwardsItToOtherNodes) {
   extra["net_wrap"] = "/opt/ib/libnccl-net-ib.so";
   extra["launcher"] = {{"kind", "mpirun"}};
   const Scenario s = scenario_from_json(doc_with(extra), "w.json");
-  const auto specs = make_launcher(LauncherKind::kMpirun)->processes(context_for(s));
+  const auto specs = make_launcher("mpirun")->processes(context_for(s));
   ASSERT_EQ(specs.size(), 1U);
   const auto& argv = specs[0].argv;
   const auto it = std::find(argv.begin(), argv.end(), "NCCLFI_NET_INNER=/opt/ib/libnccl-net-ib.so");

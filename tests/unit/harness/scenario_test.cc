@@ -36,7 +36,7 @@ bool has_problem(const json& doc, const std::string& pointer, const std::string&
 
 TEST(Scenario, MinimalLoadsWithDefaults) {
   const Scenario s = scenario_from_json(minimal(), "f.json");
-  EXPECT_EQ(s.launcher.kind, LauncherKind::kLocal);
+  EXPECT_EQ(s.launcher.kind, "local");
   EXPECT_TRUE(s.layer_net);  // cpu-ring always goes through the shim
   EXPECT_FALSE(s.layer_api);
   EXPECT_EQ(s.restart.max, 0);
@@ -68,6 +68,16 @@ TEST(Scenario, SchemaRejectsUnknownKeysAndWrongTypesEverywhere) {
   d = minimal();
   d["env"] = {{"A", 1}};
   EXPECT_TRUE(has_problem(d, "/env/A", "string"));
+  // '=' in a name smuggled a reserved variable past the rule ("NCCLFI_PLAN=/x" is that assignment).
+  for (const char* name : {"NCCLFI_PLAN=/tmp/x", "LD_PRELOAD=x", "1ABC", "A-B"}) {
+    d = minimal();
+    d["env"] = {{name, "v"}};
+    EXPECT_TRUE(has_problem(d, (json::json_pointer("/env") / name).to_string(), "a variable name of letters"))
+        << name;
+  }
+  d = minimal();
+  d["env"] = {{"NCCL_DEBUG", "INFO"}, {"_MY_VAR2", "x"}};
+  EXPECT_FALSE(has_problem(d, "/env/NCCL_DEBUG", "")) << "a plain name is fine";
   d = minimal();
   d["expect"]["ranks"] = "some";
   EXPECT_TRUE(has_problem(d, "/expect/ranks", "\"all\", \"any\" or an array"));

@@ -3,7 +3,10 @@
 // version), keeping the library path the ranks would have had; a scenario's env may not set NCCL_IBVERBS_LIB.
 #include <gtest/gtest.h>
 
-#include "rank_launcher.h"
+#include "host_env.h"
+#include "launch_context.h"
+#include "launcher_spec.h"
+#include "scenario_rules.h"
 
 namespace ncclfi::cli {
 namespace {

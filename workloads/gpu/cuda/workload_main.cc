@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "ncclfi/params.h"
 #include "ncclfi/workload_contract.h"
 #include "op_spec.h"
+#include "rendezvous.h"
 #include "step_runner.h"
 #include "workload_args.h"
 
@@ -48,6 +50,235 @@ struct Hello {
   uint64_t plan;
 };
 
+// What the steps of a run share once the arguments are read and the rank knows its place.
+struct Job {
+  const WorkloadArgs& args;
+  const RunPlan& plan;
+  const RendezvousInfo& info;
+  const EventLog& log;
+};
+
+// Each step returns nullopt to go on, else the exit code the run ends with (fail() has logged why).
+using Stop = std::optional<int>;
+
+// One GPU per rank: --device, else the local rank's.
+Stop select_device(const Job& job) {
+  int device_count = 0;
+  const cudaError_t device_error = cudaGetDeviceCount(&device_count);
+  if (device_error != cudaSuccess || device_count == 0) {
+    return fail(job.log, kExitBootstrap,
+                std::string("no usable CUDA device (cudaGetDeviceCount: ") +
+                    (device_error != cudaSuccess ? cudaGetErrorString(device_error) : "0 devices") +
+                    "); this workload needs one GPU per rank");
+  }
+  const int device = job.args.device >= 0 ? job.args.device : job.info.local_rank % device_count;
+  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
+    return fail(job.log, kExitBootstrap,
+                "cudaSetDevice(" + std::to_string(device) + "): " + cudaGetErrorString(e));
+  }
+  for (DType dtype : job.args.dtypes) {
+    if (job.info.world_size > max_exact_ranks(dtype)) {
+      std::fprintf(stderr,
+                   "ncclfi-workload: warning: %s sums over %d ranks may overflow; expect mismatches\n",
+                   dtype_name(dtype).data(), job.info.world_size);
+    }
+  }
+  return std::nullopt;
+}
+
+// This rank's newest checkpoint (the resume point is agreed with the others afterwards): none without
+// --checkpoint-dir or a file; one of another plan or world stops the run.
+Stop load_saved_checkpoint(const Job& job, std::optional<Checkpoint>& saved) {
+  if (job.args.checkpoint_dir.empty()) return std::nullopt;
+  try {
+    saved = load_checkpoint_file(job.args.checkpoint_dir, job.info.rank);
+  } catch (const CheckpointError& error) {
+    return fail(job.log, kExitUsage, std::string("cannot resume: ") + error.what());
+  }
+  if (saved && (saved->plan != job.plan.fingerprint(job.info.world_size) ||
+                saved->world_size != job.info.world_size || saved->rank != job.info.rank)) {
+    return fail(job.log, kExitUsage,
+                "cannot resume: " + checkpoint_path(job.args.checkpoint_dir, job.info.rank) +
+                    " belongs to another plan or world (same --op/--dtype/--bytes/--iters/"
+                    "--warmup and world size needed)");
+  }
+  return std::nullopt;
+}
+
+// What the ranks agree on at the rendezvous: rank 0's NCCL unique id and the step they all resume at.
+struct Agreement {
+  ncclUniqueId id{};
+  uint64_t first_step = 0;
+  uint64_t plan = 0;  // this rank's plan fingerprint (every rank's, once agreed)
+};
+
+// Every rank's Hello through the rendezvous: the same plan everywhere, rank 0's id, the common step.
+Stop meet_peers(const Job& job, const std::optional<Checkpoint>& saved, Agreement& agreed) {
+  Hello mine{};
+  if (job.info.rank == 0) {
+    if (const ncclResult_t r = ncclGetUniqueId(&mine.id); r != ncclSuccess) {
+      return fail(job.log, kExitBootstrap, std::string("ncclGetUniqueId: ") + ncclGetErrorString(r));
+    }
+  }
+  mine.resume_step = saved ? saved->latest_step() : 0;
+  mine.plan = job.plan.fingerprint(job.info.world_size);
+  std::vector<std::string> hellos;
+  try {
+    Rendezvous rendezvous(job.info,
+                          std::chrono::milliseconds(static_cast<int64_t>(job.args.rdzv_timeout_s * 1000)));
+    hellos = rendezvous.allgather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)));
+  } catch (const std::exception& error) {
+    return fail(job.log, kExitBootstrap,
+                std::string("rendezvous with ") + job.info.master_addr + ":" +
+                    std::to_string(job.info.master_port) + " failed: " + error.what());
+  }
+  std::vector<uint64_t> steps;
+  Hello root{};
+  for (size_t r = 0; r < hellos.size(); ++r) {
+    Hello hello{};
+    if (hellos[r].size() != sizeof(Hello))
+      return fail(job.log, kExitBootstrap, "rendezvous: malformed message");
+    std::memcpy(&hello, hellos[r].data(), sizeof(Hello));
+    if (hello.plan != mine.plan) {
+      return fail(job.log, kExitUsage,
+                  "rank " + std::to_string(r) + " runs another plan (different arguments)");
+    }
+    if (r == 0) root = hello;
+    steps.push_back(hello.resume_step);
+  }
+  agreed.id = root.id;
+  agreed.first_step = common_resume_step(steps);
+  agreed.plan = mine.plan;
+  return std::nullopt;
+}
+
+// Where the steps start: the checkpoint this run keeps, and the digest and wrong count so far.
+struct ResumePoint {
+  Checkpoint checkpoint;
+  uint64_t digest = 0, wrong_total = 0;
+};
+
+Stop resume_at(const Job& job, const std::optional<Checkpoint>& saved, const Agreement& agreed,
+               ResumePoint& resume) {
+  resume.checkpoint.rank = job.info.rank;
+  resume.checkpoint.world_size = job.info.world_size;
+  resume.checkpoint.plan = agreed.plan;
+  resume.checkpoint.total_steps = job.plan.total_steps();
+  const uint64_t first_step = agreed.first_step;
+  if (first_step == 0) return std::nullopt;
+  const auto entry = saved ? saved->entry_at(first_step) : std::nullopt;
+  if (!entry) {
+    return fail(job.log, kExitBootstrap,
+                "cannot resume at step " + std::to_string(first_step) +
+                    ": this rank's checkpoint no longer holds it");
+  }
+  resume.checkpoint.push(*entry);  // entries past the resume point are redone
+  resume.digest = entry->digest;
+  resume.wrong_total = entry->wrong_total;
+  job.log.write(ev::kResume, {{"iter", first_step},
+                              {"path", checkpoint_path(job.args.checkpoint_dir, job.info.rank)},
+                              {"digest", resume.digest},
+                              {"wrong_total", resume.wrong_total}});
+  if (job.info.rank == 0) {
+    std::printf("# resuming at step %llu of %llu from %s\n", static_cast<unsigned long long>(first_step),
+                static_cast<unsigned long long>(job.plan.total_steps()), job.args.checkpoint_dir.c_str());
+  }
+  return std::nullopt;
+}
+
+// The communicator, created under the watchdog (a hung init is caught like a hung collective).
+Stop init_communicator(const Job& job, Watchdog& watchdog, const ncclUniqueId& id, ncclComm_t& comm) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  if (job.args.nonblocking) config.blocking = 0;
+  watchdog.start_standalone();
+  watchdog.begin_host_call("comm_init", -1);
+  ncclResult_t init = ncclCommInitRankConfig(&comm, job.info.world_size, id, job.info.rank, &config);
+  if (comm != nullptr) watchdog.set_comm(comm);
+  if (job.args.nonblocking && comm != nullptr) init = await_nonblocking(comm, init);
+  watchdog.end_host_call();
+  watchdog.stop_standalone();
+  if (init != ncclSuccess) {
+    job.log.write(ev::kNcclError, {{"code", static_cast<int>(init)},
+                                   {"message", ncclGetErrorString(init)},
+                                   {"where", "ncclCommInitRankConfig"}});
+    if (comm != nullptr) ncclCommAbort(comm);
+    return fail(job.log, kExitBootstrap, std::string("ncclCommInitRankConfig: ") + ncclGetErrorString(init));
+  }
+  return std::nullopt;
+}
+
+// Rank 0's header: the job, the ops NCCL lacks, the table's columns.
+void print_header(const Job& job) {
+  const WorkloadArgs& args = job.args;
+  std::printf("# ncclfi-workload: %d ranks, NCCL %s, %s communicator, watchdog %s, check %s\n",
+              job.info.world_size, nccl_version_string().c_str(),
+              args.nonblocking ? "non-blocking" : "blocking",
+              args.watchdog ? ("on, " + format_seconds(args.timeout_s) + " s").c_str() : "off",
+              args.check ? "stops the job" : "reports only");
+  for (OpKind op : args.ops) {
+    if (op != OpKind::kSendRecv && std::string(op_implementation(op)) != "native") {
+      std::printf("# %s: this NCCL lacks it, run as grouped send/recv\n", op_spec(op).name.data());
+    }
+  }
+  std::printf("# %13s %12s %12s %9s %6s %5s %10s %7s %7s %7s\n", "op", "size(B)", "count", "type", "redop",
+              "root", "time(us)", "algbw", "busbw", "#wrong");
+  std::fflush(stdout);
+}
+
+// The steps from the resume point; a failing step ends the process through the watchdog.
+RunOutcome run_steps(const Job& job, ncclComm_t comm, Watchdog& watchdog, uint64_t first_step,
+                     ResumePoint& resume) {
+  RunOutcome outcome;
+  try {
+    StepRunner runner(job.args, job.plan, comm, job.info.rank, job.info.world_size, job.log, watchdog);
+    outcome = runner.run(first_step, resume.digest, resume.wrong_total,
+                         job.args.checkpoint_dir.empty() ? nullptr : &resume.checkpoint);
+  } catch (const CheckpointError& error) {
+    watchdog.abort_and_exit(kExitUsage, error.what());
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "ncclfi-workload: rank %d: %s\n", job.info.rank, error.what());
+    watchdog.abort_and_exit(kExitNcclError, error.what());
+  }
+  return outcome;
+}
+
+// The communicator's end, the done event with the verification, and the closing lines.
+int finish(const Job& job, ncclComm_t comm, Watchdog& watchdog, const RunOutcome& outcome,
+           uint64_t first_step, double seconds) {
+  const uint64_t expected =
+      job.plan.expected_digest(job.info.rank, job.info.world_size, job.plan.total_steps());
+  const bool verified = outcome.wrong_total == 0 && outcome.digest == expected;
+  watchdog.set_comm(nullptr);
+  // On a non-blocking communicator ncclCommFinalize returns ncclInProgress: destroying it before the
+  // finalize settles crashes inside NCCL (seen on 2.28.3).
+  const ncclResult_t finalized = await_nonblocking(comm, ncclCommFinalize(comm));
+  if (finalized != ncclSuccess) {
+    job.log.write(ev::kNcclError, {{"code", static_cast<int>(finalized)},
+                                   {"message", ncclGetErrorString(finalized)},
+                                   {"where", "ncclCommFinalize"}});
+  }
+  ncclCommDestroy(comm);
+  job.log.write(ev::kDone, {{"iters", job.plan.total_steps()},
+                            {"steps_run", outcome.steps_run},
+                            {"resumed_from", first_step},
+                            {"seconds", seconds},
+                            {"verified", verified},
+                            {"wrong_total", outcome.wrong_total},
+                            {"digest", outcome.digest},
+                            {"expected_digest", expected}});
+  if (job.info.rank == 0 && !job.args.quiet) {
+    std::printf("# done: %llu steps (%llu run here), %s, digest %016llx, %.2f s\n",
+                static_cast<unsigned long long>(job.plan.total_steps()),
+                static_cast<unsigned long long>(outcome.steps_run),
+                verified ? "every result verified" : "WRONG RESULTS",
+                static_cast<unsigned long long>(outcome.digest), seconds);
+  }
+  std::printf("# rank %d: %s (wrong elements: %llu)\n", job.info.rank, verified ? "verified" : "NOT verified",
+              static_cast<unsigned long long>(outcome.wrong_total));
+  job.log.write(ev::kExit, {{"code", kExitOk}});
+  return kExitOk;
+}
+
 int run_workload(int argc, char** argv) {
   WorkloadArgs args;
   std::string help;
@@ -76,180 +307,24 @@ int run_workload(int argc, char** argv) {
                          {"args", args_string(argc, argv)},
                          {"attempt", params.attempt},
                          {"total_steps", plan.total_steps()}});
-
-  int device_count = 0;
-  const cudaError_t device_error = cudaGetDeviceCount(&device_count);
-  if (device_error != cudaSuccess || device_count == 0) {
-    return fail(log, kExitBootstrap,
-                std::string("no usable CUDA device (cudaGetDeviceCount: ") +
-                    (device_error != cudaSuccess ? cudaGetErrorString(device_error) : "0 devices") +
-                    "); this workload needs one GPU per rank");
-  }
-  const int device = args.device >= 0 ? args.device : info.local_rank % device_count;
-  if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
-    return fail(log, kExitBootstrap,
-                "cudaSetDevice(" + std::to_string(device) + "): " + cudaGetErrorString(e));
-  }
-  for (DType dtype : args.dtypes) {
-    if (info.world_size > max_exact_ranks(dtype)) {
-      std::fprintf(stderr,
-                   "ncclfi-workload: warning: %s sums over %d ranks may overflow; expect mismatches\n",
-                   dtype_name(dtype).data(), info.world_size);
-    }
-  }
-
-  // Resume point: this rank's newest checkpoint, agreed with the others below.
+  const Job job{args, plan, info, log};
   std::optional<Checkpoint> saved;
-  if (!args.checkpoint_dir.empty()) {
-    try {
-      saved = load_checkpoint_file(args.checkpoint_dir, info.rank);
-    } catch (const CheckpointError& error) {
-      return fail(log, kExitUsage, std::string("cannot resume: ") + error.what());
-    }
-    if (saved && (saved->plan != plan.fingerprint(info.world_size) || saved->world_size != info.world_size ||
-                  saved->rank != info.rank)) {
-      return fail(log, kExitUsage,
-                  "cannot resume: " + checkpoint_path(args.checkpoint_dir, info.rank) +
-                      " belongs to another plan or world (same --op/--dtype/--bytes/--iters/"
-                      "--warmup and world size needed)");
-    }
-  }
-
-  Hello mine{};
-  if (info.rank == 0) {
-    if (const ncclResult_t r = ncclGetUniqueId(&mine.id); r != ncclSuccess) {
-      return fail(log, kExitBootstrap, std::string("ncclGetUniqueId: ") + ncclGetErrorString(r));
-    }
-  }
-  mine.resume_step = saved ? saved->latest_step() : 0;
-  mine.plan = plan.fingerprint(info.world_size);
-  std::vector<std::string> hellos;
-  try {
-    Rendezvous rendezvous(info, std::chrono::milliseconds(static_cast<int64_t>(args.rdzv_timeout_s * 1000)));
-    hellos = rendezvous.allgather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)));
-  } catch (const std::exception& error) {
-    return fail(log, kExitBootstrap,
-                std::string("rendezvous with ") + info.master_addr + ":" + std::to_string(info.master_port) +
-                    " failed: " + error.what());
-  }
-  std::vector<uint64_t> steps;
-  Hello root{};
-  for (size_t r = 0; r < hellos.size(); ++r) {
-    Hello hello{};
-    if (hellos[r].size() != sizeof(Hello)) return fail(log, kExitBootstrap, "rendezvous: malformed message");
-    std::memcpy(&hello, hellos[r].data(), sizeof(Hello));
-    if (hello.plan != mine.plan) {
-      return fail(log, kExitUsage, "rank " + std::to_string(r) + " runs another plan (different arguments)");
-    }
-    if (r == 0) root = hello;
-    steps.push_back(hello.resume_step);
-  }
-  const uint64_t first_step = common_resume_step(steps);
-  Checkpoint checkpoint;
-  checkpoint.rank = info.rank;
-  checkpoint.world_size = info.world_size;
-  checkpoint.plan = mine.plan;
-  checkpoint.total_steps = plan.total_steps();
-  uint64_t digest = 0, wrong_total = 0;
-  if (first_step > 0) {
-    const auto entry = saved ? saved->entry_at(first_step) : std::nullopt;
-    if (!entry) {
-      return fail(log, kExitBootstrap,
-                  "cannot resume at step " + std::to_string(first_step) +
-                      ": this rank's checkpoint no longer holds it");
-    }
-    checkpoint.push(*entry);  // entries past the resume point are redone
-    digest = entry->digest;
-    wrong_total = entry->wrong_total;
-    log.write(ev::kResume, {{"iter", first_step},
-                            {"path", checkpoint_path(args.checkpoint_dir, info.rank)},
-                            {"digest", digest},
-                            {"wrong_total", wrong_total}});
-    if (info.rank == 0) {
-      std::printf("# resuming at step %llu of %llu from %s\n", static_cast<unsigned long long>(first_step),
-                  static_cast<unsigned long long>(plan.total_steps()), args.checkpoint_dir.c_str());
-    }
-  }
+  Agreement agreed;
+  ResumePoint resume;
+  if (const Stop stop = select_device(job)) return *stop;
+  if (const Stop stop = load_saved_checkpoint(job, saved)) return *stop;
+  if (const Stop stop = meet_peers(job, saved, agreed)) return *stop;
+  if (const Stop stop = resume_at(job, saved, agreed, resume)) return *stop;
 
   Watchdog watchdog(args, log, info.rank);
   ncclComm_t comm = nullptr;
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  if (args.nonblocking) config.blocking = 0;
-  watchdog.start_standalone();
-  watchdog.begin_host_call("comm_init", -1);
-  ncclResult_t init = ncclCommInitRankConfig(&comm, info.world_size, root.id, info.rank, &config);
-  if (comm != nullptr) watchdog.set_comm(comm);
-  if (args.nonblocking && comm != nullptr) init = await_nonblocking(comm, init);
-  watchdog.end_host_call();
-  watchdog.stop_standalone();
-  if (init != ncclSuccess) {
-    log.write(ev::kNcclError, {{"code", static_cast<int>(init)},
-                               {"message", ncclGetErrorString(init)},
-                               {"where", "ncclCommInitRankConfig"}});
-    if (comm != nullptr) ncclCommAbort(comm);
-    return fail(log, kExitBootstrap, std::string("ncclCommInitRankConfig: ") + ncclGetErrorString(init));
-  }
-
-  if (info.rank == 0 && !args.quiet) {
-    std::printf("# ncclfi-workload: %d ranks, NCCL %s, %s communicator, watchdog %s, check %s\n",
-                info.world_size, nccl_version_string().c_str(),
-                args.nonblocking ? "non-blocking" : "blocking",
-                args.watchdog ? ("on, " + format_seconds(args.timeout_s) + " s").c_str() : "off",
-                args.check ? "stops the job" : "reports only");
-    for (OpKind op : args.ops) {
-      if (op != OpKind::kSendRecv && std::string(op_implementation(op)) != "native") {
-        std::printf("# %s: this NCCL lacks it, run as grouped send/recv\n", op_spec(op).name.data());
-      }
-    }
-    std::printf("# %13s %12s %12s %9s %6s %5s %10s %7s %7s %7s\n", "op", "size(B)", "count", "type", "redop",
-                "root", "time(us)", "algbw", "busbw", "#wrong");
-    std::fflush(stdout);
-  }
+  if (const Stop stop = init_communicator(job, watchdog, agreed.id, comm)) return *stop;
+  if (info.rank == 0 && !args.quiet) print_header(job);
 
   const auto started = std::chrono::steady_clock::now();
-  RunOutcome outcome;
-  try {
-    StepRunner runner(args, plan, comm, info.rank, info.world_size, log, watchdog);
-    outcome =
-        runner.run(first_step, digest, wrong_total, args.checkpoint_dir.empty() ? nullptr : &checkpoint);
-  } catch (const CheckpointError& error) {
-    watchdog.abort_and_exit(kExitUsage, error.what());
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "ncclfi-workload: rank %d: %s\n", info.rank, error.what());
-    watchdog.abort_and_exit(kExitNcclError, error.what());
-  }
+  const RunOutcome outcome = run_steps(job, comm, watchdog, agreed.first_step, resume);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const uint64_t expected = plan.expected_digest(info.rank, info.world_size, plan.total_steps());
-  const bool verified = outcome.wrong_total == 0 && outcome.digest == expected;
-  watchdog.set_comm(nullptr);
-  // On a non-blocking communicator ncclCommFinalize returns ncclInProgress: destroying it before the
-  // finalize settles crashes inside NCCL (seen on 2.28.3).
-  const ncclResult_t finalized = await_nonblocking(comm, ncclCommFinalize(comm));
-  if (finalized != ncclSuccess) {
-    log.write(ev::kNcclError, {{"code", static_cast<int>(finalized)},
-                               {"message", ncclGetErrorString(finalized)},
-                               {"where", "ncclCommFinalize"}});
-  }
-  ncclCommDestroy(comm);
-  log.write(ev::kDone, {{"iters", plan.total_steps()},
-                        {"steps_run", outcome.steps_run},
-                        {"resumed_from", first_step},
-                        {"seconds", seconds},
-                        {"verified", verified},
-                        {"wrong_total", outcome.wrong_total},
-                        {"digest", outcome.digest},
-                        {"expected_digest", expected}});
-  if (info.rank == 0 && !args.quiet) {
-    std::printf("# done: %llu steps (%llu run here), %s, digest %016llx, %.2f s\n",
-                static_cast<unsigned long long>(plan.total_steps()),
-                static_cast<unsigned long long>(outcome.steps_run),
-                verified ? "every result verified" : "WRONG RESULTS",
-                static_cast<unsigned long long>(outcome.digest), seconds);
-  }
-  std::printf("# rank %d: %s (wrong elements: %llu)\n", info.rank, verified ? "verified" : "NOT verified",
-              static_cast<unsigned long long>(outcome.wrong_total));
-  log.write(ev::kExit, {{"code", kExitOk}});
-  return kExitOk;
+  return finish(job, comm, watchdog, outcome, agreed.first_step, seconds);
 }
 
 }  // namespace

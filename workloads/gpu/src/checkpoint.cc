@@ -103,35 +103,26 @@ std::string format_checkpoint(const Checkpoint& checkpoint) {
   return body;
 }
 
-Checkpoint parse_checkpoint(std::string_view text) {
+namespace {
+
+// What parse_checkpoint has read so far: the fields, which of them were seen, and the line it is on.
+struct CheckpointReader {
+  std::string_view text;
   Checkpoint checkpoint;
   bool seen_rank = false, seen_world = false, seen_plan = false, seen_total = false, seen_crc = false;
-  size_t pos = 0;
   int line_no = 0;
-  while (pos < text.size()) {
-    const size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) {
-      throw CheckpointError("checkpoint line " + std::to_string(line_no + 1) + ": truncated (no newline)");
-    }
-    const std::string_view line = text.substr(pos, end - pos);
-    ++line_no;
-    if (seen_crc) throw CheckpointError("checkpoint line " + std::to_string(line_no) + ": text after crc");
-    if (line_no == 1) {
-      if (line != kMagic) {
-        throw CheckpointError("checkpoint line 1: expected '" + std::string(kMagic) + "', got '" +
-                              std::string(line) + "'");
-      }
-      pos = end + 1;
-      continue;
-    }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw CheckpointError("checkpoint line " + std::to_string(line_no) + ": " + what);
+  }
+
+  // One "key value..." line; `pos` is where it starts (the crc covers the text before it).
+  void read_line(std::string_view line, size_t pos) {
     const auto words = split_words(line);
-    if (words.empty()) throw CheckpointError("checkpoint line " + std::to_string(line_no) + ": empty");
+    if (words.empty()) fail("empty");
     const std::string_view key = words[0];
     const auto want = [&](size_t n) {
-      if (words.size() != n) {
-        throw CheckpointError("checkpoint line " + std::to_string(line_no) + ": '" + std::string(key) +
-                              "' takes " + std::to_string(n - 1) + " value(s)");
-      }
+      if (words.size() != n) fail("'" + std::string(key) + "' takes " + std::to_string(n - 1) + " value(s)");
     };
     if (key == "rank") {
       want(2);
@@ -151,44 +142,73 @@ Checkpoint parse_checkpoint(std::string_view text) {
       seen_total = true;
     } else if (key == "entry") {
       want(4);
-      CheckpointEntry entry;
-      entry.next_step = parse_number(words[1], 10, line_no, "step");
-      entry.digest = parse_number(words[2], 16, line_no, "digest");
-      entry.wrong_total = parse_number(words[3], 10, line_no, "wrong count");
-      if (!checkpoint.entries.empty() && entry.next_step <= checkpoint.entries.back().next_step) {
-        throw CheckpointError("checkpoint line " + std::to_string(line_no) + ": entries out of order");
-      }
-      if (checkpoint.entries.size() == Checkpoint::kMaxEntries) {
-        throw CheckpointError("checkpoint line " + std::to_string(line_no) + ": more than 2 entries");
-      }
-      checkpoint.entries.push_back(entry);
+      read_entry(words);
     } else if (key == "crc") {
       want(2);
       const uint64_t crc = parse_number(words[1], 16, line_no, "crc");
-      if (crc != fnv1a32(text.substr(0, pos))) {
-        throw CheckpointError("checkpoint line " + std::to_string(line_no) +
-                              ": crc mismatch (torn or edited file)");
-      }
+      if (crc != fnv1a32(text.substr(0, pos))) fail("crc mismatch (torn or edited file)");
       seen_crc = true;
     } else {
-      throw CheckpointError("checkpoint line " + std::to_string(line_no) + ": unknown key '" +
-                            std::string(key) + "'");
+      fail("unknown key '" + std::string(key) + "'");
+    }
+  }
+
+  void read_entry(const std::vector<std::string_view>& words) {
+    CheckpointEntry entry;
+    entry.next_step = parse_number(words[1], 10, line_no, "step");
+    entry.digest = parse_number(words[2], 16, line_no, "digest");
+    entry.wrong_total = parse_number(words[3], 10, line_no, "wrong count");
+    if (!checkpoint.entries.empty() && entry.next_step <= checkpoint.entries.back().next_step) {
+      fail("entries out of order");
+    }
+    if (checkpoint.entries.size() == Checkpoint::kMaxEntries) fail("more than 2 entries");
+    checkpoint.entries.push_back(entry);
+  }
+
+  // After the last line: every field there, and consistent with the others.
+  void check_whole() const {
+    if (line_no == 0) throw CheckpointError("checkpoint: empty file");
+    if (!seen_rank || !seen_world || !seen_plan || !seen_total) {
+      throw CheckpointError("checkpoint: missing rank, world_size, plan or total_steps");
+    }
+    if (!seen_crc) throw CheckpointError("checkpoint: missing crc line (truncated file)");
+    if (checkpoint.world_size <= 0 || checkpoint.rank >= checkpoint.world_size) {
+      throw CheckpointError("checkpoint: rank " + std::to_string(checkpoint.rank) + " outside world size " +
+                            std::to_string(checkpoint.world_size));
+    }
+    if (!checkpoint.entries.empty() && checkpoint.entries.back().next_step > checkpoint.total_steps) {
+      throw CheckpointError("checkpoint: entry past total_steps");
+    }
+  }
+};
+
+}  // namespace
+
+Checkpoint parse_checkpoint(std::string_view text) {
+  CheckpointReader reader;
+  reader.text = text;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) {
+      throw CheckpointError("checkpoint line " + std::to_string(reader.line_no + 1) +
+                            ": truncated (no newline)");
+    }
+    const std::string_view line = text.substr(pos, end - pos);
+    ++reader.line_no;
+    if (reader.seen_crc) reader.fail("text after crc");
+    if (reader.line_no == 1) {
+      if (line != kMagic) {
+        throw CheckpointError("checkpoint line 1: expected '" + std::string(kMagic) + "', got '" +
+                              std::string(line) + "'");
+      }
+    } else {
+      reader.read_line(line, pos);
     }
     pos = end + 1;
   }
-  if (line_no == 0) throw CheckpointError("checkpoint: empty file");
-  if (!seen_rank || !seen_world || !seen_plan || !seen_total) {
-    throw CheckpointError("checkpoint: missing rank, world_size, plan or total_steps");
-  }
-  if (!seen_crc) throw CheckpointError("checkpoint: missing crc line (truncated file)");
-  if (checkpoint.world_size <= 0 || checkpoint.rank >= checkpoint.world_size) {
-    throw CheckpointError("checkpoint: rank " + std::to_string(checkpoint.rank) + " outside world size " +
-                          std::to_string(checkpoint.world_size));
-  }
-  if (!checkpoint.entries.empty() && checkpoint.entries.back().next_step > checkpoint.total_steps) {
-    throw CheckpointError("checkpoint: entry past total_steps");
-  }
-  return checkpoint;
+  reader.check_whole();
+  return reader.checkpoint;
 }
 
 std::string checkpoint_path(const std::string& dir, int rank) {

@@ -1,11 +1,14 @@
 // Each checker's pass, fail and unknown answers; throwing checkers; worst answer wins.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "history_builder.h"
 #include "judge.h"
+#include "observe.h"
 
 namespace ncclfi::harness {
 namespace {
@@ -282,6 +285,93 @@ TEST(CheckRasRanks, UnknownWithoutAReport) {
   EXPECT_EQ(failed.answer, Answer::kUnknown);
   EXPECT_NE(failed.reason.find("cannot connect"), std::string::npos) << failed.reason;
   EXPECT_EQ(only_check(ras_probed_run(json::array(), {2}), {{"ras_ranks", "all"}}).answer, Answer::kUnknown);
+}
+
+// Shared-GPU mode: a failure after ncclfi's own MPS server failed is unknown, with the server's lines;
+// a pass stays a pass, and a failure without such lines stays a failure.
+TEST(CheckSharedGpu, AFailureAfterTheMpsServerFailedIsUnknown) {
+  History h = detected_run();
+  h.own_mps = true;
+  h.mps_failures = {"attempt 0, g0: [t Server 4242] Server is handling a fatal GPU error."};
+  Judgement j = judge(h, json{{"outcome", "recovered"}});
+  EXPECT_EQ(j.verdict, Answer::kUnknown);
+  ASSERT_EQ(j.checks.size(), 2u);
+  EXPECT_EQ(j.checks[0].answer, Answer::kFail);  // the failure is still shown
+  EXPECT_EQ(j.checks[1].field, "shared_gpu");
+  EXPECT_TRUE(j.checks[1].excuses_failure);
+  EXPECT_NE(j.checks[1].reason.find("Server is handling a fatal GPU error."), std::string::npos);
+  // Read back from verdict.json and settled again (as rounds do), it stays unknown.
+  Judgement again = judgement_from_json(to_json(j));
+  settle_verdict(again);
+  EXPECT_EQ(again.verdict, Answer::kUnknown);
+}
+
+TEST(CheckSharedGpu, ARefusedRankUnderOurMpsExcusesAFailureToo) {
+  History h = detected_run();
+  add_event(h, 4.5, 1, "log", "log_evidence",
+            {{"label", "cuda_unavailable"},
+             {"line", "CUDA error: CUDA-capable device(s) is/are busy or unavailable"}});
+  EXPECT_EQ(judge(h, json{{"outcome", "recovered"}}).verdict, Answer::kFail);  // not under ncclfi's MPS
+  h.own_mps = true;
+  const Judgement j = judge(h, json{{"outcome", "recovered"}});
+  EXPECT_EQ(j.verdict, Answer::kUnknown);
+  EXPECT_NE(j.checks.back().reason.find("rank 1, attempt 0: CUDA error"), std::string::npos)
+      << j.checks.back().reason;
+}
+
+TEST(CheckSharedGpu, APassOrAFailureWithoutMpsTroubleIsLeftAlone) {
+  History passing = detected_run();
+  passing.own_mps = true;
+  passing.mps_failures = {"attempt 0, g0: Server is handling a fatal GPU error."};
+  const Judgement pass = judge(passing, json{{"outcome", "detected"}});
+  EXPECT_EQ(pass.verdict, Answer::kPass);
+  EXPECT_EQ(pass.checks.size(), 1u);
+  History failing = detected_run();
+  failing.own_mps = true;
+  EXPECT_EQ(judge(failing, json{{"outcome", "recovered"}}).verdict, Answer::kFail);
+}
+
+// A watchdog that fired before the first injection saw the job failing on its own, not the fault: the
+// outcome, the mechanisms, the first detection and the ranks leave it out, and the verdict names it as
+// before the fault. Here the fault (a stop at 2 s) is then met by nothing until the deadline: hung.
+TEST(BeforeTheFault, ADetectionBeforeTheFirstInjectionIsNotTheFaults) {
+  History h = make_history(2);
+  h.deadline_hit = true;
+  add_event(h, 0.5, 1, "workload", "watchdog_fired", {{"waited_ms", 300}});
+  add_detection(h, 0.5, 1, "workload_watchdog");
+  add_event(h, 2.0, 0, "harness", "inject", {{"fault_id", "f1"}, {"kind", "stop"}});
+  add_event(h, 30.0, -1, "harness", "deadline", {{"deadline_s", 30}});
+  add_exit(h, 30.1, 0, {}, 15, true);
+  add_exit(h, 30.1, 1, {}, 15, true);
+  observe_exits(h);
+  const json expect = {{"outcome", "detected"}, {"detected_by", {"workload_watchdog"}}, {"ranks", "any"}};
+  const Judgement j = judge(h, expect);
+  EXPECT_EQ(j.outcome, Outcome::kHung) << j.outcome_reason;
+  EXPECT_NE(j.outcome_reason.find("before the fault: workload_watchdog on rank 1"), std::string::npos)
+      << j.outcome_reason;
+  EXPECT_EQ(std::count(j.mechanisms.begin(), j.mechanisms.end(), "workload_watchdog"), 0);
+  ASSERT_TRUE(j.first_detection.has_value());
+  EXPECT_EQ(j.first_detection->mechanism, "harness_deadline");
+  EXPECT_EQ(j.verdict, Answer::kFail);
+  std::map<std::string, const CheckResult*> by_field;
+  for (const auto& c : j.checks) by_field[c.field] = &c;
+  for (const char* field : {"outcome", "detected_by", "ranks"}) {
+    ASSERT_TRUE(by_field.count(field)) << field;
+    EXPECT_EQ(by_field[field]->answer, Answer::kFail) << field << ": " << by_field[field]->reason;
+  }
+  ASSERT_TRUE(by_field.count("before_fault"));
+  EXPECT_EQ(by_field["before_fault"]->answer, Answer::kPass);
+  EXPECT_NE(by_field["before_fault"]->reason.find("workload_watchdog on rank 1"), std::string::npos)
+      << by_field["before_fault"]->reason;
+  // The same watchdog at the injection's moment or after it is the fault's detection.
+  History after = make_history(2);
+  add_event(after, 2.0, 0, "harness", "inject", {{"fault_id", "f1"}, {"kind", "stop"}});
+  add_detection(after, 2.0, 1, "workload_watchdog");
+  all_exit(after, 2.5, 3);
+  const Judgement k = judge(after, expect);
+  EXPECT_EQ(k.outcome, Outcome::kDetected) << k.outcome_reason;
+  EXPECT_EQ(k.verdict, Answer::kPass);
+  for (const auto& c : k.checks) EXPECT_NE(c.field, "before_fault");
 }
 
 }  // namespace

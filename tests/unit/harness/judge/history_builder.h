@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "history.h"
+#include "ncclfi/fault_kinds.h"
 
 namespace ncclfi::harness::testing {
 
@@ -54,8 +55,17 @@ inline void add_event(History& h, double s, int rank, const std::string& source,
   h.events.push_back(std::move(e));
 }
 
+// An inject event of `kind`, on the first layer that has a kind of that name (as the front end of that
+// layer writes it: the judge reads a kind by its layer and name).
 inline void add_inject(History& h, double s, int rank, const std::string& kind = "drop", int attempt = 0) {
-  add_event(h, s, rank, "net", "inject", {{"fault_id", "f1"}, {"kind", kind}}, attempt);
+  std::string layer = "net";
+  for (const FaultKindSpec* spec : fault_kinds()) {
+    if (spec->kind == kind) {
+      layer = to_string(spec->layer);
+      break;
+    }
+  }
+  add_event(h, s, rank, "net", "inject", {{"fault_id", "f1"}, {"kind", kind}, {"layer", layer}}, attempt);
 }
 
 inline void add_exit(History& h, double s, int rank, std::optional<int> code, std::optional<int> signal = {},

@@ -93,6 +93,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"call returned ncclInternalError", K::kDetection, "api_error"},
         Case{"internal error - please report this issue to the NCCL developers", K::kDetection, "api_error"},
         Case{"NCCL error: unhandled cuda error", K::kDetection, "api_error"},
+        // 8: CUDA refusing the GPU (what PyTorch printed for a worker restarted onto a poisoned MPS
+        // server; the runtime's and the driver's names of the code)
+        Case{"RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable", K::kEvidence,
+             "cuda_unavailable"},
+        Case{"cudaSetDevice(0): cudaErrorDevicesUnavailable", K::kEvidence, "cuda_unavailable"},
+        Case{"CUDA_ERROR_MPS_SERVER_NOT_READY", K::kEvidence, "cuda_unavailable"},
         // NCCL WARN lines (3.4) are evidence, not detections
         Case{"host1:1234:1300 [0] NCCL INFO x\thost1:1234:1300 [0] NCCL WARN socketProgress: Connection "
              "closed by "

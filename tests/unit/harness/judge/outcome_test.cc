@@ -45,13 +45,42 @@ TEST(Outcome, CleanWhenTheRunIsWithinTheBaselinesSpread) {
   EXPECT_GT(timing[0].effect, 0.2);
   EXPECT_GT(*timing[0].noise, timing[0].effect);
   EXPECT_NE(why.find("within the noise"), std::string::npos) << why;
-  // Clean as far as the judge can see; a `degraded` expectation cannot be told from the noise.
+  // Clean as far as the judge can see, but the run was slower than the margin, within a noise (40%)
+  // wider than it: neither a `clean` nor a `degraded` expectation can be told from it, and the
+  // baselines' own spread means more samples would not help.
+  for (const char* expected : {"clean", "degraded"}) {
+    History copy = h;
+    const Judgement j = judge(copy, nlohmann::json{{"outcome", expected}});
+    EXPECT_EQ(j.verdict, Answer::kUnknown) << expected;
+    EXPECT_NE(j.reasons.front().find("wider than the 20% margin"), std::string::npos) << j.reasons.front();
+    EXPECT_NE(j.reasons.front().find("a quieter host"), std::string::npos) << j.reasons.front();
+  }
+}
+
+TEST(Outcome, NoiseWiderThanTheMarginCannotFailADegradedExpectation) {
+  // A +5% run beside baselines whose steps scatter so widely that the sampling noise is far over the
+  // 20% margin: the README's first drill on a busy 2-core host. A fail of an expected `degraded` is a
+  // guess here. The reason says how many more steps would narrow the noise.
+  const History h = finished_run(steps_around(0.00315, 0.95, 12),
+                                 {steps_around(0.003, 0.95, 12), steps_around(0.003, 0.95, 12)});
+  std::string why;
+  std::vector<TimingComparison> timing;
+  ASSERT_EQ(decide_outcome(h, 0.2, &why, &timing), Outcome::kClean) << why;
+  ASSERT_FALSE(timing.empty());
+  ASSERT_TRUE(timing[0].noise);
+  ASSERT_GT(*timing[0].noise, 0.2);
+  ASSERT_LE(timing[0].effect, 0.2);
   History copy = h;
-  EXPECT_EQ(judge(copy, nlohmann::json{{"outcome", "clean"}}).verdict, Answer::kPass);
-  copy = h;
   const Judgement j = judge(copy, nlohmann::json{{"outcome", "degraded"}});
-  EXPECT_EQ(j.verdict, Answer::kUnknown);
-  EXPECT_NE(j.reasons.front().find("too large to tell"), std::string::npos) << j.reasons.front();
+  EXPECT_EQ(j.verdict, Answer::kUnknown) << j.reasons.front();
+  EXPECT_NE(j.reasons.front().find("cannot be told apart"), std::string::npos) << j.reasons.front();
+  EXPECT_NE(j.reasons.front().find("x its 12 steps"), std::string::npos) << j.reasons.front();
+  // The run's own figures are within the margin: an expected `clean` passes (nothing shows a slow-down).
+  copy = h;
+  EXPECT_EQ(judge(copy, nlohmann::json{{"outcome", "clean"}}).verdict, Answer::kPass);
+  // A fault expected to be detected is not a timing question: clean stays a fail there.
+  copy = h;
+  EXPECT_EQ(judge(copy, nlohmann::json{{"outcome", "detected"}}).verdict, Answer::kFail);
 }
 
 TEST(Outcome, CleanWithinTheMarginSaysSo) {
@@ -259,7 +288,8 @@ TEST(Latency, FirstInjectionToFirstDetectionAtOrAfterIt) {
   EXPECT_EQ(j.first_detection->mechanism, "workload_watchdog");
   ASSERT_TRUE(j.detection_s);
   EXPECT_NEAR(*j.detection_s, 3.25, 1e-9);
-  EXPECT_EQ(j.mechanisms, (std::vector<std::string>{"api_error", "workload_watchdog", "async_error"}));
+  // The api_error came before the fault: not among the fault's detecting mechanisms.
+  EXPECT_EQ(j.mechanisms, (std::vector<std::string>{"workload_watchdog", "async_error"}));
   EXPECT_EQ(j.verdict, Answer::kUnknown);  // no expectation
 }
 

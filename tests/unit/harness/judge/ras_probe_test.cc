@@ -15,6 +15,7 @@
 
 #include "history_builder.h"
 #include "observe.h"
+#include "ras_probe.h"
 
 namespace ncclfi::harness {
 namespace {

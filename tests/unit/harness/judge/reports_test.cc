@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "history_builder.h"
+#include "report_spec.h"
 #include "reports.h"
 
 namespace ncclfi::harness {
@@ -184,11 +185,17 @@ TEST(Console, ClippedExpectationsSayWhereTheWholeTextIs) {
                    {"detection_s", {{"min", 0.5}, {"max", 9}}}},
                   dir)};
   ASSERT_GT(expected_summary(runs[0].expect).size(), 48u);
-  const std::string table = format_final_table(runs, false);
-  EXPECT_NE(table.find("...\""), std::string::npos);
+  const std::string table = format_final_table(runs, ConsoleStyle{false, 80, ""});
+  EXPECT_NE(table.find("...  "), std::string::npos) << table;
   EXPECT_NE(table.find("clipped to fit"), std::string::npos) << table;
-  EXPECT_EQ(format_final_table({make_record("short", {{"outcome", "detected"}}, dir)}, false).find("clipped"),
-            std::string::npos);
+  EXPECT_EQ(
+      format_final_table({make_record("short", {{"outcome", "detected"}}, dir)}, ConsoleStyle{false, 80, ""})
+          .find("clipped"),
+      std::string::npos);
+  // No width (a pipe, a file): nothing is cut.
+  const std::string whole = format_final_table(runs, false);
+  EXPECT_NE(whole.find(expected_summary(runs[0].expect)), std::string::npos) << whole;
+  EXPECT_EQ(whole.find("clipped"), std::string::npos) << whole;
 }
 
 TEST(Console, RepeatedRunsShowThePassRatePerScenario) {
@@ -217,11 +224,12 @@ TEST(Console, RepeatedRunsShowThePassRatePerScenario) {
   EXPECT_EQ(format_final_table({runs[0], runs[2]}, false).find("pass rate"), std::string::npos);
 }
 
-TEST(Console, ProgressLineIsOneLineWithinWidth) {
+ProgressState busy_progress() {
   ProgressState s;
   s.index = 3;
   s.total = 12;
   s.scenario = "net-drop-recv-hang";
+  s.pass = "faulted";
   s.phase = "running";
   s.ranks_running = 4;
   s.ranks_total = 4;
@@ -229,14 +237,51 @@ TEST(Console, ProgressLineIsOneLineWithinWidth) {
   s.deadline_s = 30;
   s.injections = 1;
   s.detections = {"workload_watchdog"};
+  s.suite_elapsed_s = 65;
+  s.eta_s = 130;
+  return s;
+}
+
+TEST(Console, ProgressLineIsOneLineWithinWidth) {
+  const ProgressState s = busy_progress();
   const std::string line = format_progress_line(s, 200);
   EXPECT_EQ(
       line,
-      "[3/12] net-drop-recv-hang  running  ranks 4/4  3.2s/30s  injected 1  detected: workload_watchdog");
-  const std::string narrow = format_progress_line(s, 30);
-  EXPECT_EQ(narrow.size(), 30u);
-  EXPECT_EQ(narrow.substr(27), "...");
+      "[3/12] net-drop-recv-hang  faulted  ranks 4/4  3.2s/30s  injected 1  detected: workload_watchdog  "
+      "suite 1m05s  ETA 2m10s");
   EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(format_progress_line(s, 0), line) << "no width: whole";
+  // Never the last column of the terminal (the cursor would wrap and leave a fragment behind).
+  for (size_t width : {20u, 40u, 60u, 80u, 100u, 114u}) {
+    EXPECT_LE(format_progress_line(s, width).size(), width - 1) << width;
+  }
+}
+
+TEST(Console, NarrowProgressLineKeepsThePositionAndTimesFirst) {
+  const std::string narrow = format_progress_line(busy_progress(), 80);
+  EXPECT_EQ(narrow, "[3/12] net-drop-recv-hang  faulted  3.2s/30s  suite 1m05s  ETA 2m10s") << narrow;
+  // A long name gives way (down to a third of the line) to the pass before that goes too.
+  EXPECT_EQ(format_progress_line(busy_progress(), 30), "[3/12] net-dr...  faulted");
+  EXPECT_EQ(format_progress_line(busy_progress(), 24), "[3/12] net-drop-recv...");
+  const std::string cut = format_progress_line(busy_progress(), 20);
+  EXPECT_EQ(cut.size(), 19u);
+  EXPECT_EQ(cut.substr(16), "...");
+}
+
+TEST(Console, ProgressLineShowsRepeatsRoundsAndPhase) {
+  ProgressState s = busy_progress();
+  s.pass = "baseline";
+  s.repeat = 2;
+  s.repeats = 5;
+  s.round = 2;
+  s.rounds = 3;
+  s.phase = "teardown";
+  s.attempt = 1;
+  const std::string line = format_progress_line(s, 0);
+  EXPECT_NE(line.find("[3/12] net-drop-recv-hang  run 2/5  baseline  round 2/3  teardown  attempt 2"),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find("suite 1m05s  ETA 2m10s"), std::string::npos) << line;
 }
 
 // A small well-formedness check: balanced tags, no stray '<' or '&' in text or attributes.
@@ -400,7 +445,8 @@ TEST(Suite, WritesFilesAndRerendersFromRunDirs) {
   for (const auto& r : runs) write_verdict(r);
   SuiteInfo suite;
   suite.out_dir = root.string();
-  auto files = write_suite_reports(suite, runs, (root / "custom.xml").string());
+  auto files =
+      write_suite_reports(suite, runs, {parse_report_request("junit=" + (root / "custom.xml").string())});
   EXPECT_TRUE(fs::exists(root / "summary.json"));
   EXPECT_TRUE(fs::exists(root / "custom.xml"));  // a copy: the suite's own junit.xml is there too
   EXPECT_EQ(slurp(root / "custom.xml"), slurp(root / "junit.xml"));

@@ -2,11 +2,14 @@
 // their --junit/--html copies; skipped runs without an outcome, with their reason everywhere.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "history_builder.h"
+#include "report_spec.h"
 #include "reports.h"
 
 namespace ncclfi::harness {
@@ -107,35 +110,115 @@ TEST(Skipped, NoOutcomeAndTheReasonEverywhere) {
   EXPECT_NE(render_html(SuiteInfo{}, runs).find("Skipped: needs 2 GPUs, 0 visible"), std::string::npos);
 }
 
-TEST(SuiteFiles, JunitAndHtmlOptionsWriteCopiesBesideTheSuiteFiles) {
+TEST(SuiteFiles, RequestedFormatsGoBesideTheSuiteFilesOrToTheirPaths) {
   const fs::path dir = scratch_root() / "status_suite";
   fs::remove_all(dir);
   SuiteInfo suite;
   suite.out_dir = (dir / "suite").string();
   const auto runs = one_of_each();
-  const SuiteFiles files = write_suite_reports(suite, runs, (dir / "ci" / "junit.xml").string(),
-                                               (dir / "ci" / "report.html").string());
-  for (const char* name : {"summary.json", "junit.xml", "report.html"}) {
+  const auto files =
+      write_suite_reports(suite, runs,
+                          {parse_report_request("junit=" + (dir / "ci" / "junit.xml").string()),
+                           parse_report_request("html=" + (dir / "ci" / "report.html").string()),
+                           parse_report_request("metrics")});
+  for (const char* name : {"summary.json", "junit.xml", "report.html", "metrics.prom"}) {
     EXPECT_TRUE(fs::exists(dir / "suite" / name)) << name;
   }
-  EXPECT_EQ(files.copies.size(), 2u);
+  EXPECT_EQ(files.size(), 6u);  // the three of every suite, two copies, the metrics asked for
   EXPECT_EQ(slurp(dir / "ci" / "junit.xml"), slurp(dir / "suite" / "junit.xml"));
   EXPECT_EQ(slurp(dir / "ci" / "report.html"), slurp(dir / "suite" / "report.html"));
+  EXPECT_EQ(slurp(dir / "suite" / "metrics.prom"), render_prometheus(suite, runs));
 }
 
-TEST(Reports, ANewFormatIsOneReport) {
-  // Every format goes through the same interface; a console report writes the table.
-  std::ostringstream out;
+TEST(ReportCatalogue, EveryFormatRendersAndIsFoundByItsName) {
   const auto runs = one_of_each();
-  make_console_report(out, false)->write(Suite{SuiteInfo{}, runs});
-  EXPECT_EQ(out.str(), format_final_table(runs));
-  const fs::path dir = scratch_root() / "status_reports";
-  fs::remove_all(dir);
-  auto junit = make_junit_report({(dir / "a.xml").string(), (dir / "b.xml").string()});
-  junit->write(Suite{SuiteInfo{}, runs});
-  EXPECT_EQ(junit->files().size(), 2u);
-  EXPECT_EQ(slurp(dir / "a.xml"), render_junit(SuiteInfo{}, runs));
-  EXPECT_EQ(slurp(dir / "a.xml"), slurp(dir / "b.xml"));
+  std::set<std::string_view> names, files;
+  for (const ReportSpec* spec : report_specs()) {
+    EXPECT_TRUE(names.insert(spec->name).second) << spec->name;
+    EXPECT_TRUE(files.insert(spec->default_file).second) << spec->default_file;
+    EXPECT_EQ(find_report(spec->name), spec);
+    ASSERT_NE(spec->render, nullptr) << spec->name;
+    EXPECT_FALSE(spec->render(SuiteInfo{}, runs).empty()) << spec->name;
+  }
+  EXPECT_EQ(find_report("pdf"), nullptr);
+}
+
+TEST(ReportCatalogue, ARequestNamesAFormatAndMaybeAPath) {
+  EXPECT_EQ(parse_report_request("junit").spec, find_report("junit"));
+  EXPECT_EQ(parse_report_request("junit").path, "");
+  EXPECT_EQ(parse_report_request("html=out/r.html").path, "out/r.html");
+  try {
+    parse_report_request("pdf=x.pdf");
+    FAIL() << "an unknown format must be refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("junit"), std::string::npos) << "names the formats: " << e.what();
+  }
+  EXPECT_THROW(parse_report_request("junit="), std::invalid_argument);
+}
+
+TEST(ReportCatalogue, DocsContainTheTableVerbatim) {
+  std::ifstream in(NCCLFI_SOURCE_DIR "/docs/cli.md");
+  ASSERT_TRUE(in) << "docs/cli.md not found";
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find(report_catalogue_markdown()), std::string::npos)
+      << "docs/cli.md is out of date: run scripts/update-doc-tables:\n"
+      << report_catalogue_markdown();
+}
+
+// RFC 4180 as a spreadsheet reads it: fields split on commas, quoted fields may hold commas, quotes
+// (doubled) and line breaks; records end with CRLF.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        rows.back().back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        rows.back().back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().emplace_back();
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      rows.emplace_back(1);
+      ++i;
+    } else {
+      rows.back().back() += c;
+    }
+  }
+  if (rows.back() == std::vector<std::string>(1)) rows.pop_back();  // after the last CRLF
+  return rows;
+}
+
+TEST(CsvReport, OneRowPerRunThatASpreadsheetReadsBack) {
+  auto runs = one_of_each();
+  runs[1].judgement.reasons.insert(runs[1].judgement.reasons.begin(), "said \"no\",\nthen left");
+  const auto rows = parse_csv(find_report("csv")->render(SuiteInfo{}, runs));
+  ASSERT_EQ(rows.size(), runs.size() + 1);
+  const auto& header = rows[0];
+  auto column = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  for (const auto& row : rows) ASSERT_EQ(row.size(), header.size());
+  EXPECT_EQ(rows[1][column("scenario")], "p");
+  EXPECT_EQ(rows[1][column("status")], "pass");
+  EXPECT_EQ(rows[1][column("outcome")], "detected");
+  EXPECT_EQ(rows[1][column("mechanisms")], "workload_watchdog");
+  EXPECT_EQ(rows[1][column("detection_s")], "1.000");  // detection at 2.0 s, injection at 1.0 s
+  EXPECT_EQ(rows[2][column("status")], "fail");
+  EXPECT_EQ(rows[2][column("reason")], "said \"no\",\nthen left");  // quoted, and read back whole
+  EXPECT_EQ(rows[4][column("status")], "skipped");
+  EXPECT_EQ(rows[4][column("outcome")], "");  // a skipped run has no outcome
+  EXPECT_EQ(rows[4][column("reason")], "needs 2 GPUs, 0 visible");
+  EXPECT_EQ(rows[5][column("status")], "error");
+  EXPECT_EQ(rows[5][column("reason")], "cannot start rank 0");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "sweep.h"
+#include "sweep_report.h"
 
 namespace ncclfi::harness {
 namespace {

@@ -1,0 +1,341 @@
+// `ncclfi lab`: training labs (docs/labs.md). Students: list, start, hint, answer, causes. Instructors:
+// debrief, key, gradebook. Exit status: answer 0 right, 1 wrong; 2 bad input; 3 a job could not run.
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "cmd_lab.h"
+
+#include "commands.h"
+#include "gpu_placement.h"
+#include "host_env.h"
+#include "lab_catalogue.h"
+#include "lab_grading.h"
+#include "lab_workspace.h"
+#include "launch_context.h"
+#include "launcher_spec.h"
+#include "ncclfi/bounded_input.h"
+#include "ncclfi/event_log.h"
+#include "scenario.h"
+#include "scenario_runner.h"
+#include "suite_runner.h"
+#include "visible_gpus.h"
+
+namespace ncclfi::cli {
+namespace fs = std::filesystem;
+using namespace ncclfi::cli::lab;
+
+namespace {
+
+std::string default_key_dir() {
+  if (const char* env = std::getenv("NCCLFI_LAB_KEY_DIR"); env && *env) return env;
+  return "lab-keys";
+}
+
+std::string random_ticket() {
+  std::random_device rd;
+  std::ostringstream out;
+  out << std::hex << std::setw(8) << std::setfill('0') << rd() << std::setw(8) << rd();
+  return out.str();
+}
+
+void write_progress(const std::string& key, const nlohmann::json& progress) {
+  write_json_atomically((fs::path(key) / "progress.json").string(), progress);
+}
+
+int cmd_list(const std::string& catalogue, bool as_json) {
+  const auto labs = load_lab_catalogue(catalogue);
+  nlohmann::json out = nlohmann::json::array();
+  for (const Lab& lab : labs) {
+    if (as_json) {
+      out.push_back({{"lab", lab.name},
+                     {"title", lab.title},
+                     {"topic", lab.topic},
+                     {"difficulty", lab.difficulty},
+                     {"needs", lab.needs},
+                     {"variants", lab.variant_count()},
+                     {"symptom", lab.symptom}});
+      continue;
+    }
+    std::cout << lab.name << "  [" << lab.topic << ", difficulty " << lab.difficulty << "/3, needs "
+              << (lab.needs == "cpu"       ? "CPU only"
+                  : lab.needs == "one_gpu" ? "one GPU"
+                                           : "two GPUs")
+              << ", " << lab.variant_count() << " variants]\n    " << lab.symptom << "\n";
+  }
+  if (as_json) std::cout << out.dump(2) << "\n";
+  return kAllPassed;
+}
+
+int cmd_start(const std::string& catalogue, const std::string& name, const std::string& student,
+              std::optional<uint64_t> seed, std::string dir, const std::string& key_dir) {
+  const auto labs = load_lab_catalogue(catalogue);
+  const Lab* lab = find_lab(labs, name);
+  if (!lab) {
+    std::string names;
+    for (const Lab& l : labs) names += " " + l.name;
+    throw std::runtime_error("no lab named " + name + " (labs:" + names + ")");
+  }
+  const uint64_t s = seed.value_or(seed_for_student(student));
+  const LabVariant variant = resolve_variant(*lab, pick_variant(*lab, s));
+  if (dir.empty()) dir = "lab-" + lab->name + "-" + student;
+  if (fs::exists(dir) && !fs::is_empty(dir)) throw std::runtime_error(dir + ": the workspace exists already");
+  Ticket ticket{lab->name, student, random_ticket(), fs::absolute(key_dir).lexically_normal().string(),
+                Clock::wall_ns()};
+  const std::string key = key_path(ticket);
+  fs::create_directories(key);
+  // The ranks inherit ncclfi's environment: in quiet mode the shim and the preload say nothing of the
+  // plan, the faults or the injections (params.h); the truth stays in the key directory's events.
+  ::setenv("NCCLFI_QUIET", "1", 1);
+  ScenarioRunOptions options;
+  options.out_root = (fs::path(key) / "runs").string();
+  options.install = Installation::discover();
+  std::vector<harness::RunRecord> runs;
+  nlohmann::json run_dirs = nlohmann::json::array();
+  std::cerr << "lab " << lab->name << ": running the job for " << student << " ...\n";
+  for (const auto& job : variant.jobs) {
+    nlohmann::json doc = job.at("scenario");
+    doc["name"] = job.at("name");  // runs/<job>/<time>/ in the key directory
+    const Scenario scenario = scenario_from_json(doc, lab->file);
+    // GPU labs: the same placement as `ncclfi run` (several ranks share a GPU when there are too few).
+    options.gpu = place_on_gpus(scenario, count_visible_gpus(), GpuSharing::kAuto);
+    if (const std::string why = !options.gpu.skip.empty() ? options.gpu.skip : unmet_requirement(scenario);
+        !why.empty()) {
+      throw std::runtime_error("lab " + lab->name + " cannot run on this host: " + why);
+    }
+    runs.push_back(run_scenario(scenario, options));
+    if (!runs.back().harness_error.empty()) {
+      throw std::runtime_error("the job could not run: " + runs.back().harness_error);
+    }
+    run_dirs.push_back(fs::absolute(runs.back().run_dir).string());
+  }
+  write_workspace(dir, *lab, variant, runs, ticket);
+  write_json_atomically((fs::path(key) / "key.json").string(),
+                        {{"lab", lab->name},
+                         {"title", lab->title},
+                         {"student", student},
+                         {"seed", s},
+                         {"variant", variant.index},
+                         {"values", variant.values},
+                         {"answer", variant.answer},
+                         {"hints", variant.hints},
+                         {"evidence", variant.evidence},
+                         {"explanation", variant.explanation},
+                         {"workspace", fs::absolute(dir).lexically_normal().string()},
+                         {"runs", run_dirs},
+                         {"started_ns", ticket.started_ns}});
+  write_progress(key, {{"hints_used", 0}, {"attempts", nlohmann::json::array()}});
+  std::cout << lab->title << "\n" << lab->symptom << "\nRead BRIEFING.md in the workspace.\n";
+  std::cout << "workspace: " << dir << "\n";
+  return kAllPassed;
+}
+
+int cmd_hint(const std::string& workspace, const std::string& key_dir) {
+  const Ticket ticket = read_ticket(workspace);
+  const std::string key = key_path(ticket, key_dir);
+  const auto doc = read_key(key);
+  auto progress = read_progress(key);
+  const auto& hints = doc.at("hints");
+  const int used = progress.value("hints_used", 0);
+  if (used >= static_cast<int>(hints.size())) {
+    std::cout << "No more hints (" << hints.size() << " used). Hint " << hints.size()
+              << " again: " << hints.back().get<std::string>() << "\n";
+    return kAllPassed;
+  }
+  progress["hints_used"] = used + 1;
+  write_progress(key, progress);
+  std::cout << "hint " << used + 1 << " of " << hints.size() << " (-" << kHintPenalty
+            << " points): " << hints.at(static_cast<size_t>(used)).get<std::string>() << "\n";
+  return kAllPassed;
+}
+
+int cmd_answer(const std::string& workspace, const std::vector<int>& ranks, const std::string& cause,
+               const std::vector<std::string>& details, const std::string& key_dir) {
+  if (!is_known_cause(cause)) {
+    std::string names;
+    for (const auto& c : cause_vocabulary()) names += " " + c.name;
+    throw std::runtime_error("unknown cause '" + cause + "' (causes:" + names + ")");
+  }
+  StudentAnswer answer;
+  answer.ranks = std::set<int>(ranks.begin(), ranks.end());
+  answer.cause = cause;
+  for (const auto& d : details) {
+    const auto eq = d.find('=');
+    if (eq == std::string::npos) throw std::runtime_error("--detail " + d + ": expected KEY=VALUE");
+    answer.details[d.substr(0, eq)] = d.substr(eq + 1);
+  }
+  const Ticket ticket = read_ticket(workspace);
+  const std::string key = key_path(ticket, key_dir);
+  const auto doc = read_key(key);
+  auto progress = read_progress(key);
+  const Grade g = grade(answer_key_from_json(doc.at("answer")), answer, progress.value("hints_used", 0));
+  progress["attempts"].push_back({{"ts_ns", Clock::wall_ns()},
+                                  {"ranks", answer.ranks},
+                                  {"cause", answer.cause},
+                                  {"details", answer.details},
+                                  {"hints_used", progress.value("hints_used", 0)},
+                                  {"grade", to_json(g)}});
+  write_progress(key, progress);
+  std::cout << (g.right ? "RIGHT" : "WRONG") << ": score " << g.score << "/100 (attempt "
+            << progress["attempts"].size() << ", hints used " << progress.value("hints_used", 0) << ")\n";
+  for (const auto& f : g.feedback) std::cout << "  " << f << "\n";
+  return g.right ? kAllPassed : kSomeFailed;
+}
+
+int cmd_causes(bool as_json) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : cause_vocabulary()) {
+    if (as_json) {
+      out.push_back({{"cause", c.name}, {"meaning", c.meaning}});
+    } else {
+      std::cout << std::left << std::setw(16) << c.name << c.meaning << "\n";
+    }
+  }
+  if (as_json) std::cout << out.dump(2) << "\n";
+  return kAllPassed;
+}
+
+}  // namespace
+
+std::string default_lab_catalogue() {
+  const Installation install = Installation::discover();
+  const fs::path installed = fs::path(install.data_dir) / "scenarios" / "labs";
+  std::error_code ec;
+  if (fs::is_directory(installed, ec)) return installed.string();
+  return "scenarios/labs";
+}
+
+nlohmann::json read_progress(const std::string& key) {
+  std::string text;
+  if (!read_regular_file((fs::path(key) / "progress.json").string(), 16 << 20, text).empty()) {
+    return {{"hints_used", 0}, {"attempts", nlohmann::json::array()}};
+  }
+  auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded()) return {{"hints_used", 0}, {"attempts", nlohmann::json::array()}};
+  return doc;
+}
+
+namespace {
+
+// A student's name becomes part of paths (the workspace lab-LAB-NAME, the key directory's entries): a
+// name with '/' or "..", or one that starts with '-' or '.', would reach outside them or read as an option.
+const CLI::Validator kStudentName(
+    [](const std::string& name) -> std::string {
+      const bool ok =
+          !name.empty() && name.size() <= 64 && name[0] != '.' && name[0] != '-' &&
+          std::all_of(name.begin(), name.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+          });
+      return ok ? std::string()
+                : "expected a name of 1-64 letters, digits, '.', '_' or '-' (not starting with '.' or '-'), "
+                  "got \"" +
+                      name + "\"";
+    },
+    "NAME");
+
+void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status) {
+  auto* start =
+      lab.add_subcommand("start", "Run a lab's job with a hidden fault and leave a student workspace.");
+  start->add_option("lab", args->lab, "the lab (ncclfi lab list)")->required();
+  start->add_option("--student", args->student, "the student's name")->required()->check(kStudentName);
+  start->add_option("--seed", args->seed, "picks the variant (default: from the student's name)");
+  start->add_option("--dir", args->dir, "the workspace (default lab-LAB-STUDENT)");
+  start->add_option("--key-dir", args->start_key_dir,
+                    "where the truth goes (default $NCCLFI_LAB_KEY_DIR or lab-keys)");
+  start->add_option("--catalogue", args->catalogue, "the lab directory")->capture_default_str();
+  start->footer("The last line printed is `workspace: PATH`.");
+  describe_values(*start, {{"lab", ValueKind::kLab, "LAB"},
+                           {"--student", ValueKind::kText, "NAME"},
+                           {"--seed", ValueKind::kText, "N"},
+                           {"--dir", ValueKind::kDirectory, "DIR"},
+                           {"--key-dir", ValueKind::kDirectory, "DIR"},
+                           {"--catalogue", ValueKind::kDirectory, "DIR"}});
+  start->callback([args, &status] {
+    try {
+      status =
+          cmd_start(args->catalogue, args->lab, args->student, args->seed, args->dir, args->start_key_dir);
+    } catch (const ScenarioError& e) {
+      std::cerr << "ncclfi lab: " << e.what() << "\n";
+      status = kBadInput;
+    } catch (const std::exception& e) {
+      std::cerr << "ncclfi lab: " << e.what() << "\n";
+      status = std::string(e.what()).rfind("the job could not run", 0) == 0 ? kHarnessError : kBadInput;
+    }
+  });
+}
+
+void add_answer_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status) {
+  auto* answer = lab.add_subcommand("answer", "Grade a diagnosis: exit 0 right, 1 wrong.");
+  answer->add_option("workspace", args->workspace, "the workspace")->required();
+  answer->add_option("--rank", args->ranks, "a rank where the fault is (repeat for two)")->take_all();
+  answer->add_option("--cause", args->cause, "the cause (ncclfi lab causes)")->required();
+  answer->add_option("--detail", args->details, "KEY=VALUE the lab asks for (e.g. code=ncclRemoteError)")
+      ->take_all();
+  answer->add_option("--key-dir", args->key_dir, "the key directory (default: the one the workspace names)");
+  describe_values(*answer, {{"workspace", ValueKind::kDirectory, "WORKSPACE"},
+                            {"--rank", ValueKind::kText, "R"},
+                            {"--cause", ValueKind::kCause, "CAUSE"},
+                            {"--detail", ValueKind::kText, "KEY=VALUE"},
+                            {"--key-dir", ValueKind::kDirectory, "DIR"}});
+  answer->callback([args, &status] {
+    try {
+      status = cmd_answer(args->workspace, args->ranks, args->cause, args->details, args->key_dir);
+    } catch (const std::exception& e) {
+      std::cerr << "ncclfi lab: " << e.what() << "\n";
+      status = kBadInput;
+    }
+  });
+}
+
+// list, start, hint, answer, causes.
+void add_student_commands(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status) {
+  auto* list = lab.add_subcommand("list", "Every lab: topic, difficulty, what it needs, the symptom.");
+  list->add_option("--catalogue", args->catalogue, "the lab directory")->capture_default_str();
+  list->add_flag("--json", args->as_json, "one JSON document on stdout");
+  describe_values(*list, {{"--catalogue", ValueKind::kDirectory, "DIR"}});
+  list->callback(
+      [args, &status] { guarded(status, [&] { return cmd_list(args->catalogue, args->as_json); }); });
+
+  add_start_command(lab, args, status);
+
+  auto* hint = lab.add_subcommand("hint", "The next hint (each one used costs points).");
+  hint->add_option("workspace", args->workspace, "the workspace")->required();
+  hint->add_option("--key-dir", args->key_dir, "the key directory (default: the one the workspace names)");
+  describe_values(*hint, {{"workspace", ValueKind::kDirectory, "WORKSPACE"},
+                          {"--key-dir", ValueKind::kDirectory, "DIR"}});
+  hint->callback(
+      [args, &status] { guarded(status, [&] { return cmd_hint(args->workspace, args->key_dir); }); });
+
+  add_answer_command(lab, args, status);
+
+  auto* causes = lab.add_subcommand("causes", "The words for --cause.");
+  causes->add_flag("--json", args->as_json, "one JSON document on stdout");
+  causes->callback([args, &status] { status = cmd_causes(args->as_json); });
+}
+
+}  // namespace
+
+void add_lab_command(CLI::App& app, int& status) {
+  auto* lab = app.add_subcommand("lab", "Training labs: a hidden fault, real symptoms, a graded diagnosis.");
+  lab->require_subcommand(1);
+  lab->footer(
+      "Students: list, start, hint, answer, causes. Instructors: debrief, key, gradebook (docs/labs.md).\n"
+      "Examples:\n"
+      "  ncclfi lab list\n"
+      "  ncclfi lab start nic-failure --student ada --key-dir /srv/lab-keys\n"
+      "  ncclfi lab answer lab-nic-failure-ada --rank 2 --cause nic\n"
+      "  ncclfi lab gradebook --key-dir /srv/lab-keys lab-*");
+  auto args = std::make_shared<LabArgs>();
+  args->catalogue = default_lab_catalogue();
+  args->start_key_dir = default_key_dir();
+  add_student_commands(*lab, args, status);
+  add_instructor_commands(*lab, args, status);
+}
+
+}  // namespace ncclfi::cli

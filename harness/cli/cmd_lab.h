@@ -1,0 +1,56 @@
+// What the lab command's files share (cmd_lab.cc: the students' subcommands; cmd_lab_instructor.cc:
+// the instructors').
+#pragma once
+
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_model.h"
+#include "exit_status.h"
+
+namespace ncclfi::cli {
+
+// What the lab subcommands parse into. Subcommands that take the same option share its value (only
+// one subcommand runs).
+struct LabArgs {
+  std::string catalogue;  // --catalogue of list and start
+  bool as_json = false;
+  std::string lab, student, dir, start_key_dir;  // start (its --key-dir has a default of its own)
+  std::optional<uint64_t> seed;
+  std::string workspace, key_dir;  // hint, answer, debrief, key
+  std::vector<int> ranks;          // answer
+  std::string cause;
+  std::vector<std::string> details;
+  std::vector<std::string> workspaces;  // gradebook
+};
+
+// The lab directory `lab list` and `lab start` read by default: the installed catalogue, else
+// ./scenarios/labs.
+std::string default_lab_catalogue();
+
+// The student's progress in the key directory `key` (hints used, answers given); a fresh one when
+// there is none.
+nlohmann::json read_progress(const std::string& key);
+
+// The instructor's commands, and the student's answer/hint, run the same way: errors are bad input.
+template <typename F>
+void guarded(int& status, F body) {
+  try {
+    status = body();
+  } catch (const std::exception& e) {
+    std::cerr << "ncclfi lab: " << e.what() << "\n";
+    status = kBadInput;
+  }
+}
+
+// debrief, key, gradebook.
+void add_instructor_commands(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status);
+
+}  // namespace ncclfi::cli

@@ -1,0 +1,168 @@
+// `ncclfi lab` for instructors (docs/labs.md): debrief, key, gradebook.
+#include <algorithm>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+
+#include "cmd_lab.h"
+#include "lab_workspace.h"
+#include "ncclfi/bounded_input.h"
+
+namespace ncclfi::cli {
+namespace fs = std::filesystem;
+using namespace ncclfi::cli::lab;
+
+namespace {
+
+// The run's history from its verdict.json: injections, detections and exits on one timeline.
+void print_timeline(const std::string& run_dir) {
+  std::string text;
+  if (!read_regular_file((fs::path(run_dir) / "verdict.json").string(), 256 << 20, text).empty()) return;
+  const auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.contains("history")) return;
+  const auto& h = doc["history"];
+  const int64_t start = h.value("start_ns", int64_t{0});
+  std::vector<std::pair<int64_t, std::string>> lines;
+  std::map<std::string, int> injections;
+  for (const auto& e : h.value("events", nlohmann::json::array())) {
+    if (e.value("event", "") != "inject") continue;
+    const auto& f = e.value("fields", nlohmann::json::object());
+    const std::string id = f.value("fault_id", "?");
+    if (injections[id]++ > 0) continue;
+    lines.emplace_back(e.value("ts_ns", int64_t{0}), "injection: " + f.value("layer", "") + " " +
+                                                         f.value("kind", "") + " on rank " +
+                                                         std::to_string(e.value("rank", -1)) + " at " +
+                                                         f.value("point", "") + " (fault " + id + ")");
+  }
+  for (const auto& d : h.value("detections", nlohmann::json::array())) {
+    lines.emplace_back(d.value("ts_ns", int64_t{0}), "detection: " + d.value("mechanism", "") + " on rank " +
+                                                         std::to_string(d.value("rank", -1)) + ": " +
+                                                         d.value("evidence", "").substr(0, 120));
+  }
+  std::sort(lines.begin(), lines.end());
+  for (const auto& [ts, line] : lines) {
+    std::cout << "  +" << std::fixed << std::setprecision(3) << static_cast<double>(ts - start) / 1e9
+              << " s  " << line << "\n";
+  }
+  for (const auto& [id, n] : injections) std::cout << "  fault " << id << " fired " << n << " time(s)\n";
+}
+
+int cmd_debrief(const std::string& workspace, const std::string& key_dir) {
+  const Ticket ticket = read_ticket(workspace);
+  const auto doc = read_key(key_path(ticket, key_dir));
+  const auto& answer = doc.at("answer");
+  std::cout << "# " << doc.value("title", "") << " (" << doc.value("lab", "") << ", variant "
+            << doc.value("variant", 0) << ": " << doc.at("values").dump() << ")\n\nThe truth: cause "
+            << answer.value("cause", "");
+  if (answer.contains("ranks") && !answer["ranks"].is_null())
+    std::cout << ", rank(s) " << answer["ranks"].dump();
+  if (answer.contains("details") && !answer["details"].empty()) std::cout << ", " << answer["details"].dump();
+  std::cout << "\n\n" << doc.value("explanation", "") << "\n\nTimeline:\n";
+  for (const auto& run : doc.value("runs", nlohmann::json::array())) {
+    std::cout << " " << fs::path(run.get<std::string>()).parent_path().filename().string() << ":\n";
+    print_timeline(run.get<std::string>());
+  }
+  std::cout << "\nThe evidence in the workspace:\n";
+  for (const auto& e : doc.value("evidence", nlohmann::json::array()))
+    std::cout << "  - " << e.get<std::string>() << "\n";
+  return kAllPassed;
+}
+
+int cmd_key(const std::string& workspace, const std::string& key_dir) {
+  const Ticket ticket = read_ticket(workspace);
+  const std::string key = key_path(ticket, key_dir);
+  auto doc = read_key(key);
+  doc["progress"] = read_progress(key);
+  std::cout << doc.dump(2) << "\n";
+  return kAllPassed;
+}
+
+nlohmann::json gradebook_row(const std::string& workspace, const std::string& key_dir) {
+  const Ticket ticket = read_ticket(workspace);
+  const std::string key = key_path(ticket, key_dir);
+  const auto doc = read_key(key);
+  const auto progress = read_progress(key);
+  const auto& attempts = progress.at("attempts");
+  int score = 0;
+  bool right = false;
+  nlohmann::json time_to_answer = nullptr;
+  for (const auto& a : attempts) {
+    const auto& g = a.at("grade");
+    if (g.value("right", false)) {
+      right = true;
+      score = g.value("score", 0);
+      time_to_answer =
+          static_cast<double>(a.value("ts_ns", int64_t{0}) - doc.value("started_ns", int64_t{0})) / 1e9;
+      break;
+    }
+    score = std::max(score, g.value("score", 0));
+  }
+  return {{"student", doc.value("student", "")},
+          {"lab", doc.value("lab", "")},
+          {"variant", doc.value("variant", 0)},
+          {"attempts", attempts.size()},
+          {"hints", progress.value("hints_used", 0)},
+          {"score", score},
+          {"right", right},
+          {"time_to_answer_s", time_to_answer},
+          {"workspace", workspace}};
+}
+
+int cmd_gradebook(const std::vector<std::string>& workspaces, const std::string& key_dir, bool as_json) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& ws : workspaces) rows.push_back(gradebook_row(ws, key_dir));
+  if (as_json) {
+    std::cout << rows.dump(2) << "\n";
+    return kAllPassed;
+  }
+  std::cout << "student,lab,variant,attempts,hints,score,right,time_to_answer_s\n";
+  for (const auto& r : rows) {
+    auto csv = [](std::string s) {
+      if (s.find_first_of(",\"\n") == std::string::npos) return s;
+      std::string out = "\"";
+      for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+      return out + "\"";
+    };
+    std::cout << csv(r["student"]) << "," << csv(r["lab"]) << "," << r["variant"] << "," << r["attempts"]
+              << "," << r["hints"] << "," << r["score"] << "," << (r["right"].get<bool>() ? "yes" : "no")
+              << ",";
+    if (!r["time_to_answer_s"].is_null())
+      std::cout << std::fixed << std::setprecision(1) << r["time_to_answer_s"].get<double>();
+    std::cout << "\n";
+  }
+  return kAllPassed;
+}
+
+}  // namespace
+
+void add_instructor_commands(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status) {
+  auto* debrief =
+      lab.add_subcommand("debrief", "The truth, the timeline with the injection, and the evidence.");
+  debrief->add_option("workspace", args->workspace, "the workspace")->required();
+  debrief->add_option("--key-dir", args->key_dir, "the key directory")->required();
+  describe_values(*debrief, {{"workspace", ValueKind::kDirectory, "WORKSPACE"},
+                             {"--key-dir", ValueKind::kDirectory, "DIR"}});
+  debrief->callback(
+      [args, &status] { guarded(status, [&] { return cmd_debrief(args->workspace, args->key_dir); }); });
+
+  auto* key = lab.add_subcommand("key", "Instructor: the truth of a workspace as JSON.");
+  key->add_option("workspace", args->workspace, "the workspace")->required();
+  key->add_option("--key-dir", args->key_dir, "the key directory")->required();
+  describe_values(
+      *key, {{"workspace", ValueKind::kDirectory, "WORKSPACE"}, {"--key-dir", ValueKind::kDirectory, "DIR"}});
+  key->callback(
+      [args, &status] { guarded(status, [&] { return cmd_key(args->workspace, args->key_dir); }); });
+
+  auto* book = lab.add_subcommand("gradebook", "Instructor: one CSV (or JSON) line per workspace.");
+  book->add_option("workspaces", args->workspaces, "the workspaces")->required();
+  book->add_option("--key-dir", args->key_dir, "the key directory")->required();
+  book->add_flag("--json", args->as_json, "JSON instead of CSV");
+  describe_values(*book, {{"workspaces", ValueKind::kDirectory, "WORKSPACE"},
+                          {"--key-dir", ValueKind::kDirectory, "DIR"}});
+  book->callback([args, &status] {
+    guarded(status, [&] { return cmd_gradebook(args->workspaces, args->key_dir, args->as_json); });
+  });
+}
+
+}  // namespace ncclfi::cli

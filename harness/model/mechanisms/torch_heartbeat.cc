@@ -1,0 +1,30 @@
+// PyTorch's heartbeat monitor found the watchdog itself stuck, and ended the process.
+#include "mechanism_spec.h"
+
+namespace ncclfi::harness {
+
+extern const MechanismSpec kTorchHeartbeatMechanism{
+    .name = "torch_heartbeat",
+    .noticed_by = "PyTorch's heartbeat monitor found the watchdog itself stuck",
+    .source = "PyTorch (ProcessGroupNCCL)",
+    .lines =
+        {{"torch.heartbeat_stuck", R"(ProcessGroupNCCL's watchdog got stuck for \d+ seconds)",
+          "watchdog got stuck", "`ProcessGroupNCCL's watchdog got stuck for <N> seconds`",
+          R"([rank0]:[E1202 10:00:00.123456789 ProcessGroupNCCL.cpp:1423] [PG ID 0 PG GUID 0(default_pg) Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.)"},
+         // The monitor's kill, whatever woke it: "due to ProcessGroupNCCL watchdog hang" (no heartbeat) or
+         // "due to collective timeout or exception" (a timeout signalled a dump, and the watchdog did not
+         // end the process within the heartbeat timeout after it, e.g. stuck in ncclCommAbort: seen on
+         // PyTorch 2.11).
+         {"torch.heartbeat_terminate",
+          R"(Terminating the process after attempting to dump debug info, due to)",
+          "Terminating the process after attempting",
+          "`Terminating the process after attempting to dump debug info, due to`",
+          R"([rank0]:[F1202 10:00:00.123456789 ProcessGroupNCCL.cpp:1306] [PG ID 0 PG GUID 0(default_pg) Rank 0] [PG ID 0 PG GUID 0(default_pg) Rank 0] Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.)"},
+         // The older wording.
+         {"torch.heartbeat_timeout", R"(Heartbeat monitor timed out)", "Heartbeat monitor",
+          "`Heartbeat monitor timed out`",
+          R"([Rank 0] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1)"}},
+    .doc = "failure-signatures.md#22-the-heartbeat-monitor",
+};
+
+}  // namespace ncclfi::harness

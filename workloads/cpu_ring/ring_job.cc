@@ -1,0 +1,72 @@
+// The cpu-ring job's ends and op bookkeeping (ring_job.h).
+#include "ring_job.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "ncclfi/nccl_results.h"
+#include "ncclfi/workload_contract.h"
+
+namespace ncclfi::cpu_ring {
+
+void die(const EventLog& events, int code, const std::string& reason) {
+  events.write(ev::kAbort, {{"reason", reason}, {"exit_code", code}});
+  std::fprintf(stderr, "ncclfi-cpu-ring: %s\n", reason.c_str());
+  std::fflush(stderr);
+  _exit(code);  // peers and helper threads may be blocked; nothing left to unwind safely
+}
+
+void plugin_failed(const EventLog& events, const PluginError& error) {
+  events.write(ev::kNcclError, {{"code", static_cast<int>(error.code)}, {"where", error.where}});
+  // The code and its name, as NCCL's own error messages give them.
+  std::string name = "ncclResult_t " + std::to_string(static_cast<int>(error.code));
+  if (const auto code = nccl_error_from_int(static_cast<int>(error.code))) {
+    name = std::string(name_of(*code));
+  }
+  die(events, kExitNcclError,
+      "net plugin call " + error.where + " failed with ncclResult_t " +
+          std::to_string(static_cast<int>(error.code)) + " (" + name + ")");
+}
+
+void watchdog(const OpState& state, const EventLog& events, double timeout_s) {
+  const auto timeout_ns = static_cast<int64_t>(timeout_s * 1e9);
+  while (!state.stop.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!state.in_op.load()) continue;
+    const int64_t waited = Clock::mono_ns() - state.start_mono_ns.load();
+    if (waited > timeout_ns) {
+      events.write(ev::kWatchdogFired, {{"op", "allreduce"},
+                                        {"seq", state.seq.load()},
+                                        {"waited_ms", waited / 1000000},
+                                        {"reason", "timeout"},
+                                        {"timeout_ms", static_cast<int64_t>(timeout_s * 1000)}});
+      die(events, kExitWatchdog,
+          "watchdog: allreduce seq " + std::to_string(state.seq.load()) + " did not complete within " +
+              std::to_string(timeout_s) + " s");
+    }
+  }
+}
+
+void OpRecorder::begin(int seq) {
+  state_.seq.store(seq);
+  state_.start_mono_ns.store(Clock::mono_ns());
+  state_.in_op.store(true);
+}
+
+int64_t OpRecorder::end(int seq, std::chrono::steady_clock::time_point start, const nlohmann::json& extra) {
+  const auto dur_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  state_.in_op.store(false);
+  nlohmann::json fields = {{"seq", seq},
+                           {"op", opt_.mode == "linktest" ? "sendrecv" : "allreduce"},
+                           {"bytes", count_ * sizeof(uint32_t)},
+                           {"dur_us", dur_us},
+                           {"warmup", seq < opt_.warmup}};
+  for (const auto& [k, v] : extra.items()) fields[k] = v;
+  events_.write(ev::kOp, fields);
+  return dur_us;
+}
+
+}  // namespace ncclfi::cpu_ring
