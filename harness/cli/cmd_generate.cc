@@ -22,6 +22,7 @@
 #include "ncclfi/fault_sites.h"
 #include "ncclfi/plan.h"
 #include "observe.h"
+#include "signature_family.h"
 #include "suite_runner.h"
 
 namespace ncclfi::cli {
@@ -93,6 +94,7 @@ void add_generator_commands(CLI::App& app, int& status) {
       {"reports", [] { return harness::report_catalogue_markdown(); }},
       {"mechanisms", [] { return harness::mechanism_catalogue_markdown(); }},
       {"patterns", [] { return harness::builtin_patterns_markdown(); }},
+      {"signatures", [] { return harness::signature_catalogue_markdown(); }},
   };
   auto table = std::make_shared<std::string>();
   std::vector<std::string> names;

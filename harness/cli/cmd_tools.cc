@@ -438,10 +438,14 @@ void add_control_commands(CLI::App& app, int& status) {
                            {"fault_id", *id},
                            {"acknowledged", r.acknowledged},
                            {"skipped_dead", r.skipped_dead},
-                           {"timed_out", r.timed_out}},
+                           {"timed_out", r.timed_out},
+                           {"refused", r.refused}},
                           given);
       std::cout << (arm ? "armed " : "disarmed ") << *id << ": " << r.acknowledged << " acknowledged, "
-                << r.skipped_dead << " dead skipped, " << r.timed_out << " timed out\n";
+                << r.skipped_dead << " dead skipped, " << r.timed_out << " timed out"
+                << (r.refused > 0 ? ", " + std::to_string(r.refused) + " refused (not a live rank's own FIFO)"
+                                  : "")
+                << "\n";
       status = r.acknowledged > 0 ? kAllPassed : kSomeFailed;
     });
   }

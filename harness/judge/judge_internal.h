@@ -56,5 +56,8 @@ DetectionWindow detection_window(const History& history);
 
 // "watchdog on rank 1, api_error on rank 0" for the detections before the fault ("" when none).
 std::string detections_before_the_fault(const History& history, const DetectionWindow& window);
+// The log's evidence lines that point to a fault site ("srun.task_ended on rank 1 (dead_rank)"), at most
+// three, for an outcome that no mechanism explains.
+std::string evidence_with_sites(const History& history);
 
 }  // namespace ncclfi::harness::detail

@@ -1,64 +1,39 @@
-// Rank output classifiers: each mechanism's lines (harness/model/mechanisms/), then the restart and
-// evidence lines of docs/failure-signatures.md (PyTorch, torchrun, NCCL, CUDA, Slurm).
+// Rank output classifiers: the signature catalogue (harness/model/signatures/): each mechanism's lines,
+// then the families' detection, evidence and restart lines (NCCL, its net plugins, PyTorch, torchrun,
+// Open MPI, Slurm, CUDA, the kernel).
 #include <fstream>
 #include <istream>
 #include <stdexcept>
 
 #include "observe.h"
+#include "signature_family.h"
 
 namespace ncclfi::harness {
 namespace {
 
 constexpr size_t kMaxEvidenceChars = 400;
 
-LogPattern make(const char* name, LineKind kind, const char* mechanism, const char* regex,
-                const char* must_contain = "") {
-  return LogPattern{name, kind, mechanism, LineRegex(regex), must_contain};
+LineKind line_kind(SignatureRole role) {
+  switch (role) {
+    case SignatureRole::kDetection:
+      return LineKind::kDetection;
+    case SignatureRole::kEvidence:
+      return LineKind::kEvidence;
+    case SignatureRole::kRestart:
+      return LineKind::kRestart;
+  }
+  return LineKind::kEvidence;
 }
 
-// Lines that are not a mechanism's: a restart, or evidence for the timeline. Tried after every
-// mechanism's lines (mechanisms/), so a line that quotes a detection's text counts as that detection.
-std::vector<LogPattern> restart_and_evidence_patterns() {
-  using K = LineKind;
-  std::vector<LogPattern> p;
-  // torchrun / torchelastic (2.3, 2.5): the agent restarts the worker group.
-  p.push_back(make("torchrun.restart", K::kRestart, "",
-                   R"(Worker group FAILED\. \d+/\d+ attempts left; will restart worker group)",
-                   "will restart"));
-  // Slurm's srun reporting a task's end. Evidence only: without --kill-on-bad-exit srun tears nothing
-  // down, so the survivors' own mechanisms are the detections.
-  p.push_back(
-      make("srun.task_ended", K::kEvidence, "srun_report",
-           R"(^srun: error: \S+: tasks? [\d,-]+: (Killed|Terminated|Exited with exit code \d+|.*[Ss]ignal))",
-           "srun: error"));
-  // NCCL warnings and PyTorch's teardown text (after a detection).
-  p.push_back(make("torch.teardown", K::kEvidence, "torch_teardown",
-                   R"(Some NCCL operations have failed or timed out|taking the entire process down)"));
-  p.push_back(make("torch.dist_backend_error", K::kEvidence, "torch_teardown",
-                   R"(terminate called after throwing an instance of 'c10::DistBackendError')",
-                   "DistBackendError"));
-  p.push_back(make("torch.comm_aborted", K::kEvidence, "nccl_comm_aborted",
-                   R"(NCCL communicator was aborted on rank \d+)", "communicator was aborted"));
-  p.push_back(make("torch.flight_recorder", K::kEvidence, "torch_dump",
-                   R"(Observed flight recorder dump signal)", "flight recorder"));
-  // CUDA refusing the GPU itself (failure-signatures.md section 8): under ncclfi's MPS daemon, what a
-  // process meets when a killed client's error reaches it; the judge weighs it (check_shared_gpu).
-  p.push_back(make("cuda.device_unavailable", K::kEvidence, "cuda_unavailable",
-                   R"(CUDA-capable device\(s\) is/are busy or unavailable|\bcudaErrorDevicesUnavailable\b|)"
-                   R"(\bCUDA_ERROR_DEVICE_UNAVAILABLE\b|\bcudaErrorMps\w+|\bCUDA_ERROR_MPS_\w+)"));
-  p.push_back(make("nccl.warn", K::kEvidence, "nccl_warn", R"(NCCL WARN)", "NCCL WARN"));
-  return p;
-}
-
+// The signature catalogue (harness/model/signatures/), in its order.
 std::vector<LogPattern> builtin_patterns() {
   std::vector<LogPattern> p;
-  for (const MechanismSpec* spec : mechanism_specs()) {
-    for (const SignatureLine& line : spec->lines) {
-      p.push_back(LogPattern{std::string(line.id), LineKind::kDetection, std::string(spec->name),
-                             LineRegex(std::string(line.regex)), std::string(line.must_contain)});
-    }
+  for (const CatalogueEntry& entry : signature_catalogue()) {
+    const SignatureLine& line = *entry.line;
+    p.push_back(LogPattern{std::string(line.id), line_kind(entry.role), std::string(entry.label),
+                           LineRegex(std::string(line.regex)), std::string(line.must_contain),
+                           std::string(line.site)});
   }
-  for (auto& pattern : restart_and_evidence_patterns()) p.push_back(std::move(pattern));
   return p;
 }
 
@@ -99,7 +74,7 @@ void LogClassifier::add_pattern(const std::string& mechanism, const std::string&
     throw std::invalid_argument("log pattern " + name + ": bad regular expression \"" +
                                 regex.substr(0, kMaxPatternBytes) + "\": " + *problem);
   }
-  add(LogPattern{name, LineKind::kDetection, mechanism, LineRegex(regex), ""}, /*front=*/true);
+  add(LogPattern{name, LineKind::kDetection, mechanism, LineRegex(regex), "", ""}, /*front=*/true);
 }
 
 void LogClassifier::add(LogPattern pattern, bool front) {
@@ -135,6 +110,7 @@ std::optional<LineMatch> observe_log_line(History& history, const LogClassifier&
   e.attempt = line.attempt;
   e.source = "log";
   e.fields = {{"pattern", p.name}, {"line", clip(line.text)}, {"stream", line.stream}};
+  if (!p.site.empty()) e.fields["site"] = p.site;
   if (line.text.size() > kMaxLineBytes) e.fields["truncated_from_bytes"] = line.text.size();
   switch (p.kind) {
     case LineKind::kDetection:

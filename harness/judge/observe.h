@@ -70,6 +70,7 @@ struct LogPattern {
   // Optional literal the line must contain before the regex is tried (a cheap prefilter: most
   // output lines match nothing).
   std::string must_contain;
+  std::string site;  // the fault site(s) the line points to (SignatureLine::site), "" = any
 };
 
 // The built-in patterns in the order they are tried, as docs/failure-signatures.md's table shows them.
@@ -82,9 +83,7 @@ struct LineMatch {
 class LogClassifier {
  public:
   LogClassifier() = default;
-  // The built-in patterns (log_classifier.cc lists them): NCCL WARN / error lines, PyTorch watchdog
-  // and heartbeat lines, torchrun failure and restart lines, Open MPI teardown, nccl-tests' timeout,
-  // "Out of bounds values : N FAILED" and #wrong columns.
+  // The built-in patterns: the signature catalogue (harness/model/signatures/signature_family.h).
   static LogClassifier builtin();
 
   // Adds a scenario pattern (RE2 syntax, line_regex.h) that maps to `mechanism` (a detection). Throws

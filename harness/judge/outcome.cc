@@ -91,6 +91,24 @@ std::string detections_before_the_fault(const History& history, const DetectionW
   return text;
 }
 
+std::string evidence_with_sites(const History& history) {
+  constexpr size_t kMaxShown = 3;
+  std::vector<std::string> shown;
+  for (const auto& e : history.events) {
+    if (e.source != "log" || e.event != "log_evidence" || !e.fields.is_object()) continue;
+    const std::string site = e.fields.value("site", "");
+    if (site.empty()) continue;
+    std::string what = e.fields.value("pattern", "") +
+                       (e.rank >= 0 ? " on rank " + std::to_string(e.rank) : "") + " (" + site + ")";
+    if (std::find(shown.begin(), shown.end(), what) != shown.end()) continue;
+    shown.push_back(std::move(what));
+    if (shown.size() == kMaxShown) break;
+  }
+  std::string text;
+  for (const auto& w : shown) text += (text.empty() ? "" : ", ") + w;
+  return text;
+}
+
 bool finished(const History& history, int attempt) {
   if (history.deadline_hit || history.interrupted) return false;
   bool any = false;
@@ -219,7 +237,10 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
   if (history.interrupted)
     return say(Outcome::kHung,
                "ncclfi was interrupted before the job ended; nothing detected the fault" + also);
-  return say(Outcome::kDetected, "stopped with a failing exit status, no mechanism recognised" + also);
+  // No mechanism, but lines that point to a site (a kernel's link-down, a launcher's task end): say so.
+  const std::string evidence = detail::evidence_with_sites(history);
+  return say(Outcome::kDetected, "stopped with a failing exit status, no mechanism recognised" + also +
+                                     (evidence.empty() ? "" : "; the logs show " + evidence));
 }
 
 }  // namespace ncclfi::harness

@@ -19,8 +19,10 @@ namespace {
 constexpr size_t kLogLines = 3;         // of the detecting rank's output
 constexpr size_t kUnlimitedLine = 200;  // a log line's columns when the width is not limited
 
-// One detail line, indented under its run, wrapped to the width when there is one.
-std::string detail(const std::string& text, size_t width) {
+// One detail line, indented under its run, wrapped to the width when there is one. Its text may quote
+// what a rank printed (evidence, reasons): control characters are written out.
+std::string detail(const std::string& raw, size_t width) {
+  const std::string text = terminal_safe(raw);
   return width > 0 ? wrap(text, width, 4, 2) : "  " + text + "\n";
 }
 
@@ -97,7 +99,7 @@ std::string detection_text(const RunRecord& r, size_t width) {
   if (lines.empty()) return detail(text, width);
   std::string out = detail(text + "; its last lines (" + where + "):", width);
   const size_t room = width > 6 ? width - 6 : kUnlimitedLine;
-  for (const auto& line : lines) out += "    | " + clip(line, room) + "\n";
+  for (const auto& line : lines) out += "    | " + clip(terminal_safe(line), room) + "\n";
   return out;
 }
 

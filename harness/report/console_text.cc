@@ -1,5 +1,6 @@
 #include "console_text.h"
 
+#include <cstdio>
 #include <sstream>
 
 namespace ncclfi::harness {
@@ -21,6 +22,30 @@ std::string first_columns(const std::string& text, size_t columns) {
 }
 
 }  // namespace
+
+std::string terminal_safe(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  char hex[8];
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {  // a C1 control in UTF-8
+      std::snprintf(hex, sizeof hex, "\\u00%02x", static_cast<unsigned char>(text[++i]));
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
 
 size_t display_width(const std::string& text) {
   size_t n = 0;

@@ -7,6 +7,11 @@
 
 namespace ncclfi::harness {
 
+// `text` with every control character written out, so that what a rank printed or a file held cannot
+// move the cursor, recolour or retitle the operator's terminal: C0 bytes and DEL as `\xNN` (a tab as
+// `\t`, a newline as `\n`), C1 code points (U+0080 to U+009F, ESC's 8-bit forms) as `\u00NN`. Other
+// text, UTF-8 included, is kept.
+std::string terminal_safe(const std::string& text);
 // Display width of UTF-8 text (counts code points; our text is ASCII plus the odd symbol).
 size_t display_width(const std::string& text);
 // `text` padded with spaces to `width` columns (unchanged when it is as wide or wider).

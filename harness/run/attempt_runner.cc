@@ -221,7 +221,8 @@ class AttemptLoop final : public RankSignaller {
                               {"by", "signal " + std::to_string(interrupt_signal())},
                               {"acknowledged", r.acknowledged},
                               {"skipped_dead", r.skipped_dead},
-                              {"timed_out", r.timed_out}},
+                              {"timed_out", r.timed_out},
+                              {"refused", r.refused}},
                              given);
     }
   }

@@ -52,6 +52,7 @@ ControlResult disarm_all(const std::string& run_dir, const FaultPlan& plan, int 
     total.acknowledged += r.acknowledged;
     total.skipped_dead += r.skipped_dead;
     total.timed_out += r.timed_out;
+    total.refused += r.refused;
   }
   return total;
 }
@@ -90,11 +91,13 @@ int abort_run(const std::string& run_dir, double timeout_s, std::ostream& out) {
                        {"by", "ncclfi abort"},
                        {"acknowledged", r.acknowledged},
                        {"skipped_dead", r.skipped_dead},
-                       {"timed_out", r.timed_out}},
+                       {"timed_out", r.timed_out},
+                       {"refused", r.refused}},
                       given);
   out << "abort: " << plan.faults.size() << " fault(s) disarmed: " << r.acknowledged
       << " answer(s) from live ranks' control FIFOs (" << r.skipped_dead << " dead skipped, " << r.timed_out
-      << " timed out); teardown requested\n";
+      << " timed out" << (r.refused > 0 ? ", " + std::to_string(r.refused) + " refused" : "")
+      << "); teardown requested\n";
   // The harness confirms by writing the run's verdict; if it dies meanwhile, clean up here.
   const int harness_pid = state.harness_pid;
   const std::string& harness_id = state.harness_id;

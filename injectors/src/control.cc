@@ -25,21 +25,67 @@ bool process_alive(pid_t pid) {
   return ::kill(pid, 0) == 0 || errno == EPERM;
 }
 
-enum class Reply { kAck, kNoReader, kTimeout };
+enum class Reply { kAck, kNoReader, kTimeout, kRefused };
 
-Reply send_one(const std::string& prefix, const std::string& command, int timeout_ms) {
+// A control FIFO is a file a rank can reach (it sits in the run directory), so nothing is opened through
+// a symlink, and only a FIFO that belongs to the caller's user counts: a planted symlink would have the
+// command written over its target, a planted regular file would read as an acknowledgement.
+bool own_fifo(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_uid == ::geteuid();
+}
+
+// True when process `pid` holds the FIFO open as `fd` (the rank that was asked, not a process that
+// made a FIFO in its name): one of /proc/PID/fd is the same file.
+bool held_by(pid_t pid, int fd) {
+  struct stat mine {};
+  if (::fstat(fd, &mine) != 0) return false;
+  const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* dir = ::opendir(fds.c_str());
+  if (dir == nullptr) return false;
+  bool held = false;
+  while (dirent* entry = ::readdir(dir)) {
+    struct stat st {};
+    if (entry->d_name[0] == '.' || ::stat((fds + "/" + entry->d_name).c_str(), &st) != 0) continue;
+    if (st.st_dev == mine.st_dev && st.st_ino == mine.st_ino) {
+      held = true;
+      break;
+    }
+  }
+  ::closedir(dir);
+  return held;
+}
+
+Reply send_one(const std::string& prefix, pid_t pid, const std::string& command, int timeout_ms) {
   // The rc thread blocks opening `.in` for reading; without a reader, a non-blocking open for writing
   // fails at once with ENXIO, which is how a dead or wedged process is told apart without hanging.
-  int out_fd = ::open((prefix + ".out").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (out_fd < 0) return Reply::kNoReader;
+  int out_fd = ::open((prefix + ".out").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+  if (out_fd < 0) return errno == ELOOP ? Reply::kRefused : Reply::kNoReader;
+  if (!own_fifo(out_fd)) {
+    ::close(out_fd);
+    return Reply::kRefused;
+  }
   int in_fd = -1;
   int64_t deadline = Clock::mono_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
-  while ((in_fd = ::open((prefix + ".in").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+  while ((in_fd = ::open((prefix + ".in").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)) < 0) {
     if (errno != ENXIO || Clock::mono_ns() > deadline) {
       ::close(out_fd);
+      if (errno == ELOOP) return Reply::kRefused;
       return errno == ENXIO ? Reply::kTimeout : Reply::kNoReader;
     }
     ::usleep(2000);  // the rc thread is between two commands: it reopens `.in` shortly
+  }
+  // The open succeeded, so a reader is opening `.in`: it must be the process the name says. Its open
+  // returns, and the descriptor shows in /proc, a moment after ours.
+  bool asked = own_fifo(in_fd) && held_by(pid, in_fd);
+  while (!asked && own_fifo(in_fd) && Clock::mono_ns() < deadline) {
+    ::usleep(1000);
+    asked = held_by(pid, in_fd);
+  }
+  if (!asked) {
+    ::close(in_fd);
+    ::close(out_fd);
+    return Reply::kRefused;
   }
   std::string line = command + "\n";
   ssize_t n = ::write(in_fd, line.data(), line.size());
@@ -123,7 +169,7 @@ ControlResult send_control(const std::string& run_dir, const std::string& fault_
     }
     std::string prefix = run_dir;
     prefix.append("/").append(stem);
-    switch (send_one(prefix, command, timeout_ms)) {
+    switch (send_one(prefix, pid, command, timeout_ms)) {
       case Reply::kAck:
         ++result.acknowledged;
         break;
@@ -132,6 +178,9 @@ ControlResult send_control(const std::string& run_dir, const std::string& fault_
         break;
       case Reply::kTimeout:
         ++result.timed_out;
+        break;
+      case Reply::kRefused:
+        ++result.refused;
         break;
     }
   }

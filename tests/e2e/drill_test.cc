@@ -186,12 +186,26 @@ nlohmann::json long_drill(const std::string& name) {
           {"baseline", false}};
 }
 
-// Starts a long drill and waits until its ranks injected; returns the harness's pid and the run dir.
+// The control FIFOs (`ncclfi-<source>-<pid>.in`) the ranks' front ends opened in the run directory.
+size_t control_fifos(const std::string& run) {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(run, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("ncclfi-", 0) == 0 && name.size() > 3 && name.compare(name.size() - 3, 3, ".in") == 0) ++n;
+  }
+  return n;
+}
+
+// Starts a long drill and waits until its ranks injected and both ranks' front ends listen for control
+// (a rank on a loaded host may open its FIFO after the other's first injection); returns the harness's
+// pid and the run dir.
 std::pair<pid_t, std::string> start_drill(const TempDir& dir, const std::string& name) {
   const auto file = write_scenario(dir.path, long_drill(name));
   const pid_t cli = start_cli({"run", file, "--out", dir.path + "/runs", "-q"}, dir.path + "/cli.out");
   const std::string run = dir.path + "/runs/" + name + "/latest";
-  for (int i = 0; i < 600 && events_named(run + "/events.jsonl", "inject").empty(); ++i)
+  for (int i = 0;
+       i < 600 && (events_named(run + "/events.jsonl", "inject").empty() || control_fifos(run) < 2); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   return {cli, run};
 }

@@ -4,6 +4,7 @@
 // The dead_rank fault is real (the harness SIGKILLs rank 1); gpu_hang needs NCCL, so on this job it
 // never fires, and the matrix must say so rather than call the setting good.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -137,6 +138,29 @@ TEST(Timeouts, BadInputChangesNothingAndNamesTheField) {
   EXPECT_NE(bad_fault.err.find("--fault meteor: expected stall, gpu_hang, host_hang, dead_rank or net_error"),
             std::string::npos)
       << bad_fault.err;
+}
+
+// The settings file is read as a scenario is: a FIFO is refused at once (it blocked for ever), and a
+// duplicate key is an error that names it, before anything runs.
+TEST(Timeouts, ASettingsFifoOrDuplicateKeyIsRefusedAtOnce) {
+  TempDir dir;
+  const json scenario = {{"name", "j"},
+                         {"summary", "s"},
+                         {"workload", {{"command", {"true"}}, {"ranks", 1}}},
+                         {"expect", {{"outcome", "clean"}}}};
+  const std::string file = write_scenario(dir.path, scenario);
+  const std::string fifo = dir.path + "/settings.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto r = run_cli({"timeouts", file, "--settings", fifo, "--out", dir.path + "/runs"}, 10);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("settings.fifo: not a regular file (a FIFO)"), std::string::npos) << r.err;
+  std::ofstream(dir.path + "/dup.json") << R"({"settings": [], "settings": []})";
+  const auto dup =
+      run_cli({"timeouts", file, "--settings", dir.path + "/dup.json", "--out", dir.path + "/runs"});
+  EXPECT_EQ(dup.exit_code, 2) << dup.out << dup.err;
+  EXPECT_NE(dup.err.find("dup.json: not valid JSON"), std::string::npos) << dup.err;
+  EXPECT_NE(dup.err.find("/settings"), std::string::npos) << dup.err;
+  EXPECT_FALSE(fs::exists(dir.path + "/runs"));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "interrupt.h"
 #include "launch_context.h"
 #include "launcher_spec.h"
+#include "ncclfi/bounded_input.h"
 #include "ncclfi/event_log.h"
 #include "run_dir.h"
 #include "scenario.h"
@@ -33,13 +34,16 @@ namespace {
 // the debug dump is a minute (TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC), then the teardown.
 constexpr double kTeardownRoomS = 75;
 
+// The scenario and the settings file, read as scenarios are: a regular file of at most 16 MiB, never
+// waiting on a FIFO or a device, parsed with the depth and duplicate-key limits of every JSON input.
 json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(path + ": cannot be opened");
+  std::string text;
+  if (std::string problem = read_regular_file(path, kMaxInputFileBytes, text); !problem.empty())
+    throw std::invalid_argument(path + ": " + problem);
   try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw std::invalid_argument(path + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+    return parse_json_input(text);
+  } catch (const JsonInputError& e) {
+    throw std::invalid_argument(path + ": not valid JSON: " + e.what());
   }
 }
 

@@ -34,6 +34,10 @@ class TorchrunLauncher : public RankLauncher {
       spec.argv.insert(spec.argv.end(), {"env", "-u", "NCCLFI_HARNESS_ID"});
     }
     for (auto& a : torchrun_argv(ctx)) spec.argv.push_back(std::move(a));
+    // The scenario's env is the job's environment, torchrun's own included, as when a user exports it
+    // before calling torchrun: its agent reads some (TORCH_DISABLE_SHARE_RDZV_TCP_STORE, PET_*). Across
+    // nodes it reaches the other nodes' torchrun as far as the node launcher forwards its environment.
+    for (const auto& [name, value] : ctx.scenario->env) spec.env[name] = value;
     return {spec};
   }
   // One node agent per node, started by the node launcher (none on this host alone).
@@ -57,14 +61,14 @@ class TorchrunLauncher : public RankLauncher {
     std::vector<std::string> argv = {"torchrun", "--nnodes=" + std::to_string(nodes),
                                      "--nproc_per_node=" + std::to_string(s.workload.ranks / nodes),
                                      "--max_restarts=" + std::to_string(s.launcher.max_restarts)};
-    if (!s.launcher.node_launcher.empty()) {
-      argv.push_back("--rdzv_backend=c10d");  // the store on MASTER_ADDR's torchrun; the others dial it
-      argv.push_back("--rdzv_endpoint=" + master + ":" + port);
-      argv.push_back("--rdzv_id=" + ctx.harness_id);
-    } else {
-      argv.push_back("--master_addr=" + master);
-      argv.push_back("--master_port=" + port);
-    }
+    // A c10d rendezvous, on one host too (what `torchrun --standalone` does): the store on MASTER_ADDR's
+    // torchrun, the others dial it. Under the static rendezvous (--master_addr/--master_port), a restarted
+    // generation of workers shares the first generation's store and can read its keys: measured with
+    // PyTorch 2.11, a restarted rank took the dead generation's NCCL unique id and failed to connect
+    // (docs/failure-signatures.md, shared-GPU mode).
+    argv.push_back("--rdzv_backend=c10d");
+    argv.push_back("--rdzv_endpoint=" + master + ":" + port);
+    argv.push_back("--rdzv_id=" + ctx.harness_id);
     argv.push_back("--no_python");
     for (const auto& a : launch::extra_args(ctx)) argv.push_back(a);
     auto vars = launch::injection_env_for_all_ranks(ctx);

@@ -14,13 +14,32 @@
 
 namespace ncclfi::harness {
 
-// One output line that means the mechanism noticed the fault.
+// What a line of the signature catalogue tells the judge.
+enum class SignatureRole {
+  kDetection,  // a mechanism noticed the fault (the line's mechanism)
+  kEvidence,   // a fact for the timeline and the diagnosis, labelled, never a detection by itself
+  kRestart,    // a launcher restarted the job's ranks
+};
+
+// One line that real software prints when something fails: an entry of the signature catalogue. A
+// mechanism's own lines (MechanismSpec::lines) are detections by that mechanism; a family's lines
+// (signatures/) say by `role` and `implies` what they are. The fields after `example` say where the
+// format comes from; the docs' catalogue (failure-signatures.md) is made of them.
 struct SignatureLine {
   std::string_view id{};            // shown in reports and timelines, e.g. "torch.watchdog_timeout"
   std::string_view regex{};         // RE2, searched in the line's first bytes (line_regex.h)
   std::string_view must_contain{};  // a literal every match holds: a cheap prefilter ("" = none)
   std::string_view shown{};         // the line as the docs show it, e.g. "PyTorch's `NCCL error in: `"
   std::string_view example{};       // a whole line as the source prints it; tests classify it as `id`
+  SignatureRole role = SignatureRole::kDetection;
+  std::string_view implies{};     // a detection's mechanism or an evidence's label; "" = the owner mechanism
+  std::string_view format{};      // the source's own format string, verbatim ("" where it is not one call)
+  std::string_view versions{};    // the releases that print it, e.g. "NCCL 2.19 to 2.28.6"
+  std::string_view cited{};       // where the format is: repository, file (and function)
+  std::string_view reported{};    // a public report that quotes a real line of it ("" = none found)
+  std::string_view meaning{};     // what it says happened
+  std::string_view site{};        // the fault site it points to (signature_sites()), "" = any
+  std::string_view printed_by{};  // who prints it: "the failing rank", "its peers", "the launcher", ...
 };
 
 struct MechanismSpec {

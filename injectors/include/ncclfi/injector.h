@@ -65,11 +65,14 @@ bool open_control_fifo(const std::string& run_dir, const std::string& source);
 
 // Runtime control from the harness: writes `enable name=ncclfi/fault/<id>` (arm) or `disable ...`
 // (disarm) to every live process's FIFO in `run_dir`, with a timeout per process; dead processes
-// (stale FIFOs) are skipped. Returns the number of processes that acknowledged.
+// (stale FIFOs) are skipped. A FIFO is opened without following symlinks and counts only when it is a
+// FIFO of the caller's user that the process its name gives holds open: anything else is refused and
+// never written to. Returns the number of processes that acknowledged.
 struct ControlResult {
   int acknowledged = 0;
   int skipped_dead = 0;
   int timed_out = 0;
+  int refused = 0;  // a symlink, not a FIFO, not ours, or not held by the process its name gives
 };
 ControlResult send_control(const std::string& run_dir, const std::string& fault_id, bool arm,
                            int timeout_ms = 2000);

@@ -1,5 +1,6 @@
 // Runtime control: `ncclfi arm|disarm` reaches a live process through its libfiu FIFO in the run
 // directory, and a dead process's stale FIFO is skipped within the timeout instead of hanging.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -171,6 +172,61 @@ TEST(Control, ALiveProcessThatNeverReadsTimesOut) {
   EXPECT_LT(took, milliseconds(1500));
 }
 
+// A rank can write in its run directory. A symlink named as a control FIFO must not have the command
+// written over its target, and a regular file must not read as an acknowledgement.
+TEST(Control, PlantedSymlinksAndFilesAreRefusedAndNeverWrittenThrough) {
+  test::TempDir dir;
+  const std::string victim = dir.file("victim.txt");
+  test::write_text(victim, "precious\n");
+  const std::string stem = dir.file("ncclfi-preload-" + std::to_string(::getpid()));
+  ASSERT_EQ(::mkfifo((stem + ".out").c_str(), 0600), 0);
+  ASSERT_EQ(::symlink(victim.c_str(), (stem + ".in").c_str()), 0);
+  ControlResult through_link = send_control(dir.path(), "x", true, 300);
+  EXPECT_EQ(through_link.acknowledged, 0);
+  EXPECT_EQ(through_link.refused, 1);
+  EXPECT_EQ(test::read_text(victim), "precious\n") << "the command was written through the symlink";
+
+  std::filesystem::remove(stem + ".out");
+  std::filesystem::remove(stem + ".in");
+  test::write_text(stem + ".out", "0\n");  // a forged answer
+  ASSERT_EQ(::mkfifo((stem + ".in").c_str(), 0600), 0);
+  ControlResult forged = send_control(dir.path(), "x", true, 300);
+  EXPECT_EQ(forged.acknowledged, 0);
+  EXPECT_EQ(forged.refused, 1);
+}
+
+// FIFOs named after a live process that does not hold them, served by another (this test): whoever
+// answers is not the rank that was asked, so nothing is written and nothing counts.
+TEST(Control, AnAnswerFromAProcessOtherThanTheNamedOneIsRefused) {
+  test::TempDir dir;
+  const pid_t bystander = test::spawn([] {
+    ::pause();
+    return 0;
+  });
+  const std::string stem = dir.file("ncclfi-preload-" + std::to_string(bystander));
+  ASSERT_EQ(::mkfifo((stem + ".in").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((stem + ".out").c_str(), 0600), 0);
+  std::string got;
+  std::thread impostor([&] {
+    const int in = ::open((stem + ".in").c_str(), O_RDONLY);  // blocks until a writer opens
+    if (in < 0) return;
+    char buf[128];
+    ssize_t n = 0;
+    while ((n = ::read(in, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+    ::close(in);
+  });
+  ControlResult r = send_control(dir.path(), "x", true, 300);
+  // Release the impostor if the harness never opened `.in`.
+  const int unblock = ::open((stem + ".in").c_str(), O_WRONLY | O_NONBLOCK);
+  if (unblock >= 0) ::close(unblock);
+  impostor.join();
+  EXPECT_EQ(r.acknowledged, 0);
+  EXPECT_EQ(r.refused, 1);
+  EXPECT_EQ(got, "") << "the command reached a process that was not asked";
+  ::kill(bystander, SIGKILL);
+  test::wait_exit(bystander);
+}
+
 TEST(Control, MissingRunDirAndForeignFilesAreHarmless) {
   ControlResult none = send_control("/nonexistent/ncclfi-run", "x", true, 100);
   EXPECT_EQ(none.acknowledged + none.skipped_dead + none.timed_out, 0);
@@ -179,7 +235,7 @@ TEST(Control, MissingRunDirAndForeignFilesAreHarmless) {
   test::write_text(dir.file("ncclfi-preload-abc.in"), "");
   test::write_text(dir.file("ncclfi-preload-0.in"), "");
   ControlResult r = send_control(dir.path(), "x", true, 100);
-  EXPECT_EQ(r.acknowledged + r.skipped_dead + r.timed_out, 0);
+  EXPECT_EQ(r.acknowledged + r.skipped_dead + r.timed_out + r.refused, 0);
 }
 
 }  // namespace

@@ -203,11 +203,13 @@ TEST(Launcher, TorchrunKeepsInjectionOffTheAgent) {
   // torchrun's options with underscores, which PyTorch 1.13 needs and 2.x accepts, before the workers'.
   EXPECT_EQ(std::vector<std::string>(argv.begin(), env_at),
             (std::vector<std::string>{"torchrun", "--nnodes=1", "--nproc_per_node=2", "--max_restarts=0",
-                                      "--master_addr=127.0.0.1", "--master_port=12345", "--no_python"}));
+                                      "--rdzv_backend=c10d", "--rdzv_endpoint=127.0.0.1:12345",
+                                      "--rdzv_id=hid", "--no_python"}));
   EXPECT_NE(std::find(env_at, argv.end(), "LD_PRELOAD=/b/lib/libncclfi-preload.so"), argv.end());
   EXPECT_NE(std::find(env_at, argv.end(), "/b/share/ncclfi/workloads/torch/ddp_train.py"), argv.end());
   EXPECT_EQ(specs[0].env.at("LD_PRELOAD"), "");
   EXPECT_EQ(specs[0].env.at("NCCLFI_HARNESS_ID"), "hid");  // one host: the orphan guard finds torchrun by it
+  EXPECT_EQ(specs[0].env.at("NCCL_DEBUG"), "WARN");        // the scenario's env is torchrun's own too
   EXPECT_EQ(make_launcher(s.launcher.kind)->rank_of_line("[rank1]:[E] Watchdog caught"), 1);
 }
 

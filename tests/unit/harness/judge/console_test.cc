@@ -101,6 +101,26 @@ TEST(ConsoleFailures, NameTheFaultTheFirstDetectorItsLastLinesAndTheHtmlReport) 
             60u);
 }
 
+// A rank's line reaches the console inside a check's reason (the first detection's evidence): its control
+// characters, a title-setting OSC and an 8-bit CSI among them, are written out, never sent to the terminal.
+TEST(ConsoleFailures, ARanksControlCharactersAreWrittenOutInReasons) {
+  const fs::path dir = scratch_root() / "console" / "hostile";
+  fs::remove_all(dir);
+  RunRecord r = failing_run(dir);
+  r.expect = parse_expectation(nlohmann::json{{"outcome", "detected"}, {"detected_by", {"api_error"}}});
+  r.history.detections.back().evidence =
+      "watchdog \x1b]0;owned\x07 fired \xc2\x9b"
+      "2J\rdone";
+  r.judgement = judge(r.history, r.expect);
+  const std::string details = format_failure_details({r}, ConsoleStyle{false, 0, ""});
+  EXPECT_NE(details.find("watchdog \\x1b]0;owned\\x07 fired \\u009b2J\\x0ddone"), std::string::npos)
+      << details;
+  for (const char* raw : {"\x1b", "\x07", "\xc2\x9b", "\r"})
+    EXPECT_EQ(details.find(raw), std::string::npos) << "a raw control character reached the console";
+  EXPECT_EQ(terminal_safe("plain text, UTF-8 \xe2\x9c\x93 kept\ttab"),
+            "plain text, UTF-8 \xe2\x9c\x93 kept\\ttab");
+}
+
 TEST(ConsoleTable, FitsTheWidthByCuttingThenLeavingOutColumns) {
   const fs::path dir = scratch_root() / "console" / "table";
   fs::remove_all(dir);

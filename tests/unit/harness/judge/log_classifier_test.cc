@@ -45,9 +45,10 @@ INSTANTIATE_TEST_SUITE_P(
         // step 3, 5, 6
         Case{"Observed flight recorder dump signal from another rank via TCPStore.", K::kEvidence,
              "torch_dump"},
+        // the watchdog's handling of the failure: its own line in every release since 1.8
         Case{"Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, "
              "subsequent GPU operations might run on corrupted/incomplete data.",
-             K::kEvidence, "torch_teardown"},
+             K::kDetection, "torch_watchdog"},
         Case{"To avoid data inconsistency, we are taking the entire process down.", K::kEvidence,
              "torch_teardown"},
         Case{"terminate called after throwing an instance of 'c10::DistBackendError'", K::kEvidence,
@@ -99,14 +100,21 @@ INSTANTIATE_TEST_SUITE_P(
              "cuda_unavailable"},
         Case{"cudaSetDevice(0): cudaErrorDevicesUnavailable", K::kEvidence, "cuda_unavailable"},
         Case{"CUDA_ERROR_MPS_SERVER_NOT_READY", K::kEvidence, "cuda_unavailable"},
-        // NCCL WARN lines (3.4) are evidence, not detections
+        // NCCL WARN lines are evidence, not detections, unless they say that a request of the transport
+        // failed: then NCCL reports ncclRemoteError asynchronously, and the line is that moment
         Case{"host1:1234:1300 [0] NCCL INFO x\thost1:1234:1300 [0] NCCL WARN socketProgress: Connection "
              "closed by "
              "remote peer host2<54321>",
-             K::kEvidence, "nccl_warn"},
+             K::kDetection, "async_error"},
         Case{"host1:1234:1300 [1] NCCL WARN NET/IB: Got completion from peer 10.0.0.2<1234> with "
-             "status=IBV_WC_RETRY_EXC_ERR(12) opcode=0 vendor_err=129 hca mlx5_0",
-             K::kEvidence, "nccl_warn"},
+             "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) reqSize=0 vendor_err=129 req_type=Send "
+             "hca "
+             "mlx5_0",
+             K::kDetection, "async_error"},
+        Case{"host1:1234:1300 [1] NCCL WARN NET/IB : Got async event : port error", K::kEvidence,
+             "ib_fatal_event"},
+        Case{"host1:1234:1300 [1] NCCL WARN Bootstrap : no socket interface found", K::kEvidence,
+             "nccl_warn"},
         // nccl-tests
         Case{"gpu-host-7: Test timeout (5s) common.cu:412", K::kDetection, "nccl_tests_timeout"},
         Case{"# Out of bounds values : 12 FAILED", K::kDetection, "verification"},

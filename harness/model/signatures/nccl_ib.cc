@@ -1,0 +1,100 @@
+// NCCL's IB transport: a work request completed with an error status. NCCL then fails the request, and
+// the communicator reports ncclRemoteError (ncclSystemError before 2.13) through ncclCommGetAsyncError:
+// the line is the moment NCCL noticed, so it is an async_error detection. Its wording changed five
+// times; each release's format is its own line. Status 12 (IBV_WC_RETRY_EXC_ERR) is the common one: the
+// queue pair retried for NCCL_IB_TIMEOUT x (NCCL_IB_RETRY_CNT + 1) and gave up, so the NIC, the link or
+// the peer's whole host stopped answering. Either end of the connection may print it. Examples are the
+// lines users pasted where one was found (the reports cited), else built from the release's format.
+#include "signature_family.h"
+
+namespace ncclfi::harness {
+
+extern const SignatureFamily kNcclIbFamily{
+    .name = "nccl_ib",
+    .title = "NCCL's IB transport: completion errors",
+    .software = "NCCL's IB transport (also external IB net plugins that copied its wording)",
+    .lines =
+        {{.id = "nccl.ib_completion_named",
+          .regex = R"(NET/IB: Got completion from peer \S+ with status=IBV_WC_\w+\(\d+\))",
+          .must_contain = "Got completion from peer",
+          .shown = "`NET/IB: Got completion from peer <ip><port> with status=IBV_WC_RETRY_EXC_ERR(12) ...`",
+          .example =
+              R"(node1:2201:2290 [0] transport/net_ib.cc:2094 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<53142> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RDMA_WRITE(1) reqSize=1048576 vendor_err=129 req_type=Send hca mlx5_0)",
+          .implies = "async_error",
+          .format =
+              "NET/IB: Got completion from peer %s with status=%s(%d) opcode=%s(%d) reqSize=%d vendor_err=%u "
+              "req_type=%s%s%s%s%s hca %s",
+          .versions = "NCCL 2.28.7 to 2.28.9; from 2.29.2 without reqSize and req_type (net_ib/p2p.cc)",
+          .cited = "NVIDIA/nccl src/transport/net_ib.cc (v2.28.7-1), src/transport/net_ib/p2p.cc "
+                   "(ncclIbLogCompletionWithError, v2.29.2-1)",
+          .meaning = "an RDMA work request failed; the status name says how (RETRY_EXC_ERR: retries ran out)",
+          .site = "nic,degraded_link",
+          .printed_by = "either end of the failed connection; `hca` is the local HCA"},
+         {.id = "nccl.ib_completion_status",
+          .regex = R"(NET/IB(?:/GIN)? ?: Got completion from peer \S+ with status=\d+ opcode=)",
+          .must_contain = "Got completion from peer",
+          .shown = "`NET/IB: Got completion from peer <ip><port> with status=12 opcode=0 len=0 vendor err "
+                   "129 (Recv) ...`",
+          .example =
+              R"(kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid fd00:1148:9000:5000:4:200:3:ff22 remoteGidsfd00:1148:9000:5000:4:200:3:ff1f)",
+          .implies = "async_error",
+          .format = "NET/IB: Got completion from peer %s with status=%d opcode=%d len=%u vendor err %u "
+                    "(%s)%s%s%s%s hca %s",
+          .versions =
+              "NCCL 2.20.3 to 2.28.3 (`NET/IB : ` and no `hca` before 2.22.3); `NET/IB/GIN:` (GPU-initiated "
+              "networking) from 2.28.7",
+          .cited = "NVIDIA/nccl src/transport/net_ib.cc (v2.20.3-1 to v2.28.3-1)",
+          .reported = "NVIDIA/nccl#1405, #1814 (from an external IB plugin with the same wording)",
+          .meaning = "an RDMA work request failed with verbs status N (12: the transport's retries ran out)",
+          .site = "nic,degraded_link",
+          .printed_by = "either end of the failed connection"},
+         {.id = "nccl.ib_completion_error_from_peer",
+          .regex = R"(NET/IB ?: Got completion from peer \S+ with error \d+, opcode)",
+          .must_contain = "Got completion from peer",
+          .shown =
+              "`NET/IB : Got completion from peer <ip><port> with error 12, opcode 0, len 0, vendor err 129`",
+          .example =
+              R"(kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer 10.0.35.1<49189> with error 4, opcode 5327, len 5327, vendor err 81 (Send))",
+          .implies = "async_error",
+          .format = "NET/IB : Got completion from peer %s with error %d, opcode %d, len %d, vendor err %d "
+                    "(%s)%s%s%s%s",
+          .versions = "NCCL 2.10.3 to 2.19.4 (the request type and GIDs from 2.18.1)",
+          .cited = "NVIDIA/nccl src/transport/net_ib.cc (v2.10.3-1 to v2.19.4-1)",
+          .reported = "NVIDIA/nccl-tests#252 (from an external IB plugin with the same wording)",
+          .meaning = "an RDMA work request failed with verbs status N (12: the transport's retries ran out)",
+          .site = "nic,degraded_link",
+          .printed_by = "either end of the failed connection"},
+         {.id = "nccl.ib_completion_error",
+          .regex = R"(NET/IB : Got completion with error \d+, opcode)",
+          .must_contain = "Got completion with error",
+          .shown = "`NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129`",
+          .example = R"(NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129)",
+          .implies = "async_error",
+          .format = "NET/IB : Got completion with error %d, opcode %d, len %d, vendor err %d",
+          .versions = "NCCL 2.3.5 to 2.9.9",
+          .cited = "NVIDIA/nccl src/transport/net_ib.cc (net_ib.cu before 2.4)",
+          .reported = "NVIDIA/nccl#902, #214",
+          .meaning = "an RDMA work request failed with verbs status N; no peer address yet in this release",
+          .site = "nic,degraded_link",
+          .printed_by = "either end of the failed connection"},
+         {.id = "nccl.ib_async_fatal",
+          .regex = R"(NET/IB : (?:\S+:\d+ async fatal event|Got async event : ))",
+          .must_contain = "async fatal event",
+          .shown = "`NET/IB : <hca>:<port> async fatal event: <event>` (`NET/IB : Got async event : <event>` "
+                   "before 2.23)",
+          .example =
+              R"(node1:2201:2250 [0] transport/net_ib.cc:123 NCCL WARN NET/IB : mlx5_0:1 async fatal event: local catastrophic error)",
+          .role = SignatureRole::kEvidence,
+          .implies = "ib_fatal_event",
+          .format = "NET/IB : %s:%d async fatal event: %s",
+          .versions =
+              "NCCL 2.23.4 to 2.28.9 (also `on CQ (%p)`, `on QP (%p)`); `Got async event : %s` before",
+          .cited = "NVIDIA/nccl src/transport/net_ib.cc (ncclIbAsyncThreadMain)",
+          .meaning =
+              "the local HCA raised an asynchronous event; from 2.23.4 only fatal ones: the device, a CQ "
+              "or a QP is unusable",
+          .site = "nic",
+          .printed_by = "every rank on the host of the failed HCA"}},
+};
+
+}  // namespace ncclfi::harness
