@@ -22,7 +22,12 @@ extern const MechanismSpec kGpuFaultMechanism{
           "was encountered`, `unspecified launch failure`, `uncorrectable ECC error encountered`, `an "
           "illegal "
           "instruction was encountered`, `misaligned address` or `hardware stack error`",
-          R"(RuntimeError: CUDA error: an illegal memory access was encountered)"}},
+          R"(RuntimeError: CUDA error: an illegal memory access was encountered)", SignatureRole::kDetection,
+          "", "CUDA error: %s (PyTorch); Cuda failure '%s' (NCCL)", "PyTorch 1.x to 2.11; NCCL 2.10 to 2.30",
+          "pytorch/pytorch c10/cuda/CUDAException.h (C10_CUDA_CHECK); NVIDIA/nccl src/include/checks.h "
+          "(CUDACHECK)",
+          "NVIDIA/nccl#957 (`Cuda failure 'invalid argument'`)", "a kernel or a CUDA call failed on this GPU",
+          "gpu_fault,nvlink", "the rank whose GPU failed (under MPS, also a rank sharing the GPU)"}},
     .doc = "outcomes.md#detection-mechanisms",
 };
 

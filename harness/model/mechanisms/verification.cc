@@ -13,12 +13,18 @@ extern const MechanismSpec kVerificationMechanism{
     .lines =
         {{"nccl_tests.out_of_bounds", R"(Out of bounds values : 0*[1-9]\d* FAILED)", "Out of bounds values",
           "nccl-tests' `Out of bounds values : <N> FAILED` with N > 0",
-          R"(# Out of bounds values : 12 FAILED)"},
+          R"(# Out of bounds values : 12 FAILED)", SignatureRole::kDetection, "",
+          "# Out of bounds values : %d %s", "nccl-tests 2.x (`-c 1`)", "NVIDIA/nccl-tests src/common.cu", "",
+          "results differed from the expected values", "degraded_link,gpu_fault", "every rank of nccl-tests"},
          // A result row: size count type redop root time algbw busbw #wrong [time algbw busbw #wrong].
          {"nccl_tests.wrong",
           R"(^\s*\d+\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(0*[1-9]\d*(\s|$)|\S+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+0*[1-9]\d*\s*$))",
           "", "a nccl-tests result row whose `#wrong` column (in-place or out-of-place) is not 0",
-          R"(     1048576        262144     float     sum      -1    123.4    8.50    8.50      3    120.1    8.73    8.73      0)"}},
+          R"(     1048576        262144     float     sum      -1    123.4    8.50    8.50      3    120.1    8.73    8.73      0)",
+          SignatureRole::kDetection, "", "", "nccl-tests 2.x (`-c 1`)",
+          "NVIDIA/nccl-tests src/common.cu (the #wrong columns)", "",
+          "results differed from the expected values", "degraded_link,gpu_fault",
+          "every rank of nccl-tests"}},
     .doc = "failure-signatures.md#4-nccl-tests",
 };
 

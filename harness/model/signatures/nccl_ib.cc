@@ -79,7 +79,7 @@ extern const SignatureFamily kNcclIbFamily{
           .printed_by = "either end of the failed connection"},
          {.id = "nccl.ib_async_fatal",
           .regex = R"(NET/IB : (?:\S+:\d+ async fatal event|Got async event : ))",
-          .must_contain = "async fatal event",
+          .must_contain = "async ",
           .shown = "`NET/IB : <hca>:<port> async fatal event: <event>` (`NET/IB : Got async event : <event>` "
                    "before 2.23)",
           .example =
