@@ -45,6 +45,11 @@ struct Performance {
 };
 Performance measure_performance(const History& history);
 
+// The ranks of `attempt` that exited 0 without a `done` event: for a workload that writes `done` before
+// every normal exit (ncclfi's own), each is a record lost (a file system full at the end and freed
+// since, a truncated events file). One line per rank, at most 8, for records_lost.
+std::vector<std::string> missing_done_lines(const History& history, int attempt);
+
 struct JudgeOptions {
   // Run directory: rank log paths in History::rank_logs are relative to it (log_matches).
   std::string run_dir;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "judge.h"
 #include "judge_internal.h"
@@ -181,6 +182,27 @@ Performance measure_performance(const History& history) {
     perf.total_s = static_cast<double>(history.end_ns - history.start_ns) / 1e9;
   }
   return perf;
+}
+
+std::vector<std::string> missing_done_lines(const History& history, int attempt) {
+  constexpr size_t kMaxNamed = 8;
+  std::set<int> done;
+  for (const auto& e : history.events) {
+    if (e.attempt == attempt && e.event == ev::kDone && e.source != "harness" && e.rank >= 0)
+      done.insert(e.rank);
+  }
+  std::set<int> missing;
+  for (const auto& x : history.exits) {
+    if (x.attempt != attempt || x.rank < 0 || x.signal || !x.exit_code || *x.exit_code != 0) continue;
+    if (!done.count(x.rank)) missing.insert(x.rank);
+  }
+  std::vector<std::string> lines;
+  for (int rank : missing) {
+    if (lines.size() == kMaxNamed) break;
+    lines.push_back("rank " + std::to_string(rank) + " of attempt " + std::to_string(attempt) +
+                    " exited 0 without its `done` line: its last events are missing");
+  }
+  return lines;
 }
 
 Outcome decide_outcome(const History& history, double degraded_margin, std::string* reason,

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "attempt_runner.h"
+#include "judge.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -175,6 +176,11 @@ void AttemptObservation::check_records_written() {
   if (events_.lost() > 0)
     note("the harness could not write " + std::to_string(events_.lost()) + " event line(s) to " +
          in_.ctx.events_path);
+  // ncclfi's own workloads write `done` before every normal exit: one that exited 0 without it lost its
+  // last lines, even when the file system has room again by now.
+  if (!in_.ctx.scenario->workload.builtin.empty()) {
+    for (const auto& why : harness::missing_done_lines(history_, in_.ctx.attempt)) note(why);
+  }
   struct statvfs fs {};
   if (::statvfs(in_.ctx.run_dir.c_str(), &fs) == 0) {
     const auto free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;

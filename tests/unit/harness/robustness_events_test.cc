@@ -158,3 +158,53 @@ TEST(RobustEvents, EventsLostMakeTheRunUnknown) {
 
 }  // namespace
 }  // namespace ncclfi::harness
+
+namespace ncclfi::harness {
+namespace {
+
+// Every rank of an ncclfi workload writes `done` before it exits 0. A file system full at the end of
+// the job (and freed before the harness looked) loses those last lines without a trace in the events:
+// the ranks that exited 0 without them are named, so the records check makes the run unknown.
+TEST(RobustEvents, RanksThatExitedZeroWithoutDoneAreLostRecords) {
+  History history;
+  history.world_size = 3;
+  auto exit_with = [&](int rank, std::optional<int> code, std::optional<int> signal = {}) {
+    RankExit x;
+    x.rank = rank;
+    x.exit_code = code;
+    x.signal = signal;
+    history.exits.push_back(x);
+  };
+  ASSERT_TRUE(observe_event_line(
+      R"({"event":"done","source":"cpu-ring","ts_ns":1700000000000000001,"rank":0,"iters":5})", history));
+  exit_with(0, 0);
+  exit_with(1, 0);                // exited 0, no done line: lost
+  exit_with(2, std::nullopt, 9);  // killed: no done line expected
+  const auto lost = missing_done_lines(history, 0);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_NE(lost[0].find("rank 1 of attempt 0 exited 0 without its `done` line"), std::string::npos)
+      << lost[0];
+  EXPECT_TRUE(missing_done_lines(history, 1).empty()) << "another attempt's exits are not this one's";
+
+  // A run that looks clean but for the missing line is unknown, never a pass.
+  History clean;
+  clean.world_size = 2;
+  clean.start_ns = 1700000000000000000;
+  clean.end_ns = clean.start_ns + 1'000'000'000;
+  ASSERT_TRUE(observe_event_line(
+      R"({"event":"done","source":"cpu-ring","ts_ns":1700000000000000001,"rank":0,"iters":5})", clean));
+  for (int rank = 0; rank < 2; ++rank) {
+    RankExit x;
+    x.rank = rank;
+    x.exit_code = 0;
+    x.ts_ns = clean.start_ns + 500;
+    clean.exits.push_back(x);
+  }
+  clean.records_lost = missing_done_lines(clean, 0);
+  ASSERT_EQ(clean.records_lost.size(), 1u);
+  const Judgement j = judge(clean, nlohmann::json{{"outcome", "clean"}});
+  EXPECT_EQ(j.verdict, Answer::kUnknown) << (j.reasons.empty() ? "" : j.reasons[0]);
+}
+
+}  // namespace
+}  // namespace ncclfi::harness
