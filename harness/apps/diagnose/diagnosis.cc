@@ -144,7 +144,10 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
   }
   ++d.files;
   const std::string name = std::filesystem::path(file.path).filename().string();
-  const int file_rank = rank_from_file_name(name);
+  // The file's name, else its folder's (Open MPI's --output-filename writes DIR/1/rank.3/stdout).
+  int file_rank = rank_from_file_name(name);
+  if (file_rank < 0)
+    file_rank = rank_from_file_name(std::filesystem::path(file.path).parent_path().filename().string());
   const std::string file_host = host_from_file_name(name);
   if (file_rank >= 0) a.rank_lines[file_rank] += 0;  // a rank's log that stays empty: it said nothing
   std::optional<LogTime> last_time;
@@ -382,22 +385,38 @@ void choose_culprit(Analysis& a, const Scores& s) {
   std::stable_sort(d.candidates.begin(), d.candidates.end(),
                    [](const Candidate& x, const Candidate& y) { return x.score > y.score; });
   if (d.candidates.empty()) return;
-  const Candidate& top = d.candidates.front();
-  d.culprit_host = top.unit.rfind("rank ", 0) == 0 || top.unit.rfind("address ", 0) == 0 ? "" : top.unit;
   // Rank-level pointers name ranks; a host's own evidence (its kernel, its NIC) names all of its ranks.
-  double rank_sum = 0, rank_max = 0;
-  for (int r : top.ranks) {
-    const auto it = s.rank_level.find(r);
-    const double w = it == s.rank_level.end() ? 0 : it->second;
-    rank_sum += w;
-    rank_max = std::max(rank_max, w);
+  auto culprits_of = [&](const Candidate& c) {
+    double rank_sum = 0, rank_max = 0;
+    for (int r : c.ranks) {
+      const auto it = s.rank_level.find(r);
+      const double w = it == s.rank_level.end() ? 0 : it->second;
+      rank_sum += w;
+      rank_max = std::max(rank_max, w);
+    }
+    const auto host_it = s.host_level.find(c.unit);
+    const double host_w = host_it == s.host_level.end() ? 0 : host_it->second;
+    std::vector<int> ranks;
+    for (int r : c.ranks) {
+      const auto it = s.rank_level.find(r);
+      const double w = it == s.rank_level.end() ? 0 : it->second;
+      if (host_w > rank_sum || (rank_max > 0 && w >= 0.5 * rank_max)) ranks.push_back(r);
+    }
+    return ranks;
+  };
+  auto is_host = [](const std::string& unit) {
+    return unit.rfind("rank ", 0) != 0 && unit.rfind("address ", 0) != 0;
+  };
+  const Candidate& top = d.candidates.front();
+  for (const Candidate& c : d.candidates) {
+    if (c.score < top.score - 1e-9) break;
+    d.tied_units.push_back(c.unit);
+    for (int r : culprits_of(c)) d.culprit_ranks.push_back(r);
   }
-  const auto host_it = s.host_level.find(top.unit);
-  const double host_w = host_it == s.host_level.end() ? 0 : host_it->second;
-  for (int r : top.ranks) {
-    const auto it = s.rank_level.find(r);
-    const double w = it == s.rank_level.end() ? 0 : it->second;
-    if (host_w > rank_sum || (rank_max > 0 && w >= 0.5 * rank_max)) d.culprit_ranks.push_back(r);
+  std::sort(d.culprit_ranks.begin(), d.culprit_ranks.end());
+  if (d.tied_units.size() == 1) {
+    d.tied_units.clear();
+    d.culprit_host = is_host(top.unit) ? top.unit : "";
   }
   for (const auto& [rank, n] : a.rank_detections) {
     if (std::find(d.culprit_ranks.begin(), d.culprit_ranks.end(), rank) == d.culprit_ranks.end())
@@ -435,6 +454,9 @@ void vote_sites(Diagnosis& d) {
       d.site = site;
     }
   }
+  for (const auto& [site, v] : d.site_votes)
+    if (v > best - 1e-9) d.tied_sites.push_back(site);
+  if (d.tied_sites.size() == 1) d.tied_sites.clear();
 }
 
 void decide_symptom(Diagnosis& d) {
@@ -454,7 +476,7 @@ void decide_symptom(Diagnosis& d) {
   } else if (mechanisms == std::set<std::string>{"bootstrap"} || d.site == "bootstrap") {
     d.symptom = "failed to start";
     d.symptom_why = "the failures are in setting up connections (bootstrap)";
-  } else if (crash_named || d.site == "dead_rank" || d.site == "gpu_fault") {
+  } else if (crash_named || (d.tied_sites.empty() && (d.site == "dead_rank" || d.site == "gpu_fault"))) {
     d.symptom = "crashed or died";
     d.symptom_why =
         crash_named ? "a launcher saw a rank die of a signal" : "the lines point to a dead process";
@@ -506,7 +528,7 @@ void decide_confidence(Diagnosis& d) {
   const double site_share = total > 0 ? d.site_votes[d.site] / total : 0;
   double scores = 0;
   for (const Candidate& c : d.candidates) scores += c.score;
-  const double culprit_share = scores > 0 ? d.candidates.front().score / scores : 0;
+  const double culprit_share = scores > 0 && !d.candidates.empty() ? d.candidates.front().score / scores : 0;
   d.confidence = std::round(site_share * (0.5 + 0.5 * culprit_share) * 100) / 100;
   // The candidate sites worth telling apart: within a third of the top one's votes.
   std::vector<std::pair<double, std::string>> ranked;
@@ -588,7 +610,7 @@ Diagnosis diagnose(const InputSet& inputs) {
   find_first_failure(d);
   vote_sites(d);
   decide_symptom(d);
-  if (!d.candidates.empty()) decide_confidence(d);
+  decide_confidence(d);
   return d;
 }
 

@@ -60,11 +60,13 @@ struct Diagnosis {
   std::optional<Evidence> first_failure;
   std::vector<Candidate> candidates;  // best first; candidates[0] is the culprit
   std::vector<int> culprit_ranks;
-  std::string culprit_host;
-  std::vector<int> lost_peer_ranks;  // ranks that failed only because a peer did
-  std::vector<int> hang_candidates;  // ranks that stopped printing while others failed
+  std::string culprit_host;             // "" where no host is known, or candidates of several hosts tie
+  std::vector<std::string> tied_units;  // the units tied at the top score, when more than one
+  std::vector<int> lost_peer_ranks;     // ranks that failed only because a peer did
+  std::vector<int> hang_candidates;     // ranks that stopped printing while others failed
   std::map<std::string, double> site_votes;
   std::string site, symptom, symptom_why;
+  std::vector<std::string> tied_sites;  // the sites tied at the top vote, when more than one
   double confidence = 0;
   std::vector<std::string> what_would_decide;
   std::vector<Evidence> evidence;  // every classified line (at most kMaxEvidence), in order

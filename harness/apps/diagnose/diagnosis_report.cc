@@ -48,8 +48,13 @@ const char* pointer_name(Pointer p) {
 }
 
 std::string culprit_text(const Diagnosis& d) {
-  if (d.candidates.empty()) return "none found";
+  if (d.candidates.empty()) return "none found: no line points at a rank or host (the ranks failed alike)";
   const Candidate& top = d.candidates.front();
+  if (!d.tied_units.empty()) {
+    std::string units;
+    for (const auto& u : d.tied_units) units += (units.empty() ? "" : ", ") + u;
+    return "undecided between " + units + " (tied)";
+  }
   if (d.culprit_host.empty()) return top.unit;
   if (d.culprit_ranks.empty()) return "host " + d.culprit_host;
   const std::string ranks = join_ranks(d.culprit_ranks);
@@ -58,6 +63,14 @@ std::string culprit_text(const Diagnosis& d) {
   if (d.culprit_ranks == top.ranks)
     return "host " + d.culprit_host + " (rank" + (several ? "s " : " ") + ranks + ")";
   return std::string("rank") + (several ? "s " : " ") + ranks + " on host " + d.culprit_host;
+}
+
+std::string site_text(const Diagnosis& d) {
+  if (d.site.empty()) return "unknown";
+  if (d.tied_sites.empty()) return d.site;
+  std::string sites;
+  for (const auto& s : d.tied_sites) sites += (sites.empty() ? "" : ", ") + s;
+  return "undecided between " + sites + " (tied)";
 }
 
 std::string target_text(const Evidence& e) {
@@ -96,8 +109,7 @@ std::string diagnosis_text(const Diagnosis& d) {
     return out;
   }
   out += "\nCulprit:    " + terminal_safe(culprit_text(d)) + "\n";
-  out += "Site:       " + (d.site.empty() ? std::string("unknown") : d.site) + "   symptom: " + d.symptom +
-         " (" + d.symptom_why + ")\n";
+  out += "Site:       " + site_text(d) + "   symptom: " + d.symptom + " (" + d.symptom_why + ")\n";
   out += "Confidence: " + number(d.confidence) + "\n";
   if (d.first_failure) {
     const Evidence& f = *d.first_failure;
@@ -123,7 +135,7 @@ std::string diagnosis_text(const Diagnosis& d) {
   out += "\n";
   if (!d.what_would_decide.empty()) {
     out += "\nWhat would decide:\n";
-    for (const auto& w : d.what_would_decide) out += "  - " + w + "\n";
+    for (const auto& w : d.what_would_decide) out += "  - " + terminal_safe(w) + "\n";
   }
   out += "\nEvidence:\n";
   for (const Evidence& e : d.evidence) {
@@ -153,6 +165,7 @@ nlohmann::json diagnosis_json(const Diagnosis& d) {
       {"host", d.culprit_host},
       {"ranks", d.culprit_ranks},
       {"unit", d.candidates.empty() ? "" : d.candidates.front().unit},
+      {"tied", d.tied_units},
       {"reasons", d.candidates.empty() ? std::vector<std::string>{} : d.candidates.front().reasons}};
   nlohmann::json candidates = nlohmann::json::array();
   for (const Candidate& c : d.candidates)
@@ -163,6 +176,7 @@ nlohmann::json diagnosis_json(const Diagnosis& d) {
   j["hang_candidates"] = d.hang_candidates;
   j["site"] = d.site;
   j["site_votes"] = d.site_votes;
+  j["tied_sites"] = d.tied_sites;
   j["symptom"] = d.symptom;
   j["symptom_why"] = d.symptom_why;
   j["confidence"] = d.confidence;

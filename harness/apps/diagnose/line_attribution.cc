@@ -159,7 +159,7 @@ LineOrigin attribute_line(std::string_view text) {
 }
 
 int rank_from_file_name(std::string_view name) {
-  static const LineRegex rank(R"((?i)(?:^|[^a-z])rank[-_]?(\d+)(?:\D|$))");
+  static const LineRegex rank(R"((?i)(?:^|[^a-z])rank[-_.]?(\d+)(?:\D|$))");
   static const LineRegex short_rank(R"([-_.]r(\d+)\.)");
   std::string digits;
   if (rank.search(name, &digits) || short_rank.search(name, &digits)) return to_int(digits);

@@ -31,7 +31,8 @@ LineOrigin attribute_line(std::string_view text);
 // `Dec  2 10:00:00`), searched near the start of the line after launcher prefixes.
 std::optional<LogTime> parse_time(std::string_view text);
 
-// The rank a file's name gives (rank-3.log, rank3.txt, rank_3, job-r3.out, output-HOST-rank-3.log), or -1.
+// The rank a file's name gives (rank-3.log, rank3.txt, rank_3, rank.3, job-r3.out, output-HOST-rank-3.log),
+// or -1.
 int rank_from_file_name(std::string_view name);
 // The host of an agent's `output-HOST-rank-R.log`, or "".
 std::string host_from_file_name(std::string_view name);

@@ -57,6 +57,7 @@ TEST(DiagnoseAttribution, FileNamesAndAddresses) {
   EXPECT_EQ(rank_from_file_name("rank3.txt"), 3);
   EXPECT_EQ(rank_from_file_name("rank_12.out"), 12);
   EXPECT_EQ(rank_from_file_name("job-r3.out"), 3);
+  EXPECT_EQ(rank_from_file_name("rank.3"), 3);  // Open MPI's --output-filename folder
   EXPECT_EQ(rank_from_file_name("output-node2-rank-5.log"), 5);
   EXPECT_EQ(rank_from_file_name("node2-kern.log"), -1);
   EXPECT_EQ(host_from_file_name("output-node2-rank-5.log"), "node2");
@@ -180,6 +181,26 @@ TEST(Diagnose, ARunDirectoryIsReadFromItsAttemptsOnly) {
   EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
   EXPECT_EQ(d.lost_peer_ranks, (std::vector<int>{0}));
   EXPECT_FALSE(d.timestamps);
+  std::filesystem::remove_all(dir);
+}
+
+// Two ranks went quiet while a third failed: nothing tells them apart, and the report says so.
+TEST(Diagnose, TiedCandidatesAreUndecided) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ncclfi-diagnose-tie";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "rank-0.log")
+      << "RuntimeError: NCCL error: remote process exited or there was a network error\n";
+  std::ofstream(dir / "rank-1.log") << "";
+  std::ofstream(dir / "rank-2.log") << "";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  ASSERT_TRUE(d.failure);
+  EXPECT_EQ(d.tied_units, (std::vector<std::string>{"rank 1", "rank 2"}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1, 2}));
+  EXPECT_EQ(d.hang_candidates, (std::vector<int>{1, 2}));
+  EXPECT_NE(diagnosis_text(d).find("undecided between rank 1, rank 2 (tied)"), std::string::npos)
+      << diagnosis_text(d);
+  EXPECT_LT(d.confidence, 0.5);
   std::filesystem::remove_all(dir);
 }
 
