@@ -47,7 +47,10 @@ void add_diagnose_command(CLI::App& app, int& status) {
     std::cout << diagnose::diagnosis_text(d);
     if (!json_path->empty()) {
       try {
-        harness::write_file_atomic(*json_path, diagnose::diagnosis_json(d).dump(2) + "\n");
+        // A log's bytes need not be UTF-8: invalid ones become U+FFFD in the JSON.
+        harness::write_file_atomic(
+            *json_path,
+            diagnose::diagnosis_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
       } catch (const std::exception& e) {
         std::cerr << "ncclfi diagnose: " << e.what() << "\n";
         status = kHarnessError;

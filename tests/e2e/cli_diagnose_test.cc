@@ -33,6 +33,22 @@ TEST(CliDiagnose, NamesNodeTwoAndTheNicWithJson) {
   EXPECT_FALSE(j["evidence"].empty());
 }
 
+// Logs are bytes: a line that is not UTF-8 still gives valid JSON.
+TEST(CliDiagnose, BytesThatAreNotUtf8StillGiveJson) {
+  TempDir dir;
+  std::ofstream(dir.path + "/rank-0.log")
+      << "n1:1:2 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection "
+         "closed by remote peer 10.0.0.2<5000> \xff\xfe\n";
+  const auto r = run_cli({"diagnose", dir.path + "/rank-0.log", "--json", dir.path + "/d.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::ifstream in(dir.path + "/d.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << text.str();
+  EXPECT_EQ(j["evidence"].size(), 1U);
+}
+
 TEST(CliDiagnose, CleanLogsExitOneAndAMissingPathTwo) {
   const auto clean = run_cli({"diagnose", kData + "clean"});
   EXPECT_EQ(clean.exit_code, 1) << clean.out << clean.err;
