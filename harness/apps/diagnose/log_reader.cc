@@ -46,6 +46,7 @@ void add_tree(const fs::path& root, bool run, InputSet& set) {
       continue;
     }
     found.push_back(InputFile{p.string(), rel.string(), run ? attempt_of(first) : -1});
+    if (set.files.size() + found.size() > kMaxLogFiles) break;  // refused by the caller; stop walking
   }
   std::sort(found.begin(), found.end(),
             [](const InputFile& a, const InputFile& b) { return a.path < b.path; });

@@ -208,5 +208,16 @@ TEST(Diagnose, MissingPathIsBadInput) {
   EXPECT_THROW(collect_inputs({kData + "no-such-case"}), std::invalid_argument);
 }
 
+TEST(Diagnose, MoreThanTheFileLimitIsBadInput) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ncclfi-diagnose-many";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (size_t i = 0; i <= kMaxLogFiles; ++i) std::ofstream(dir / ("f" + std::to_string(i)));
+  EXPECT_THROW(collect_inputs({dir.string()}), std::invalid_argument);
+  std::filesystem::remove(dir / "f0");
+  EXPECT_EQ(collect_inputs({dir.string()}).files.size(), kMaxLogFiles);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ncclfi::diagnose
