@@ -111,6 +111,8 @@ struct Analysis {
   std::map<int, size_t> rank_lines;       // every rank seen, with its line count
   std::map<int, size_t> rank_detections;  // detection lines per rank
   std::set<std::string> hosts;
+  // torchrun's error summary (`host : node2`, then `rank : 3 (local_rank: 1)`): (host, local rank) -> rank.
+  std::map<std::pair<std::string, int>, int> torchrun_ranks;
 
   std::string unit_of(int rank, const std::string& host) const {
     if (!host.empty()) return host;
@@ -130,6 +132,26 @@ struct Analysis {
     return {};
   }
 };
+
+// The short host name, as NCCL prints it (up to the first dot).
+std::string short_host(const std::string& host) {
+  return host.substr(0, host.find('.'));
+}
+
+// torchrun's ChildFailedError summary names each failed worker's host, global rank and local rank.
+void read_torchrun_summary(const std::string& line, std::string& host, Analysis& a) {
+  static const LineRegex host_line(R"(^\s*host\s*: (\S+)\s*$)");
+  static const LineRegex global(R"(^\s*rank\s*: (\d+) \(local_rank: \d+\))");
+  static const LineRegex local(R"(^\s*rank\s*: \d+ \(local_rank: (\d+)\))");
+  std::string value;
+  if (line.find("host") != std::string::npos && host_line.search(line, &value)) {
+    host = short_host(value);
+  } else if (line.find("(local_rank: ") != std::string::npos && global.search(line, &value)) {
+    const int rank = to_int(value);
+    if (local.search(line, &value)) a.torchrun_ranks[{host, to_int(value)}] = rank;
+    if (!host.empty() && !a.d.rank_hosts.count(rank)) a.d.rank_hosts[rank] = host;
+  }
+}
 
 void read_file(const InputFile& file, const harness::LogClassifier& classifier, Analysis& a) {
   Diagnosis& d = a.d;
@@ -151,6 +173,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
   const std::string file_host = host_from_file_name(name);
   if (file_rank >= 0) a.rank_lines[file_rank] += 0;  // a rank's log that stays empty: it said nothing
   std::optional<LogTime> last_time;
+  std::string summary_host;
   size_t line_no = 0;
   for (size_t start = 0; start < text.size();) {
     size_t end = text.find('\n', start);
@@ -172,6 +195,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
       if (!host.empty() && !d.rank_hosts.count(rank)) d.rank_hosts[rank] = host;
     }
     if (!host.empty()) a.hosts.insert(host);
+    read_torchrun_summary(line, summary_host, a);
     if (const std::string own = own_address(line); !own.empty() && !host.empty()) d.address_hosts[own] = host;
     const auto match = classifier.classify(line);
     if (!match) continue;
@@ -233,10 +257,17 @@ Named named_subject(const Evidence& e, const Analysis& a) {
              : code == -11 ? " (SIGSEGV)"
              : code == -6  ? " (SIGABRT)"
                            : "");
-    // The global rank: the printer's host's ranks in order, or the local rank on a one-host job.
+    // The global rank: torchrun's own summary, else the printer's host's ranks in order, or the local
+    // rank on a one-host job.
     const std::string host = e.host;
     std::vector<int> on_host = host.empty() ? std::vector<int>{} : a.ranks_on(host);
-    if (local_rank >= 0 && local_rank < static_cast<int>(on_host.size())) {
+    std::vector<int> summary;
+    for (const auto& [key, rank] : a.torchrun_ranks)
+      if (key.second == local_rank && (host.empty() || key.first == short_host(host)))
+        summary.push_back(rank);
+    if (summary.size() == 1) {
+      n.rank = summary.front();
+    } else if (local_rank >= 0 && local_rank < static_cast<int>(on_host.size())) {
       n.rank = on_host[static_cast<size_t>(local_rank)];
     } else if (local_rank >= 0 && a.hosts.size() <= 1) {
       n.rank = local_rank;
@@ -583,7 +614,7 @@ Pointer pointer_of(const std::string& id) {
 Diagnosis diagnose(const InputSet& inputs) {
   Diagnosis d;
   d.skipped = inputs.skipped;
-  Analysis a{d, {}, {}, {}};
+  Analysis a{d, {}, {}, {}, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);
   // Lines with a rank but no host take the rank's host; lines with neither, a known host their file's

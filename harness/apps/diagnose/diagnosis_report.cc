@@ -9,6 +9,8 @@ namespace {
 
 using harness::terminal_safe;
 
+constexpr size_t kShownEvidence = 40;
+
 std::string join_ranks(const std::vector<int>& ranks) {
   std::string text;
   for (int r : ranks) text += (text.empty() ? "" : ", ") + std::to_string(r);
@@ -138,12 +140,22 @@ std::string diagnosis_text(const Diagnosis& d) {
     for (const auto& w : d.what_would_decide) out += "  - " + terminal_safe(w) + "\n";
   }
   out += "\nEvidence:\n";
+  // A terminal gets the lines that point somewhere and the first kShownEvidence others; --json has all.
+  size_t shown = 0, hidden = 0;
   for (const Evidence& e : d.evidence) {
+    if (e.target.empty() && shown >= kShownEvidence) {
+      ++hidden;
+      continue;
+    }
+    ++shown;
     out += "  " + terminal_safe(e.file) + ":" + std::to_string(e.line) + "  " + terminal_safe(who(e)) + ", " +
            (e.time ? format_time(*e.time) + (e.time_inferred ? "~" : "") : "-") + "  " + e.pattern + " (" +
            e.role + (e.site.empty() ? "" : ", " + e.site) + ")" + terminal_safe(target_text(e)) + "\n    " +
            terminal_safe(e.text) + "\n";
   }
+  if (hidden > 0)
+    out +=
+        "  ... " + std::to_string(hidden) + " more matched line(s) that point at no one: --json lists them\n";
   if (d.evidence_dropped > 0)
     out += "  ... " + std::to_string(d.evidence_dropped) + " more matched line(s) not kept\n";
   return out;

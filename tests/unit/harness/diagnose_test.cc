@@ -204,6 +204,28 @@ TEST(Diagnose, TiedCandidatesAreUndecided) {
   std::filesystem::remove_all(dir);
 }
 
+// On a job of several hosts, torchrun's error summary maps its local_rank to the global rank.
+TEST(Diagnose, TorchrunsSummaryNamesTheGlobalRank) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ncclfi-diagnose-summary";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "a.log")
+      << "[default0]:n1:5:5 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+         "[default0]:n1:5:9 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection "
+         "closed by remote peer 10.0.0.2<41000>\n";
+  std::ofstream(dir / "b.log")
+      << "E1202 18:20:06.389000 5090 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: "
+         "-9) "
+         "local_rank: 1 (pid: 5102) of binary: /usr/bin/python3\n"
+         "Root Cause (first observed failure):\n[0]:\n  time      : 2026-12-02_18:20:06\n"
+         "  host      : n2.cluster.example\n  rank      : 3 (local_rank: 1)\n  exitcode  : -9 (pid: 5102)\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{3}));
+  EXPECT_EQ(d.culprit_host, "n2");
+  EXPECT_EQ(d.site, "dead_rank");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Diagnose, MissingPathIsBadInput) {
   EXPECT_THROW(collect_inputs({kData + "no-such-case"}), std::invalid_argument);
 }
