@@ -34,7 +34,7 @@ int to_int(const std::string& digits) {
 }
 
 LogTime make_time(int month, int day, int h, int m, int s, int64_t ns) {
-  const int64_t seconds = ((static_cast<int64_t>(month) * 32 + day) * 24 + h) * 3600 + m * 60 + s;
+  const int64_t seconds = ((static_cast<int64_t>(month) * 32 + day) * 24 + h) * 3600 + int64_t{m} * 60 + s;
   return LogTime{seconds * 1000000000LL + ns};
 }
 
