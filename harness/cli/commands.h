@@ -22,6 +22,7 @@ void add_sweep_command(CLI::App& app, int& status);
 void add_timeouts_command(CLI::App& app, int& status);
 void add_agent_command(CLI::App& app, int& status);
 void add_lab_command(CLI::App& app, int& status);
+void add_diagnose_command(CLI::App& app, int& status);
 
 enum class GpuSharing;
 // --gpu-sharing and --mps, shared by run, sweep and timeouts.

@@ -30,7 +30,8 @@ void define_commands(CLI::App& app, int& status, std::string& color) {
       "  ncclfi validate scenarios/                check every scenario file\n"
       "  ncclfi list faults                        the fault kinds per layer\n"
       "  ncclfi report runs/net-drop-recv-hang/latest\n"
-      "  ncclfi sweep scenarios/cpu/net-stall-survived.json --set timeout_s=1,2,4");
+      "  ncclfi sweep scenarios/cpu/net-stall-survived.json --set timeout_s=1,2,4\n"
+      "  ncclfi diagnose /path/to/job/logs/       the culprit of a failed job, from its logs alone");
   app.set_version_flag("--version",
                        std::string("ncclfi ") + kVersion + "\nbuilt against NCCL " + kBuiltNcclVersion +
                            ", CUDA " + kBuiltCudaVersion,
@@ -48,6 +49,7 @@ void define_commands(CLI::App& app, int& status, std::string& color) {
   add_control_commands(app, status);
   add_sweep_command(app, status);
   add_timeouts_command(app, status);
+  add_diagnose_command(app, status);
   add_agent_command(app, status);
   add_lab_command(app, status);
   add_generator_commands(app, status);
@@ -74,7 +76,7 @@ int main(int argc, char** argv) {
   if (args.empty()) {
     std::cerr << app.help()
               << "\nncclfi: give a command (run, validate, list, report, sweep, timeouts, arm, disarm, "
-                 "abort, lab).\n";
+                 "abort, lab, diagnose).\n";
     return kBadInput;
   }
   if (const auto error = unknown_name_error(app, args)) {

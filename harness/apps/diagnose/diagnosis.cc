@@ -1,0 +1,648 @@
+// `ncclfi diagnose`'s decisions: attribution of the classified lines, the culprit, the site, the symptom
+// and the confidence. The weights are heuristics, written down in docs/diagnose.md.
+#include "diagnosis.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "line_regex.h"
+#include "ncclfi/bounded_input.h"
+#include "observe.h"
+#include "signature_family.h"
+
+namespace ncclfi::diagnose {
+namespace {
+
+using harness::LineRegex;
+
+constexpr size_t kMaxQuotedChars = 400;
+// Weights toward the unit a line points at.
+constexpr double kPrinterEvidenceWeight = 3;  // the host's own kernel or HCA said so
+constexpr double kPrinterDetectionWeight = 2;
+constexpr double kPeerWeight = 1.5;
+constexpr double kEitherEndWeight = 0.5;
+// A launcher saw the rank die of a signal that kills (SIGKILL, SIGSEGV, SIGBUS, SIGILL, SIGFPE); an exit
+// code or SIGABRT/SIGTERM is most often the teardown after another rank's failure, and points nowhere.
+constexpr double kCrashNamedWeight = 2;
+constexpr double kHangWeight = 1;
+
+int to_int(const std::string& digits) {
+  int value = -1;
+  const char* begin = digits.data();
+  if (!digits.empty() && digits.front() == '-') ++begin;
+  const auto [end, ec] = std::from_chars(begin, digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return 0;
+  return begin != digits.data() ? -value : value;
+}
+
+std::string clip(const std::string& text) {
+  return text.size() <= kMaxQuotedChars ? text : text.substr(0, kMaxQuotedChars) + "...";
+}
+
+const harness::SignatureLine* catalogue_line(const std::string& id) {
+  static const std::map<std::string, const harness::SignatureLine*> by_id = [] {
+    std::map<std::string, const harness::SignatureLine*> m;
+    for (const auto& entry : harness::signature_catalogue())
+      m.emplace(std::string(entry.line->id), entry.line);
+    return m;
+  }();
+  const auto it = by_id.find(id);
+  return it == by_id.end() ? nullptr : it->second;
+}
+
+// The mechanisms' own lines say no site; what they point to, for the vote.
+std::string fallback_site(const std::string& id) {
+  static const std::map<std::string, std::string> sites = {
+      {"cuda.gpu_fault", "gpu_fault"},
+      {"mpirun.noticed", "dead_rank"},
+      {"torch.heartbeat_stuck", "host_hang,gpu_hang"},
+      {"torch.heartbeat_terminate", "host_hang,gpu_hang"},
+      {"torch.heartbeat_timeout", "host_hang,gpu_hang"},
+      {"nccl.remote_error_async", "dead_rank,nic,degraded_link"},
+      {"nccl.remote_error", "dead_rank,nic,degraded_link"},
+      {"nccl_tests.timeout", "host_hang,gpu_hang,congestion"},
+  };
+  const auto it = sites.find(id);
+  return it == sites.end() ? std::string() : it->second;
+}
+
+std::vector<std::string> split_sites(const std::string& sites) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < sites.size()) {
+    size_t comma = sites.find(',', start);
+    if (comma == std::string::npos) comma = sites.size();
+    if (comma > start) out.push_back(sites.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool contains(std::string_view text, std::string_view word) {
+  return text.find(word) != std::string_view::npos;
+}
+
+// Whether `host` occurs in `path` as a whole word (node2 in logs/node2/kern.log, node2-kern.log).
+bool names_host(const std::string& path, const std::string& host) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  for (size_t at = path.find(host); at != std::string::npos; at = path.find(host, at + 1)) {
+    const size_t end = at + host.size();
+    if ((at == 0 || !alnum(path[at - 1])) && (end == path.size() || !alnum(path[end]))) return true;
+  }
+  return false;
+}
+
+std::string rank_unit(int rank) {
+  return "rank " + std::to_string(rank);
+}
+
+struct Scores {
+  std::map<std::string, double> host_level;  // unit -> score
+  std::map<int, double> rank_level;
+  std::map<std::string, std::vector<std::string>> reasons;  // unit -> why
+};
+
+struct Analysis {
+  Diagnosis& d;
+  std::map<int, size_t> rank_lines;       // every rank seen, with its line count
+  std::map<int, size_t> rank_detections;  // detection lines per rank
+  std::set<std::string> hosts;
+  // torchrun's error summary (`host : node2`, then `rank : 3 (local_rank: 1)`): (host, local rank) -> rank.
+  std::map<std::pair<std::string, int>, int> torchrun_ranks;
+
+  std::string unit_of(int rank, const std::string& host) const {
+    if (!host.empty()) return host;
+    return rank >= 0 ? rank_unit(rank) : std::string();
+  }
+  std::vector<int> ranks_on(const std::string& host) const {
+    std::vector<int> ranks;
+    for (const auto& [rank, h] : d.rank_hosts)
+      if (h == host) ranks.push_back(rank);
+    return ranks;
+  }
+  // The host an address names: one a rank announced, or a host name itself (gpu4.cluster -> gpu4).
+  std::string host_of_address(const std::string& address) const {
+    if (const auto it = d.address_hosts.find(address); it != d.address_hosts.end()) return it->second;
+    for (const std::string& h : hosts)
+      if (address == h || address.rfind(h + ".", 0) == 0) return h;
+    return {};
+  }
+};
+
+// The short host name, as NCCL prints it (up to the first dot).
+std::string short_host(const std::string& host) {
+  return host.substr(0, host.find('.'));
+}
+
+// torchrun's ChildFailedError summary names each failed worker's host, global rank and local rank.
+void read_torchrun_summary(const std::string& line, std::string& host, Analysis& a) {
+  static const LineRegex host_line(R"(^\s*host\s*: (\S+)\s*$)");
+  static const LineRegex global(R"(^\s*rank\s*: (\d+) \(local_rank: \d+\))");
+  static const LineRegex local(R"(^\s*rank\s*: \d+ \(local_rank: (\d+)\))");
+  std::string value;
+  if (line.find("host") != std::string::npos && host_line.search(line, &value)) {
+    host = short_host(value);
+  } else if (line.find("(local_rank: ") != std::string::npos && global.search(line, &value)) {
+    const int rank = to_int(value);
+    if (local.search(line, &value)) a.torchrun_ranks[{host, to_int(value)}] = rank;
+    if (!host.empty() && !a.d.rank_hosts.count(rank)) a.d.rank_hosts[rank] = host;
+  }
+}
+
+void read_file(const InputFile& file, const harness::LogClassifier& classifier, Analysis& a) {
+  Diagnosis& d = a.d;
+  std::string text;
+  if (const std::string why = read_regular_file(file.path, kMaxLogFileBytes, text); !why.empty()) {
+    d.skipped.push_back(file.shown + ": " + why);
+    return;
+  }
+  if (text.substr(0, 4096).find('\0') != std::string::npos) {
+    d.skipped.push_back(file.shown + ": binary");
+    return;
+  }
+  ++d.files;
+  const std::string name = std::filesystem::path(file.path).filename().string();
+  // The file's name, else its folder's (Open MPI's --output-filename writes DIR/1/rank.3/stdout).
+  int file_rank = rank_from_file_name(name);
+  if (file_rank < 0)
+    file_rank = rank_from_file_name(std::filesystem::path(file.path).parent_path().filename().string());
+  const std::string file_host = host_from_file_name(name);
+  if (file_rank >= 0) a.rank_lines[file_rank] += 0;  // a rank's log that stays empty: it said nothing
+  std::optional<LogTime> last_time;
+  std::string summary_host;
+  size_t line_no = 0;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, std::min(end - start, harness::kMaxLineBytes));
+    start = end + 1;
+    ++line_no;
+    ++d.lines;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const LineOrigin origin = attribute_line(line);
+    const int rank = origin.rank >= 0 ? origin.rank : file_rank;
+    const std::string host = !origin.host.empty() ? origin.host : file_host;
+    if (origin.time) {
+      last_time = origin.time;
+      d.timestamps = true;
+    }
+    if (rank >= 0) {
+      ++a.rank_lines[rank];
+      if (!host.empty() && !d.rank_hosts.count(rank)) d.rank_hosts[rank] = host;
+    }
+    if (!host.empty()) a.hosts.insert(host);
+    read_torchrun_summary(line, summary_host, a);
+    if (const std::string own = own_address(line); !own.empty() && !host.empty()) d.address_hosts[own] = host;
+    const auto match = classifier.classify(line);
+    if (!match) continue;
+    const harness::LogPattern& p = *match->pattern;
+    if (d.evidence.size() >= kMaxEvidence) {
+      ++d.evidence_dropped;
+      continue;
+    }
+    Evidence e;
+    e.file = file.shown;
+    e.line = line_no;
+    e.text = clip(line);
+    e.pattern = p.name;
+    e.role = p.kind == harness::LineKind::kDetection  ? "detection"
+             : p.kind == harness::LineKind::kEvidence ? "evidence"
+                                                      : "restart";
+    e.label = p.mechanism;
+    e.site = !p.site.empty() ? p.site : fallback_site(p.name);
+    if (p.name == "nccl.result_name" && line.find("ncclRemoteError") != std::string::npos)
+      e.site = fallback_site("nccl.remote_error");
+    e.rank = rank;
+    e.host = host;
+    e.time = origin.time ? origin.time : last_time;
+    e.time_inferred = !origin.time && last_time.has_value();
+    e.pointer = pointer_of(p.name);
+    e.peer = peer_address(line);
+    if (p.kind == harness::LineKind::kDetection) {
+      d.failure = true;
+      if (rank >= 0) ++a.rank_detections[rank];
+    }
+    d.evidence.push_back(std::move(e));
+  }
+}
+
+// A launcher's line that names the failed rank: rank (or -1), host ("" unknown), weight, site.
+struct Named {
+  int rank = -1;
+  std::string host;
+  double weight = 0;
+  std::string site;
+  std::string why;
+};
+
+Named named_subject(const Evidence& e, const Analysis& a) {
+  Named n;
+  std::string value;
+  if (e.pattern == "torchrun.worker_failed") {
+    static const LineRegex exitcode(R"(exitcode: (-?\d+)\))");
+    static const LineRegex local(R"(local_rank: (\d+))");
+    const int code = exitcode.search(e.text, &value) ? to_int(value) : 0;
+    const int local_rank = local.search(e.text, &value) ? to_int(value) : -1;
+    // A signal that kills from outside or a crash; -6 (SIGABRT) and -15 are PyTorch's or the launcher's
+    // own teardown after another failure.
+    const bool crash = code == -9 || code == -11 || code == -7 || code == -4 || code == -8;
+    n.weight = crash ? kCrashNamedWeight : 0;
+    n.site = crash ? "dead_rank" : "";
+    n.why = "torchrun saw local_rank " + std::to_string(local_rank) + " exit with " + std::to_string(code) +
+            (code == -9    ? " (SIGKILL)"
+             : code == -11 ? " (SIGSEGV)"
+             : code == -6  ? " (SIGABRT)"
+                           : "");
+    // The global rank: torchrun's own summary, else the printer's host's ranks in order, or the local
+    // rank on a one-host job.
+    const std::string host = e.host;
+    std::vector<int> on_host = host.empty() ? std::vector<int>{} : a.ranks_on(host);
+    std::vector<int> summary;
+    for (const auto& [key, rank] : a.torchrun_ranks)
+      if (key.second == local_rank && (host.empty() || key.first == short_host(host)))
+        summary.push_back(rank);
+    if (summary.size() == 1) {
+      n.rank = summary.front();
+    } else if (local_rank >= 0 && local_rank < static_cast<int>(on_host.size())) {
+      n.rank = on_host[static_cast<size_t>(local_rank)];
+    } else if (local_rank >= 0 && a.hosts.size() <= 1) {
+      n.rank = local_rank;
+    }
+    n.host = host.empty() && n.rank >= 0 && a.d.rank_hosts.count(n.rank) ? a.d.rank_hosts.at(n.rank) : host;
+  } else if (e.pattern == "mpirun.noticed") {
+    static const LineRegex rank(R"(process rank (\d+))");
+    static const LineRegex node(R"(on node (\S+) exited)");
+    if (rank.search(e.text, &value)) n.rank = to_int(value);
+    if (node.search(e.text, &value)) n.host = value;
+    n.weight = kCrashNamedWeight;
+    n.site = "dead_rank";
+    n.why = "mpirun saw rank " + std::to_string(n.rank) + " die of a signal";
+  } else if (e.pattern == "srun.task_ended") {
+    static const LineRegex node(R"(srun: error: ([^\s:]+): task)");
+    static const LineRegex task(R"(: tasks? (\d+))");
+    if (node.search(e.text, &value)) n.host = value;
+    if (task.search(e.text, &value)) n.rank = to_int(value);
+    const bool killed = contains(e.text, "Killed") || contains(e.text, "ignal");
+    n.weight = killed ? kCrashNamedWeight : 0;
+    n.site = killed ? "dead_rank" : "";
+    n.why = "srun saw task " + std::to_string(n.rank) + " end (" + (killed ? "killed" : "exited") + ")";
+  }
+  return n;
+}
+
+std::string where(const Evidence& e) {
+  return e.file + ":" + std::to_string(e.line);
+}
+
+void score(Analysis& a, Scores& s) {
+  Diagnosis& d = a.d;
+  auto to_rank = [&](int rank, double w, const std::string& why) {
+    s.rank_level[rank] += w;
+    const auto h = d.rank_hosts.find(rank);
+    s.reasons[a.unit_of(rank, h == d.rank_hosts.end() ? "" : h->second)].push_back(why);
+  };
+  auto to_unit = [&](const std::string& unit, double w, const std::string& why) {
+    s.host_level[unit] += w;
+    s.reasons[unit].push_back(why);
+  };
+  // The unit a peer address names: one rank when its host has exactly one other rank, else the host.
+  auto to_peer = [&](Evidence& e, double w) {
+    if (e.peer.empty()) return;
+    const std::string host = a.host_of_address(e.peer);
+    const std::string why = e.pattern + " on rank " + std::to_string(e.rank) + " names " + e.peer +
+                            (host.empty() ? "" : " (" + host + ")") + " at " + where(e);
+    if (host.empty()) {
+      e.target = "address " + e.peer;
+      to_unit(e.target, w, why);
+      return;
+    }
+    std::vector<int> others;
+    for (int r : a.ranks_on(host))
+      if (r != e.rank) others.push_back(r);
+    if (others.size() == 1 && host == e.host) {
+      e.target = rank_unit(others.front());
+      to_rank(others.front(), w, why);
+    } else {
+      e.target = "host " + host;
+      to_unit(host, w, why);
+    }
+  };
+  for (Evidence& e : d.evidence) {
+    switch (e.pointer) {
+      case Pointer::kNone:
+        break;
+      case Pointer::kPrinter: {
+        const double w = e.role == "evidence" ? kPrinterEvidenceWeight : kPrinterDetectionWeight;
+        const std::string why = e.pattern + " printed by " +
+                                (e.rank >= 0 ? "rank " + std::to_string(e.rank) : "host " + e.host) + " at " +
+                                where(e);
+        e.weight = w;
+        if (e.rank >= 0) {
+          e.target = rank_unit(e.rank);
+          to_rank(e.rank, w, why);
+        } else if (!e.host.empty()) {
+          e.target = "host " + e.host;
+          to_unit(e.host, w, why);
+        }
+        break;
+      }
+      case Pointer::kPeer:
+        e.weight = kPeerWeight;
+        to_peer(e, kPeerWeight);
+        break;
+      case Pointer::kEitherEnd:
+        e.weight = kEitherEndWeight;
+        if (e.rank >= 0) {
+          to_rank(e.rank, kEitherEndWeight,
+                  e.pattern + " printed by rank " + std::to_string(e.rank) + " at " + where(e));
+        } else if (!e.host.empty()) {
+          to_unit(e.host, kEitherEndWeight, e.pattern + " printed on " + e.host + " at " + where(e));
+        }
+        to_peer(e, kEitherEndWeight);
+        break;
+      case Pointer::kNamed: {
+        const Named n = named_subject(e, a);
+        if (n.weight <= 0) break;
+        e.weight = n.weight;
+        if (!n.site.empty()) e.site = n.site;
+        const std::string why = n.why + " at " + where(e);
+        if (n.rank >= 0) {
+          e.target = rank_unit(n.rank);
+          if (!n.host.empty() && !d.rank_hosts.count(n.rank)) d.rank_hosts[n.rank] = n.host;
+          to_rank(n.rank, n.weight, why);
+        } else if (!n.host.empty()) {
+          e.target = "host " + n.host;
+          to_unit(n.host, n.weight, why);
+        }
+        break;
+      }
+    }
+  }
+  // Ranks that printed no failure while others did: hung, or gone without a word.
+  if (!a.rank_detections.empty()) {
+    for (const auto& [rank, lines] : a.rank_lines) {
+      if (a.rank_detections.count(rank) || s.rank_level.count(rank)) continue;
+      d.hang_candidates.push_back(rank);
+      to_rank(rank, kHangWeight,
+              "rank " + std::to_string(rank) +
+                  (lines == 0 ? " printed nothing at all"
+                              : " printed no failure (" + std::to_string(lines) + " lines)") +
+                  " while " + std::to_string(a.rank_detections.size()) +
+                  " rank(s) failed: hung, or gone without a word");
+    }
+  }
+}
+
+void choose_culprit(Analysis& a, const Scores& s) {
+  Diagnosis& d = a.d;
+  std::map<std::string, Candidate> units;
+  for (const auto& [unit, w] : s.host_level) units[unit].score += w;
+  for (const auto& [rank, w] : s.rank_level) {
+    const auto h = d.rank_hosts.find(rank);
+    Candidate& c = units[a.unit_of(rank, h == d.rank_hosts.end() ? "" : h->second)];
+    c.score += w;
+  }
+  for (auto& [unit, c] : units) {
+    c.unit = unit;
+    if (const auto it = s.reasons.find(unit); it != s.reasons.end()) c.reasons = it->second;
+    c.ranks = a.ranks_on(unit);
+    if (unit.rfind("rank ", 0) == 0) c.ranks = {to_int(unit.substr(5))};
+    d.candidates.push_back(c);
+  }
+  std::stable_sort(d.candidates.begin(), d.candidates.end(),
+                   [](const Candidate& x, const Candidate& y) { return x.score > y.score; });
+  if (d.candidates.empty()) return;
+  // Rank-level pointers name ranks; a host's own evidence (its kernel, its NIC) names all of its ranks.
+  auto culprits_of = [&](const Candidate& c) {
+    double rank_sum = 0, rank_max = 0;
+    for (int r : c.ranks) {
+      const auto it = s.rank_level.find(r);
+      const double w = it == s.rank_level.end() ? 0 : it->second;
+      rank_sum += w;
+      rank_max = std::max(rank_max, w);
+    }
+    const auto host_it = s.host_level.find(c.unit);
+    const double host_w = host_it == s.host_level.end() ? 0 : host_it->second;
+    std::vector<int> ranks;
+    for (int r : c.ranks) {
+      const auto it = s.rank_level.find(r);
+      const double w = it == s.rank_level.end() ? 0 : it->second;
+      if (host_w > rank_sum || (rank_max > 0 && w >= 0.5 * rank_max)) ranks.push_back(r);
+    }
+    return ranks;
+  };
+  auto is_host = [](const std::string& unit) {
+    return unit.rfind("rank ", 0) != 0 && unit.rfind("address ", 0) != 0;
+  };
+  const Candidate& top = d.candidates.front();
+  for (const Candidate& c : d.candidates) {
+    if (c.score < top.score - 1e-9) break;
+    d.tied_units.push_back(c.unit);
+    for (int r : culprits_of(c)) d.culprit_ranks.push_back(r);
+  }
+  std::sort(d.culprit_ranks.begin(), d.culprit_ranks.end());
+  if (d.tied_units.size() == 1) {
+    d.tied_units.clear();
+    d.culprit_host = is_host(top.unit) ? top.unit : "";
+  }
+  for (const auto& [rank, n] : a.rank_detections) {
+    if (std::find(d.culprit_ranks.begin(), d.culprit_ranks.end(), rank) == d.culprit_ranks.end())
+      d.lost_peer_ranks.push_back(rank);
+  }
+}
+
+bool about_culprit(const Evidence& e, const Diagnosis& d) {
+  const Candidate& top = d.candidates.front();
+  if (e.target == "host " + top.unit || e.target == top.unit) return true;
+  for (int r : d.culprit_ranks)
+    if (e.target == rank_unit(r) ||
+        (e.pointer != Pointer::kPeer && e.pointer != Pointer::kNamed && e.rank == r))
+      return true;
+  return e.rank < 0 && !e.host.empty() && e.host == d.culprit_host && e.pointer == Pointer::kPrinter;
+}
+
+void vote_sites(Diagnosis& d) {
+  for (const Evidence& e : d.evidence) {
+    const auto sites = split_sites(e.site);
+    if (sites.empty()) continue;
+    double w = e.role == "evidence" && e.pointer == Pointer::kPrinter ? 2 : 1;
+    if (!d.candidates.empty() && about_culprit(e, d)) w *= 2;
+    for (const auto& site : sites) d.site_votes[site] += w / static_cast<double>(sites.size());
+  }
+  if (!d.hang_candidates.empty()) {
+    // A rank gone quiet: hung, or dead; the logs alone cannot tell.
+    for (const char* site : {"host_hang", "gpu_hang", "dead_rank"})
+      d.site_votes[site] += static_cast<double>(d.hang_candidates.size()) / 3;
+  }
+  double best = 0;
+  for (const auto& [site, v] : d.site_votes) {
+    if (v > best) {
+      best = v;
+      d.site = site;
+    }
+  }
+  for (const auto& [site, v] : d.site_votes)
+    if (v > best - 1e-9) d.tied_sites.push_back(site);
+  if (d.tied_sites.size() == 1) d.tied_sites.clear();
+}
+
+void decide_symptom(Diagnosis& d) {
+  std::set<std::string> mechanisms;
+  bool crash_named = false;
+  for (const Evidence& e : d.evidence) {
+    if (e.role == "detection") mechanisms.insert(e.label);
+    if (e.pointer == Pointer::kNamed && e.site == "dead_rank") crash_named = true;
+  }
+  const std::set<std::string> timeouts = {"torch_watchdog",    "torch_heartbeat",   "nccl_tests_timeout",
+                                          "workload_watchdog", "launcher_teardown", "harness_deadline"};
+  const bool only_timeouts = std::all_of(mechanisms.begin(), mechanisms.end(),
+                                         [&](const std::string& m) { return timeouts.count(m); });
+  if (mechanisms.count("verification") || mechanisms.count("nan_check")) {
+    d.symptom = "wrong data / NaN";
+    d.symptom_why = "a data check failed";
+  } else if (mechanisms == std::set<std::string>{"bootstrap"} || d.site == "bootstrap") {
+    d.symptom = "failed to start";
+    d.symptom_why = "the failures are in setting up connections (bootstrap)";
+  } else if (crash_named || (d.tied_sites.empty() && (d.site == "dead_rank" || d.site == "gpu_fault"))) {
+    d.symptom = "crashed or died";
+    d.symptom_why =
+        crash_named ? "a launcher saw a rank die of a signal" : "the lines point to a dead process";
+  } else if (only_timeouts) {
+    d.symptom = "hung";
+    d.symptom_why = "the ranks only timed out: no error before the timeouts";
+  } else {
+    d.symptom = "crashed or died";
+    std::string names;
+    for (const auto& m : mechanisms) names += (names.empty() ? "" : ", ") + m;
+    d.symptom_why = "errors, not only timeouts: " + names;
+  }
+}
+
+const std::map<std::string, std::string>& site_checks() {
+  static const std::map<std::string, std::string> checks = {
+      {"nic",
+       "the culprit host's kernel log (mlx5 `Link down`, a port error) and `ibstat`/`ibv_devinfo` port "
+       "state tell a dead NIC from a degraded link"},
+      {"degraded_link",
+       "link error counters on both ends (`perfquery` symbol and link-recovery errors, "
+       "`ethtool -S`): a degraded link retries and slows without a link-down message"},
+      {"congestion",
+       "switch port counters (PortXmitWait, ECN marks) and whether other jobs share the links; "
+       "congestion slows every rank on the path, not one"},
+      {"dead_rank",
+       "the culprit's exit status and the kernel log of its host (`dmesg | grep -i -e oom -e "
+       "killed`): who killed it, or why it crashed"},
+      {"host_hang",
+       "a stack of the culprit's process (`py-spy dump`, `gdb -p`) and whether its host answers; "
+       "a hung host prints nothing at all"},
+      {"gpu_hang",
+       "`nvidia-smi` on the culprit host (a GPU at 100% with no progress) and Xid lines in its "
+       "kernel log"},
+      {"gpu_fault", "Xid lines in the culprit host's kernel log (`dmesg | grep Xid`) name the GPU fault"},
+      {"nvlink", "`nvidia-smi nvlink -s` and Xid 74 in the culprit host's kernel log"},
+      {"pcie", "`lspci -vv` link status (speed, width) and Xid 79 in the culprit host's kernel log"},
+      {"bootstrap",
+       "whether every rank can reach the others' addresses (NCCL_SOCKET_IFNAME, firewalls): "
+       "NCCL_DEBUG=INFO's `Bootstrap : Using` lines"},
+      {"configuration", "the job's environment (NCCL_*, CUDA_VISIBLE_DEVICES) against a run that works"},
+  };
+  return checks;
+}
+
+void decide_confidence(Diagnosis& d) {
+  double total = 0;
+  for (const auto& [site, v] : d.site_votes) total += v;
+  const double site_share = total > 0 ? d.site_votes[d.site] / total : 0;
+  double scores = 0;
+  for (const Candidate& c : d.candidates) scores += c.score;
+  const double culprit_share = scores > 0 && !d.candidates.empty() ? d.candidates.front().score / scores : 0;
+  d.confidence = std::round(site_share * (0.5 + 0.5 * culprit_share) * 100) / 100;
+  // The candidate sites worth telling apart: within a third of the top one's votes.
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const auto& [site, v] : d.site_votes) ranked.emplace_back(v, site);
+  std::sort(ranked.rbegin(), ranked.rend());
+  for (const auto& [v, site] : ranked) {
+    if (v < d.site_votes[d.site] / 4 || d.what_would_decide.size() >= 3) break;
+    if (const auto it = site_checks().find(site); it != site_checks().end())
+      d.what_would_decide.push_back(site + ": " + it->second);
+  }
+  if (d.candidates.size() > 1 && d.candidates[1].score >= 0.5 * d.candidates[0].score) {
+    d.what_would_decide.push_back("the culprit is close between " + d.candidates[0].unit + " and " +
+                                  d.candidates[1].unit +
+                                  ": the kernel logs of both hosts and which one's "
+                                  "ranks printed the first error would decide");
+  }
+}
+
+void find_first_failure(Diagnosis& d) {
+  const Evidence* first = nullptr;
+  for (const Evidence& e : d.evidence) {
+    if (e.role != "detection") continue;
+    if (first == nullptr) {
+      first = &e;
+      continue;
+    }
+    // By time where both have one; a line with a time before one without (file position is no clock).
+    if (e.time && (!first->time || *e.time < *first->time)) first = &e;
+  }
+  if (first != nullptr) d.first_failure = *first;
+}
+
+}  // namespace
+
+Pointer pointer_of(const std::string& id) {
+  if (id == "torchrun.worker_failed" || id == "mpirun.noticed" || id == "srun.task_ended")
+    return Pointer::kNamed;
+  if (id == "cuda.gpu_fault") return Pointer::kPrinter;
+  const harness::SignatureLine* line = catalogue_line(id);
+  if (line == nullptr) return Pointer::kNone;
+  const std::string_view by = line->printed_by;
+  if (contains(by, "either end")) return Pointer::kEitherEnd;
+  if (contains(by, "kernel of") || contains(by, "the failing rank") || contains(by, "host of the failed") ||
+      contains(by, "the process that asked"))
+    return Pointer::kPrinter;
+  if (contains(by, "peers") || contains(by, "the address is") || contains(by, "the lost one") ||
+      contains(by, "could not reach"))
+    return Pointer::kPeer;
+  return Pointer::kNone;
+}
+
+Diagnosis diagnose(const InputSet& inputs) {
+  Diagnosis d;
+  d.skipped = inputs.skipped;
+  Analysis a{d, {}, {}, {}, {}};
+  const harness::LogClassifier classifier = harness::LogClassifier::builtin();
+  for (const InputFile& file : inputs.files) read_file(file, classifier, a);
+  // Lines with a rank but no host take the rank's host; lines with neither, a known host their file's
+  // path names (node2/kern.log, node2-dmesg.txt).
+  for (Evidence& e : d.evidence) {
+    if (e.host.empty() && e.rank >= 0) {
+      if (const auto it = d.rank_hosts.find(e.rank); it != d.rank_hosts.end()) e.host = it->second;
+    }
+    if (e.host.empty()) {
+      for (const std::string& h : a.hosts)
+        if (names_host(e.file, h)) e.host = h;
+    }
+  }
+  // In time order where the lines have a time (a line without one after those with one), else in the
+  // order the files were read.
+  std::stable_sort(d.evidence.begin(), d.evidence.end(), [](const Evidence& x, const Evidence& y) {
+    if (x.time && y.time) return *x.time < *y.time;
+    return x.time.has_value() && !y.time.has_value();
+  });
+  if (!d.failure) return d;
+  Scores s;
+  score(a, s);
+  choose_culprit(a, s);
+  find_first_failure(d);
+  vote_sites(d);
+  decide_symptom(d);
+  decide_confidence(d);
+  return d;
+}
+
+}  // namespace ncclfi::diagnose

@@ -1,0 +1,245 @@
+// `ncclfi diagnose` on hand-made logs of jobs ncclfi never ran (tests/data/diagnose/): lines as NCCL,
+// PyTorch, torchrun and the kernel print them.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "diagnosis.h"
+#include "line_attribution.h"
+#include "log_reader.h"
+
+namespace ncclfi::diagnose {
+namespace {
+
+const std::string kData = NCCLFI_SOURCE_DIR "/tests/data/diagnose/";
+
+Diagnosis diagnose_case(const std::string& name) {
+  return diagnose(collect_inputs({kData + name}));
+}
+
+bool has_reason_at(const Candidate& c, const std::string& where) {
+  return std::any_of(c.reasons.begin(), c.reasons.end(),
+                     [&](const std::string& r) { return r.find(where) != std::string::npos; });
+}
+
+TEST(DiagnoseAttribution, LaunchersPrefixesNameTheRank) {
+  EXPECT_EQ(attribute_line("[default3]:[rank3]:[E1202 18:35:14.055222841 ProcessGroupNCCL.cpp:616] x").rank,
+            3);
+  EXPECT_EQ(attribute_line("[1,3]<stderr>:n1:1:2 [0] NCCL WARN x").rank, 3);
+  EXPECT_EQ(attribute_line("[1,3]<stderr>:n1:1:2 [0] NCCL WARN x").host, "n1");
+  EXPECT_EQ(attribute_line("3: hello").rank, 3);
+  EXPECT_EQ(attribute_line("[E ProcessGroupNCCL.cpp:458] [Rank 5] Watchdog caught").rank, 5);
+  // NCCL's device index is no rank.
+  EXPECT_EQ(attribute_line("[0] misc/socket.cc:71 NCCL WARN socketProgress: x").rank, -1);
+  EXPECT_EQ(attribute_line("Dec  2 18:35:00 node2 kernel: [ 9521.5] mlx5_core x").host, "node2");
+}
+
+TEST(DiagnoseAttribution, TimeStampsOrderAcrossFormats) {
+  const auto glog = parse_time("[E1202 18:35:14.055222841 ProcessGroupNCCL.cpp:616]");
+  const auto python = parse_time("E1202 18:35:14.495000 1234 torch/distributed/elastic/api.py:882] x");
+  const auto iso = parse_time("2026-12-02T18:35:15 something");
+  const auto logging = parse_time("2026-12-02 18:35:13,001 INFO x");
+  const auto syslog = parse_time("Dec  2 18:35:16 node2 kernel: x");
+  ASSERT_TRUE(glog && python && iso && logging && syslog);
+  EXPECT_LT(*logging, *glog);
+  EXPECT_LT(*glog, *python);
+  EXPECT_LT(*python, *iso);
+  EXPECT_LT(*iso, *syslog);
+  EXPECT_EQ(format_time(*glog), "12-02 18:35:14.055");
+  EXPECT_FALSE(parse_time("step 1200 loss 2.3121").has_value());
+}
+
+TEST(DiagnoseAttribution, FileNamesAndAddresses) {
+  EXPECT_EQ(rank_from_file_name("rank-3.log"), 3);
+  EXPECT_EQ(rank_from_file_name("rank3.txt"), 3);
+  EXPECT_EQ(rank_from_file_name("rank_12.out"), 12);
+  EXPECT_EQ(rank_from_file_name("job-r3.out"), 3);
+  EXPECT_EQ(rank_from_file_name("rank.3"), 3);  // Open MPI's --output-filename folder
+  EXPECT_EQ(rank_from_file_name("output-node2-rank-5.log"), 5);
+  EXPECT_EQ(rank_from_file_name("node2-kern.log"), -1);
+  EXPECT_EQ(host_from_file_name("output-node2-rank-5.log"), "node2");
+  EXPECT_EQ(peer_address("NCCL WARN socketProgress: Connection closed by remote peer 10.0.0.3<36138>"),
+            "10.0.0.3");
+  EXPECT_EQ(peer_address("NET/IB: Got completion from peer 10.0.0.2<5000> with status=12"), "10.0.0.2");
+  EXPECT_EQ(peer_address("socketStartConnect: Connect to 10.0.0.2<45763> failed"), "10.0.0.2");
+  EXPECT_EQ(peer_address("RAS declaring peer 10.0.0.3<28028> as DEAD"), "10.0.0.3");
+  EXPECT_EQ(own_address("n1:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>"), "10.0.0.1");
+  EXPECT_EQ(own_address("NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ens8np0:10.0.0.2<0>"), "10.0.0.2");
+}
+
+TEST(DiagnosePointers, PrintedByDecidesWhomALinePointsAt) {
+  EXPECT_EQ(pointer_of("kernel.mlx5_link_down"), Pointer::kPrinter);
+  EXPECT_EQ(pointer_of("kernel.xid"), Pointer::kPrinter);
+  EXPECT_EQ(pointer_of("nccl.ib_async_fatal"), Pointer::kPrinter);
+  EXPECT_EQ(pointer_of("nccl.socket_closed_by_peer"), Pointer::kPeer);
+  EXPECT_EQ(pointer_of("ras.declaring_dead"), Pointer::kPeer);
+  EXPECT_EQ(pointer_of("nccl.ib_completion_named"), Pointer::kEitherEnd);
+  EXPECT_EQ(pointer_of("torch.watchdog_timeout"), Pointer::kNone);
+  EXPECT_EQ(pointer_of("torchrun.worker_failed"), Pointer::kNamed);
+}
+
+// A 4-rank torchrun job on two nodes; node2's NIC went down.
+TEST(Diagnose, NodeTwosDeadNicIsTheCulprit) {
+  const Diagnosis d = diagnose_case("nic-down");
+  ASSERT_TRUE(d.failure);
+  EXPECT_EQ(d.culprit_host, "node2");
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(d.site, "nic");
+  EXPECT_EQ(d.lost_peer_ranks, (std::vector<int>{0, 1}));
+  EXPECT_GT(d.confidence, 0.3);
+  EXPECT_LE(d.confidence, 1.0);
+  ASSERT_TRUE(d.first_failure.has_value());
+  EXPECT_EQ(d.first_failure->rank, 2);
+  EXPECT_EQ(d.first_failure->host, "node2");
+  EXPECT_EQ(d.first_failure->pattern, "nccl.ib_completion_named");
+  EXPECT_EQ(d.first_failure->file, "node2.log");
+  EXPECT_TRUE(d.timestamps);
+  EXPECT_TRUE(has_reason_at(d.candidates.front(), "node2-kern.log:3"));
+  EXPECT_EQ(d.address_hosts.at("10.0.0.1"), "node1");
+  EXPECT_FALSE(d.what_would_decide.empty());
+  const std::string text = diagnosis_text(d);
+  EXPECT_NE(text.find("Culprit:    host node2 (ranks 2, 3)"), std::string::npos) << text;
+}
+
+// Rank 1 of a one-node torchrun job was SIGKILLed; rank 0's socket to it closed.
+TEST(Diagnose, TheKilledRankIsTheCulprit) {
+  const Diagnosis d = diagnose_case("dead-rank");
+  ASSERT_TRUE(d.failure);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.culprit_host, "gpu-a");
+  EXPECT_EQ(d.site, "dead_rank");
+  EXPECT_EQ(d.symptom, "crashed or died");
+  EXPECT_EQ(d.lost_peer_ranks, (std::vector<int>{0}));
+  EXPECT_TRUE(has_reason_at(d.candidates.front(), "train.log:13"));  // closed by remote peer
+  EXPECT_TRUE(has_reason_at(d.candidates.front(), "train.log:17"));  // exitcode: -9
+  ASSERT_TRUE(d.first_failure.has_value());
+  EXPECT_EQ(d.first_failure->rank, 0);
+  EXPECT_EQ(d.first_failure->line, 13U);
+}
+
+TEST(Diagnose, CleanTrainingOutputShowsNoFailure) {
+  const Diagnosis d = diagnose_case("clean");
+  EXPECT_FALSE(d.failure);
+  EXPECT_EQ(d.files, 1U);
+  EXPECT_NE(diagnosis_text(d).find("No failure"), std::string::npos);
+  EXPECT_FALSE(diagnosis_json(d)["failure"].get<bool>());
+}
+
+TEST(Diagnose, ReportsQuoteLinesSafely) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ncclfi-diagnose-unsafe";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream out(dir / "rank-0.log");
+    out << "n1:1:2 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer "
+           "10.0.0.2<5000>\x1b]0;owned\x07\n";
+  }
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  const std::string text = diagnosis_text(d);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_TRUE(d.failure);
+  std::filesystem::remove_all(dir);
+}
+
+// docs/diagnose.md shows the report of the NIC case as it really prints.
+TEST(Diagnose, TheDocsShowTheNicCaseAsItPrints) {
+  std::ifstream in(NCCLFI_SOURCE_DIR "/docs/diagnose.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string text = diagnosis_text(diagnose_case("nic-down"));
+  EXPECT_NE(doc.str().find(text), std::string::npos) << "docs/diagnose.md is out of date; it should hold:\n"
+                                                     << text;
+}
+
+// A run directory of ncclfi: its attempts' logs, never its plan, events, verdict or baselines.
+TEST(Diagnose, ARunDirectoryIsReadFromItsAttemptsOnly) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ncclfi-diagnose-run";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "attempt-0");
+  std::filesystem::create_directories(dir / "baseline-0");
+  const std::string lost =
+      "n1:1:2 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer "
+      "10.0.0.2<5000>\n";
+  for (const char* record : {"verdict.json", "plan.json", "events.jsonl"})
+    std::ofstream(dir / record) << lost;
+  std::ofstream(dir / "baseline-0" / "rank-0.log") << lost;
+  std::ofstream(dir / "attempt-0" / "rank-0.log")
+      << "n1:1:2 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+      << lost;
+  std::ofstream(dir / "attempt-0" / "rank-1.log")
+      << "n2:3:4 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n";
+  const InputSet inputs = collect_inputs({dir.string()});
+  EXPECT_TRUE(inputs.run_dir);
+  ASSERT_EQ(inputs.files.size(), 2U);
+  EXPECT_EQ(inputs.files[0].shown, "attempt-0/rank-0.log");
+  EXPECT_EQ(inputs.files[0].attempt, 0);
+  const Diagnosis d = diagnose(inputs);
+  ASSERT_EQ(d.evidence.size(), 1U);
+  EXPECT_EQ(d.culprit_host, "n2");
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.lost_peer_ranks, (std::vector<int>{0}));
+  EXPECT_FALSE(d.timestamps);
+  std::filesystem::remove_all(dir);
+}
+
+// Two ranks went quiet while a third failed: nothing tells them apart, and the report says so.
+TEST(Diagnose, TiedCandidatesAreUndecided) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ncclfi-diagnose-tie";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "rank-0.log")
+      << "RuntimeError: NCCL error: remote process exited or there was a network error\n";
+  std::ofstream(dir / "rank-1.log") << "";
+  std::ofstream(dir / "rank-2.log") << "";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  ASSERT_TRUE(d.failure);
+  EXPECT_EQ(d.tied_units, (std::vector<std::string>{"rank 1", "rank 2"}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1, 2}));
+  EXPECT_EQ(d.hang_candidates, (std::vector<int>{1, 2}));
+  EXPECT_NE(diagnosis_text(d).find("undecided between rank 1, rank 2 (tied)"), std::string::npos)
+      << diagnosis_text(d);
+  EXPECT_LT(d.confidence, 0.5);
+  std::filesystem::remove_all(dir);
+}
+
+// On a job of several hosts, torchrun's error summary maps its local_rank to the global rank.
+TEST(Diagnose, TorchrunsSummaryNamesTheGlobalRank) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ncclfi-diagnose-summary";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "a.log")
+      << "[default0]:n1:5:5 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+         "[default0]:n1:5:9 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection "
+         "closed by remote peer 10.0.0.2<41000>\n";
+  std::ofstream(dir / "b.log")
+      << "E1202 18:20:06.389000 5090 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: "
+         "-9) "
+         "local_rank: 1 (pid: 5102) of binary: /usr/bin/python3\n"
+         "Root Cause (first observed failure):\n[0]:\n  time      : 2026-12-02_18:20:06\n"
+         "  host      : n2.cluster.example\n  rank      : 3 (local_rank: 1)\n  exitcode  : -9 (pid: 5102)\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{3}));
+  EXPECT_EQ(d.culprit_host, "n2");
+  EXPECT_EQ(d.site, "dead_rank");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Diagnose, MissingPathIsBadInput) {
+  EXPECT_THROW(collect_inputs({kData + "no-such-case"}), std::invalid_argument);
+}
+
+TEST(Diagnose, MoreThanTheFileLimitIsBadInput) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ncclfi-diagnose-many";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (size_t i = 0; i <= kMaxLogFiles; ++i) std::ofstream(dir / ("f" + std::to_string(i)));
+  EXPECT_THROW(collect_inputs({dir.string()}), std::invalid_argument);
+  std::filesystem::remove(dir / "f0");
+  EXPECT_EQ(collect_inputs({dir.string()}).files.size(), kMaxLogFiles);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ncclfi::diagnose
