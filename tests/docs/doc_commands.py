@@ -8,7 +8,8 @@ and build/ linked in; `ncclfi` on PATH is the build's), so a line may use what a
 line fails the test when it exits other than it should (0 unless EXPECTED_EXIT says otherwise). Lines
 that cannot run on a CPU-only host in a few seconds are skipped, each for the reason in SKIPS; the skips
 are printed. Paths under /srv/ (the docs' example of a course machine) are moved into the scratch
-directory.
+directory. A block whose first line is a `$ ` prompt is a transcript (a command and its output) and is
+not run: the test of that command compares the output.
 
   doc_commands.py --source SRC --build BUILD [--list]
 """
@@ -36,6 +37,7 @@ SKIPS = [
     (r"templates/torch-job|torchrun|\btimeouts\b",
      "needs PyTorch and the reader's training script (GPU host)"),
     (r"train\.py|my_nccl_job", "the reader's own job"),
+    (r"/path/to/", "the reader's own files"),
     (r"drill-flapping-link\.json(?!.*--dry-run)",
      "a real drill of a minute or more (the drills label runs each drill)"),
     (r"runs/drill-flapping-link/latest", "acts on the drill of the line above, which is not run here"),
@@ -73,7 +75,10 @@ def blocks(path):
     found, block = [], []
     for item in logical_lines(text):
         if item is None:
-            if any(COMMAND.match(line) for _, line in block):
+            # A transcript (its first line a `$ ` prompt, then what the command printed) shows output;
+            # the test of that command compares the output itself.
+            transcript = bool(block) and block[0][1].startswith("$ ")
+            if not transcript and any(COMMAND.match(line) for _, line in block):
                 found.append(block)
             block = []
         elif item[1] and not item[1].startswith("#"):
