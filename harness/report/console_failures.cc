@@ -5,13 +5,13 @@
 #include <cctype>
 #include <map>
 #include <set>
-#include <type_traits>
 
 #include "console_text.h"
 #include "drill_report.h"
 #include "log_tail.h"
 #include "reports.h"
 #include "run_names.h"
+#include "text_format.h"
 
 namespace ncclfi::harness {
 namespace {
@@ -24,19 +24,6 @@ constexpr size_t kUnlimitedLine = 200;  // a log line's columns when the width i
 std::string detail(const std::string& raw, size_t width) {
   const std::string text = terminal_safe(raw);
   return width > 0 ? wrap(text, width, 4, 2) : "  " + text + "\n";
-}
-
-template <typename T>
-std::string listed(const std::set<T>& items) {
-  std::string out;
-  for (const auto& item : items) {
-    if constexpr (std::is_same_v<T, int>) {
-      out += (out.empty() ? "" : ", ") + std::to_string(item);
-    } else {
-      out += (out.empty() ? "" : ", ") + item;
-    }
-  }
-  return out;
 }
 
 // "drop1 on rank 1 (node1); slow on ranks 0, 2 (node1, node2)": each fault with the ranks and hosts its
@@ -53,8 +40,8 @@ std::string faulted_text(const History& history) {
   std::string out;
   for (const auto& id : order) {
     const auto& [ranks, hosts] = reach[id];
-    out += (out.empty() ? "" : "; ") + id + " on rank" + (ranks.size() == 1 ? " " : "s ") + listed(ranks);
-    if (!hosts.empty()) out += " (" + listed(hosts) + ")";
+    out += (out.empty() ? "" : "; ") + id + " on rank" + (ranks.size() == 1 ? " " : "s ") + join(ranks);
+    if (!hosts.empty()) out += " (" + join(hosts) + ")";
   }
   return out.empty() ? "nothing was injected" : out;
 }

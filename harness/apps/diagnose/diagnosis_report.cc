@@ -3,6 +3,7 @@
 
 #include "console_text.h"
 #include "diagnosis.h"
+#include "text_format.h"
 
 namespace ncclfi::diagnose {
 namespace {
@@ -10,12 +11,6 @@ namespace {
 using harness::terminal_safe;
 
 constexpr size_t kShownEvidence = 40;
-
-std::string join_ranks(const std::vector<int>& ranks) {
-  std::string text;
-  for (int r : ranks) text += (text.empty() ? "" : ", ") + std::to_string(r);
-  return text;
-}
 
 std::string number(double v) {
   char buf[32];
@@ -59,7 +54,7 @@ std::string culprit_text(const Diagnosis& d) {
   }
   if (d.culprit_host.empty()) return top.unit;
   if (d.culprit_ranks.empty()) return "host " + d.culprit_host;
-  const std::string ranks = join_ranks(d.culprit_ranks);
+  const std::string ranks = harness::join(d.culprit_ranks);
   const bool several = d.culprit_ranks.size() > 1;
   // The whole host, or some of its ranks.
   if (d.culprit_ranks == top.ranks)
@@ -123,9 +118,9 @@ std::string diagnosis_text(const Diagnosis& d) {
     for (const auto& r : d.candidates.front().reasons) out += "  - " + terminal_safe(r) + "\n";
   }
   if (!d.lost_peer_ranks.empty())
-    out += "Ranks that only lost a peer: " + join_ranks(d.lost_peer_ranks) + "\n";
+    out += "Ranks that only lost a peer: " + harness::join(d.lost_peer_ranks) + "\n";
   if (!d.hang_candidates.empty())
-    out += "Ranks that printed no failure (hang candidates): " + join_ranks(d.hang_candidates) + "\n";
+    out += "Ranks that printed no failure (hang candidates): " + harness::join(d.hang_candidates) + "\n";
   if (d.candidates.size() > 1) {
     out += "Other candidates:";
     for (size_t i = 1; i < d.candidates.size() && i < 4; ++i)
