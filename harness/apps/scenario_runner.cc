@@ -19,6 +19,7 @@
 #include "output_tailer.h"
 #include "rounds.h"
 #include "run_dir.h"
+#include "score.h"
 
 namespace ncclfi::cli {
 namespace fs = std::filesystem;
@@ -313,6 +314,7 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
   if (!record.harness_error.empty()) {
     record.judgement.reasons.insert(record.judgement.reasons.begin(), "harness: " + record.harness_error);
   }
+  record.diagnosis = score::diagnose_beside_truth(record);
   if (!record.run_dir.empty()) {
     try {
       harness::write_verdict(record);

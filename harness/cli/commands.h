@@ -23,6 +23,7 @@ void add_timeouts_command(CLI::App& app, int& status);
 void add_agent_command(CLI::App& app, int& status);
 void add_lab_command(CLI::App& app, int& status);
 void add_diagnose_command(CLI::App& app, int& status);
+void add_score_command(CLI::App& app, int& status);
 
 enum class GpuSharing;
 // --gpu-sharing and --mps, shared by run, sweep and timeouts.

@@ -50,6 +50,7 @@ void define_commands(CLI::App& app, int& status, std::string& color) {
   add_sweep_command(app, status);
   add_timeouts_command(app, status);
   add_diagnose_command(app, status);
+  add_score_command(app, status);
   add_agent_command(app, status);
   add_lab_command(app, status);
   add_generator_commands(app, status);

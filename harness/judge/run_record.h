@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,20 @@ struct GpuMode {
   std::string mps;        // shared: "own daemon per attempt", or why there was none
 };
 
+// What `ncclfi diagnose` makes of a run's logs alone (no plan, no injections), beside the truth the
+// harness knows: the reports show both, so a reader learns how far the logs alone get.
+struct LogDiagnosis {
+  bool failure = false;  // the logs show a failure
+  std::vector<int> ranks;
+  std::string host, site, symptom;  // site "undecided" when sites tie
+  double confidence = 0;
+  std::string first_failure;  // "file:line: the line"
+  std::vector<int> truth_ranks;
+  std::string truth_site, truth_symptom;  // truth_site "" where the fault models no site
+  // Whether the diagnosis agrees with the truth; absent where there is nothing to compare.
+  std::optional<bool> ranks_agree, site_agrees, symptom_agrees;
+};
+
 // Everything known about one scenario run: what the reports are made of.
 struct RunRecord {
   std::string scenario;  // name
@@ -33,6 +48,7 @@ struct RunRecord {
   std::string skip_reason;
   std::string harness_error;  // set when the harness itself failed on this run
   GpuMode gpu;                // where the GPU ranks ran (a verdict holds only for that placement)
+  std::optional<LogDiagnosis> diagnosis;  // absent for a skipped run or where the logs could not be read
 };
 
 // ---- the status of a run: the one function every report and the exit code use ----

@@ -8,6 +8,7 @@
 
 #include "console_text.h"
 #include "drill_report.h"
+#include "log_diagnosis_text.h"
 #include "log_tail.h"
 #include "reports.h"
 #include "run_names.h"
@@ -107,6 +108,12 @@ std::string run_failure(const RunRecord& r, const std::string& name, RunStatus s
   for (const auto& c : r.judgement.checks) {
     if (c.answer == Answer::kPass) continue;
     out += detail(c.field + ": " + std::string(to_string(c.answer)) + ": " + c.reason, style.width);
+  }
+  if (r.diagnosis) {
+    const std::string agreement = diagnosis_agreement_text(*r.diagnosis);
+    out += detail("from the logs alone: " + diagnosis_answer_text(*r.diagnosis) + "; truth: " +
+                      diagnosis_truth_text(*r.diagnosis) + (agreement.empty() ? "" : " (" + agreement + ")"),
+                  style.width);
   }
   if (!r.run_dir.empty()) out += detail("report: " + r.run_dir + "/verdict.json", style.width);
   if (!style.html_report.empty()) out += detail("html report: " + style.html_report, style.width);

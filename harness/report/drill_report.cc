@@ -1,5 +1,6 @@
 // The drill report (drill_report.h).
 #include "drill_report.h"
+#include "log_diagnosis_text.h"
 #include "text_format.h"
 
 #include <algorithm>
@@ -304,6 +305,18 @@ DrillSection controls_section(const History& h, int64_t zero) {
   return controls;
 }
 
+// What `ncclfi diagnose` makes of the logs alone, beside what the harness knows: on a real cluster the
+// logs are all there is.
+DrillSection diagnosis_section(const LogDiagnosis& d) {
+  std::string text = "What `ncclfi diagnose` names from the ranks' logs alone (no plan, no injection records), "
+                     "beside the truth: " + diagnosis_answer_text(d) + ".";
+  if (const std::string agreement = diagnosis_agreement_text(d); !agreement.empty())
+    text += " It " + agreement + ".";
+  if (!d.first_failure.empty()) text += " First failure in the logs: `" + d.first_failure + "`.";
+  return {"Diagnosis from the logs alone", text,
+          {{"", "from the logs alone", "the truth", "agrees"}, diagnosis_rows(d)}};
+}
+
 }  // namespace
 
 DrillReport make_drill_report(const RunRecord& r) {
@@ -323,6 +336,7 @@ DrillReport make_drill_report(const RunRecord& r) {
   report.sections.push_back(verdicts_section(r.judgement));
   DrillSection controls = controls_section(h, zero);
   if (!controls.table.rows.empty()) report.sections.push_back(std::move(controls));
+  if (r.diagnosis) report.sections.push_back(diagnosis_section(*r.diagnosis));
   return report;
 }
 

@@ -6,6 +6,63 @@
 
 namespace ncclfi::harness {
 
+namespace {
+
+nlohmann::json optional_bool(const std::optional<bool>& b) { return b ? nlohmann::json(*b) : nlohmann::json(); }
+
+std::optional<bool> optional_bool(const nlohmann::json& doc, const char* key) {
+  if (doc.contains(key) && doc[key].is_boolean()) return doc[key].get<bool>();
+  return std::nullopt;
+}
+
+nlohmann::json diagnosis_json(const LogDiagnosis& d) {
+  return {{"failure", d.failure},
+          {"ranks", d.ranks},
+          {"host", d.host},
+          {"site", d.site},
+          {"symptom", d.symptom},
+          {"confidence", d.confidence},
+          {"first_failure", d.first_failure},
+          {"truth", {{"ranks", d.truth_ranks}, {"site", d.truth_site}, {"symptom", d.truth_symptom}}},
+          {"agrees",
+           {{"ranks", optional_bool(d.ranks_agree)},
+            {"site", optional_bool(d.site_agrees)},
+            {"symptom", optional_bool(d.symptom_agrees)}}}};
+}
+
+// Read back leniently (a verdict.json may be old or edited): a field of another type reads as absent.
+LogDiagnosis diagnosis_from_json(const nlohmann::json& doc) {
+  auto text = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  auto ranks = [](const nlohmann::json& j, const char* key) {
+    std::vector<int> out;
+    if (j.contains(key) && j[key].is_array())
+      for (const auto& r : j[key])
+        if (r.is_number_integer() && out.size() < 4096) out.push_back(r.get<int>());
+    return out;
+  };
+  LogDiagnosis d;
+  d.failure = doc.value("failure", false);
+  d.ranks = ranks(doc, "ranks");
+  d.host = text(doc, "host");
+  d.site = text(doc, "site");
+  d.symptom = text(doc, "symptom");
+  d.confidence = doc.contains("confidence") && doc["confidence"].is_number() ? doc["confidence"].get<double>() : 0;
+  d.first_failure = text(doc, "first_failure");
+  const nlohmann::json truth = doc.contains("truth") && doc["truth"].is_object() ? doc["truth"] : nlohmann::json::object();
+  d.truth_ranks = ranks(truth, "ranks");
+  d.truth_site = text(truth, "site");
+  d.truth_symptom = text(truth, "symptom");
+  const nlohmann::json agrees = doc.contains("agrees") && doc["agrees"].is_object() ? doc["agrees"] : nlohmann::json::object();
+  d.ranks_agree = optional_bool(agrees, "ranks");
+  d.site_agrees = optional_bool(agrees, "site");
+  d.symptom_agrees = optional_bool(agrees, "symptom");
+  return d;
+}
+
+}  // namespace
+
 nlohmann::json verdict_json(const RunRecord& r) {
   nlohmann::json doc = {{"scenario", r.scenario}, {"summary", r.summary},
                         {"tags", r.tags},         {"run_dir", r.run_dir},
@@ -29,6 +86,7 @@ nlohmann::json verdict_json(const RunRecord& r) {
   nlohmann::json hosts = nlohmann::json::object();
   for (const auto& [rank, host] : rank_hosts(r.history)) hosts[std::to_string(rank)] = host;
   doc["rank_hosts"] = hosts;
+  if (r.diagnosis) doc["diagnosis"] = diagnosis_json(*r.diagnosis);
   doc["judgement"] = to_json(r.judgement);
   doc["history"] = to_json(r.history);
   return doc;
@@ -51,6 +109,7 @@ RunRecord run_record_from_json(const nlohmann::json& doc) {
   }
   r.judgement = judgement_from_json(doc.value("judgement", nlohmann::json::object()));
   r.history = history_from_json(doc.value("history", nlohmann::json::object()));
+  if (const auto d = doc.find("diagnosis"); d != doc.end() && d->is_object()) r.diagnosis = diagnosis_from_json(*d);
   return r;
 }
 
