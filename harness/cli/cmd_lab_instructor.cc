@@ -6,7 +6,10 @@
 #include <map>
 
 #include "cmd_lab.h"
+#include "console_text.h"
 #include "lab_workspace.h"
+#include "log_diagnosis_text.h"
+#include "reports.h"
 #include "ncclfi/bounded_input.h"
 
 namespace ncclfi::cli {
@@ -48,6 +51,21 @@ void print_timeline(const std::string& run_dir) {
   for (const auto& [id, n] : injections) std::cout << "  fault " << id << " fired " << n << " time(s)\n";
 }
 
+// What `ncclfi diagnose` made of the run's logs alone, beside the truth (kept in its verdict.json).
+void print_log_diagnosis(const std::string& run_dir) {
+  std::string text;
+  if (!read_regular_file((fs::path(run_dir) / "verdict.json").string(), 256 << 20, text).empty()) return;
+  const auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.contains("diagnosis") || !doc["diagnosis"].is_object()) return;
+  const harness::RunRecord record = harness::run_record_from_json(doc);
+  if (!record.diagnosis) return;
+  const std::string agreement = harness::diagnosis_agreement_text(*record.diagnosis);
+  std::cout << "  from the logs alone (ncclfi diagnose): " << harness::diagnosis_answer_text(*record.diagnosis)
+            << (agreement.empty() ? "" : "; it " + agreement + " with the truth") << "\n";
+  if (!record.diagnosis->first_failure.empty())
+    std::cout << "  first failure in the logs: " << harness::terminal_safe(record.diagnosis->first_failure) << "\n";
+}
+
 int cmd_debrief(const std::string& workspace, const std::string& key_dir) {
   const Ticket ticket = read_ticket(workspace);
   const auto doc = read_key(key_path(ticket, key_dir));
@@ -62,6 +80,7 @@ int cmd_debrief(const std::string& workspace, const std::string& key_dir) {
   for (const auto& run : doc.value("runs", nlohmann::json::array())) {
     std::cout << " " << fs::path(run.get<std::string>()).parent_path().filename().string() << ":\n";
     print_timeline(run.get<std::string>());
+    print_log_diagnosis(run.get<std::string>());
   }
   std::cout << "\nThe evidence in the workspace:\n";
   for (const auto& e : doc.value("evidence", nlohmann::json::array()))
