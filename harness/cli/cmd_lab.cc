@@ -74,7 +74,8 @@ int cmd_list(const std::string& catalogue, bool as_json) {
 }
 
 int cmd_start(const std::string& catalogue, const std::string& name, const std::string& student,
-              std::optional<uint64_t> seed, std::string dir, const std::string& key_dir) {
+              std::optional<uint64_t> seed, std::optional<size_t> variant_index, std::string dir,
+              const std::string& key_dir) {
   const auto labs = load_lab_catalogue(catalogue);
   const Lab* lab = find_lab(labs, name);
   if (!lab) {
@@ -83,7 +84,10 @@ int cmd_start(const std::string& catalogue, const std::string& name, const std::
     throw std::runtime_error("no lab named " + name + " (labs:" + names + ")");
   }
   const uint64_t s = seed.value_or(seed_for_student(student));
-  const LabVariant variant = resolve_variant(*lab, pick_variant(*lab, s));
+  if (variant_index && *variant_index >= lab->variant_count())
+    throw std::runtime_error("--variant " + std::to_string(*variant_index) + ": " + lab->name + " has variants 0 to " +
+                             std::to_string(lab->variant_count() - 1));
+  const LabVariant variant = resolve_variant(*lab, variant_index.value_or(pick_variant(*lab, s)));
   if (dir.empty()) dir = "lab-" + lab->name + "-" + student;
   if (fs::exists(dir) && !fs::is_empty(dir)) throw std::runtime_error(dir + ": the workspace exists already");
   Ticket ticket{lab->name, student, random_ticket(), fs::absolute(key_dir).lexically_normal().string(),
@@ -245,6 +249,8 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
   start->add_option("lab", args->lab, "the lab (ncclfi lab list)")->required();
   start->add_option("--student", args->student, "the student's name")->required()->check(kStudentName);
   start->add_option("--seed", args->seed, "picks the variant (default: from the student's name)");
+  start->add_option("--variant", args->variant,
+                    "for instructors: run this variant (0 to the lab's count - 1) instead of the seed's");
   start->add_option("--dir", args->dir, "the workspace (default lab-LAB-STUDENT)");
   start->add_option("--key-dir", args->start_key_dir,
                     "where the truth goes (default $NCCLFI_LAB_KEY_DIR or lab-keys)");
@@ -253,13 +259,15 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
   describe_values(*start, {{"lab", ValueKind::kLab, "LAB"},
                            {"--student", ValueKind::kText, "NAME"},
                            {"--seed", ValueKind::kText, "N"},
+                           {"--variant", ValueKind::kText, "N"},
                            {"--dir", ValueKind::kDirectory, "DIR"},
                            {"--key-dir", ValueKind::kDirectory, "DIR"},
                            {"--catalogue", ValueKind::kDirectory, "DIR"}});
   start->callback([args, &status] {
     try {
       status =
-          cmd_start(args->catalogue, args->lab, args->student, args->seed, args->dir, args->start_key_dir);
+          cmd_start(args->catalogue, args->lab, args->student, args->seed, args->variant, args->dir,
+                    args->start_key_dir);
     } catch (const ScenarioError& e) {
       std::cerr << "ncclfi lab: " << e.what() << "\n";
       status = kBadInput;

@@ -86,6 +86,18 @@ void search(const fs::path& dir, int depth, std::vector<CaseInput>& found) {
   for (const auto& child : children) search(child, depth - 1, found);
 }
 
+// "nic-failure variant 3 (keys/9b8d...)": a ticket's directory name is random, its lab is not.
+std::string lab_case_name(const std::string& ticket_dir) {
+  std::string text;
+  if (!read_regular_file((fs::path(ticket_dir) / "key.json").string(), kMaxInputFileBytes, text).empty())
+    return ticket_dir;
+  const nlohmann::json key = nlohmann::json::parse(text, nullptr, false);
+  if (!key.is_object() || !key.contains("lab") || !key["lab"].is_string()) return ticket_dir;
+  const int variant = key.contains("variant") && key["variant"].is_number_integer() ? key["variant"].get<int>() : -1;
+  return "lab " + key["lab"].get<std::string>() + " variant " + std::to_string(variant) + " (" +
+         fs::path(ticket_dir).filename().string() + ")";
+}
+
 }  // namespace
 
 ScoreSummary summarise(std::vector<ScoredCase> cases, std::vector<std::string> errors) {
@@ -137,7 +149,8 @@ ScoreSummary score_inputs(const std::vector<CaseInput>& inputs, std::vector<std:
         logs.push_back(in.path);
       }
       const diagnose::InputSet set = diagnose::collect_inputs(logs);
-      cases.push_back(score_case(in.path, in.kind, truth, diagnose::diagnose(set)));
+      cases.push_back(score_case(in.kind == "lab" ? lab_case_name(in.path) : in.path, in.kind, truth,
+                                 diagnose::diagnose(set)));
     } catch (const std::exception& e) {
       errors.push_back(in.path + ": " + e.what());
     }

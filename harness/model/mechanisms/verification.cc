@@ -24,7 +24,15 @@ extern const MechanismSpec kVerificationMechanism{
           SignatureRole::kDetection, "", "", "nccl-tests 2.x (`-c 1`)",
           "NVIDIA/nccl-tests src/common.cu (the #wrong columns)", "",
           "results differed from the expected values", "degraded_link,gpu_fault",
-          "every rank of nccl-tests"}},
+          "every rank of nccl-tests"},
+         // ncclfi's own workloads check each result; the rank that prints it received the wrong data.
+         {"workload.elements_wrong", R"(seq \d+: \d+ of \d+ elements wrong)", "elements wrong",
+          "ncclfi's workloads' `... seq N: W of M elements wrong`",
+          "ncclfi-cpu-ring: rank 1 allreduce seq 4: 2 of 65536 elements wrong", SignatureRole::kDetection, "",
+          "rank %d allreduce seq %d: %llu of %zu elements wrong", "ncclfi 0.x",
+          "workloads/cpu_ring/ring_modes.cc, workloads/gpu/cuda/step_runner.cc (check)", "",
+          "a result differed from the expected values on the rank that received it", "degraded_link",
+          "the failing rank (the receiver of the bad data)"}},
     .doc = "failure-signatures.md#4-nccl-tests",
 };
 
