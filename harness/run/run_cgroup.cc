@@ -1,10 +1,13 @@
 #include "run_cgroup.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -14,6 +17,8 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+
+#include "proc_scan.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -58,6 +63,23 @@ void remove_stale_cgroups(const std::string& root) {
   ::closedir(dir);
 }
 
+// Whether a child may enter a new cgroup namespace (CAP_SYS_ADMIN, Linux 4.6): tried once, in a child,
+// and said once where it may not, since a rank then can leave its cgroup if it runs as root.
+void check_ranks_can_be_confined() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const pid_t child = ::fork();
+    if (child == 0) _exit(::unshare(CLONE_NEWCGROUP) == 0 ? 0 : errno);
+    int status = 0;
+    if (child < 0 || ::waitpid(child, &status, 0) != child) return;
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+      std::cerr << "ncclfi: ranks cannot be given a cgroup namespace (unshare(CLONE_NEWCGROUP): "
+                << std::strerror(WEXITSTATUS(status))
+                << "): a rank running as root could move itself out of its attempt's cgroup; teardown "
+                   "still kills every process that carries the harness id\n";
+  });
+}
+
 }  // namespace
 
 std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& name) {
@@ -78,6 +100,7 @@ std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& name) {
     say_unavailable_once(path + " has no cgroup.kill (Linux 5.14 or later)");
     return nullptr;
   }
+  check_ranks_can_be_confined();
   return std::unique_ptr<RunCgroup>(new RunCgroup(path));
 }
 
@@ -96,6 +119,14 @@ std::vector<int> RunCgroup::members() const {
   int pid = 0;
   while (in >> pid) pids.push_back(pid);
   return pids;
+}
+
+int RunCgroup::kill_escapers(const std::string& harness_id) const {
+  const std::vector<int> inside = members();
+  int killed = 0;
+  for (int pid : job_pids(harness_id))
+    if (std::find(inside.begin(), inside.end(), pid) == inside.end()) killed += ::kill(pid, SIGKILL) == 0 ? 1 : 0;
+  return killed;
 }
 
 std::vector<int> RunCgroup::kill_all() const {
