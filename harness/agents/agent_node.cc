@@ -193,8 +193,8 @@ class Agent {
     }
     // Everything after the welcome is sealed with this connection's key (agent_seal.h): an order
     // injected into the connection is never carried out.
-    channel_.seal_with(MessageSeal(
-        session_key(config_.secret, mine, text_field(*reply, "challenge"), host_), kToHarness, kToAgent));
+    channel_.seal_with(MessageSeal(session_key(config_.secret, mine, text_field(*reply, "challenge"), host_),
+                                   kToHarness, kToAgent));
     return true;
   }
 
@@ -203,8 +203,8 @@ class Agent {
   void log_seal_failures() {
     for (const SealCheck check : channel_.take_seal_failures()) {
       if (++seal_failures_ > kSealFailuresSaid) continue;
-      agent_log_line("ncclfi agent on " + host_ + ": dropped a message from the harness's connection: " +
-                     describe(check));
+      agent_log_line("ncclfi agent on " + host_ +
+                     ": dropped a message from the harness's connection: " + describe(check));
     }
   }
 

@@ -60,7 +60,7 @@ void add_agent_command(CLI::App& app, int& status) {
     };
     // A launcher ends its tasks with SIGTERM (SIGINT, SIGHUP from a terminal): the agent then tears
     // its node's ranks down and removes its spool rather than dying with them left behind.
-    struct sigaction stop{};
+    struct sigaction stop {};
     stop.sa_handler = [](int) { request_agent_stop(); };
     sigemptyset(&stop.sa_mask);
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &stop, nullptr);

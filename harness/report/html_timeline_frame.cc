@@ -10,8 +10,8 @@
 namespace ncclfi::harness::timeline {
 namespace {
 
-constexpr int kMaxLeft = 220;        // the lane labels' column at its widest; longer hosts are cut
-constexpr double kCharWidth = 0.6;   // a character's estimated width, in ems
+constexpr int kMaxLeft = 220;       // the lane labels' column at its widest; longer hosts are cut
+constexpr double kCharWidth = 0.6;  // a character's estimated width, in ems
 
 int64_t first_injection_ns(const History& h) {
   int64_t first = 0;

@@ -125,7 +125,8 @@ int RunCgroup::kill_escapers(const std::string& harness_id) const {
   const std::vector<int> inside = members();
   int killed = 0;
   for (int pid : job_pids(harness_id))
-    if (std::find(inside.begin(), inside.end(), pid) == inside.end()) killed += ::kill(pid, SIGKILL) == 0 ? 1 : 0;
+    if (std::find(inside.begin(), inside.end(), pid) == inside.end())
+      killed += ::kill(pid, SIGKILL) == 0 ? 1 : 0;
   return killed;
 }
 

@@ -117,15 +117,16 @@ TEST(AgentLink, TheHubDropsInjectedAndReplayedLinesAndTakesTheGenuineStream) {
     MessageSeal stranger(session_key("guess", "a", "b", "nodeM"), kToHarness, kToAgent);
     for (int i = 0; i < 2; ++i) stranger.seal({{"t", "x"}});
     inject(c.fd(), line_of(stranger.seal({{"t", "event"}, {"line", forged_line}})));
-    json edited = seal->seal({{"t", "event"}, {"line", R"({"event":"genuine","source":"workload","rank":0})"}});
+    json edited =
+        seal->seal({{"t", "event"}, {"line", R"({"event":"genuine","source":"workload","rank":0})"}});
     json tampered = edited;
     tampered["line"] = forged_line;
     inject(c.fd(), line_of(tampered));
     inject(c.fd(), ranks_0);
     // The genuine stream goes on: the edited line's number was never taken, so it is sent as it was.
     inject(c.fd(), line_of(edited));
-    inject(c.fd(),
-           line_of(seal->seal({{"t", "event"}, {"line", R"({"event":"genuine2","source":"workload","rank":0})"}})));
+    inject(c.fd(), line_of(seal->seal(
+                       {{"t", "event"}, {"line", R"({"event":"genuine2","source":"workload","rank":0})"}})));
     sent_all.set_value();
     hub_done.get_future().wait();
     return true;
@@ -244,10 +245,10 @@ TEST(AgentLink, SigtermEndsAnAgentWithItsRanksAndItsSpool) {
   setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
   AgentHub hub("s", dir.path + "/events.jsonl");
   const std::string spool = dir.path + "/spool";
-  std::vector<std::string> env = {"NCCLFI_HARNESS_ID=" + harness_id,
-                                  std::string(kAgentAddrVar) + "=" + hub.address(),
-                                  std::string(kAgentSecretVar) + "=s", std::string(kAgentSpoolVar) + "=" + spool,
-                                  "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  std::vector<std::string> env = {
+      "NCCLFI_HARNESS_ID=" + harness_id, std::string(kAgentAddrVar) + "=" + hub.address(),
+      std::string(kAgentSecretVar) + "=s", std::string(kAgentSpoolVar) + "=" + spool,
+      "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
   unsetenv("NCCLFI_AGENT_HOST");
   std::vector<char*> envp;
   for (auto& v : env) envp.push_back(v.data());

@@ -57,7 +57,8 @@ std::string cgroup2_root() {
 std::string cannot_run() {
   if (::geteuid() != 0) return "not root: a rank cannot move itself to another cgroup";
   if (cgroup2_root().empty()) return "no cgroup v2 hierarchy is mounted";
-  if (!RunCgroup::create("ncclfi-probe-" + std::to_string(::getpid()))) return "no writable cgroup v2 hierarchy";
+  if (!RunCgroup::create("ncclfi-probe-" + std::to_string(::getpid())))
+    return "no writable cgroup v2 hierarchy";
   return "";
 }
 
@@ -96,7 +97,8 @@ class ScriptLauncher final : public RankLauncher {
 };
 
 // Runs one attempt of a one-rank job that `script` is; returns the run's events.
-std::string run_one_attempt(const std::string& dir, const std::string& script, const std::string& harness_id) {
+std::string run_one_attempt(const std::string& dir, const std::string& script,
+                            const std::string& harness_id) {
   const json doc = {{"name", "escape"},
                     {"summary", "one rank that leaves a process behind"},
                     {"workload", {{"command", {"/bin/sh", script}}, {"ranks", 1}}},
@@ -134,8 +136,8 @@ TEST(CgroupEscape, ARankRunningAsRootCannotMoveItselfOutOfItsCgroup) {
   const std::string script = dir.path + "/escape.sh";
   std::ofstream(script) << "setsid /bin/sh -c 'if echo $$ > " << cgroup2_root()
                         << "/cgroup.procs 2>/dev/null; then echo moved; else echo refused; fi > " << dir.path
-                        << "/move.txt; echo $$ > " << dir.path
-                        << "/escaper.tmp; mv " << dir.path << "/escaper.tmp " << dir.path
+                        << "/move.txt; echo $$ > " << dir.path << "/escaper.tmp; mv " << dir.path
+                        << "/escaper.tmp " << dir.path
                         << "/escaper.pid; exec env -i /bin/sleep 60' </dev/null >/dev/null 2>&1 &\n"
                         << "while [ ! -s " << dir.path << "/escaper.pid ]; do sleep 0.05; done\nexit 0\n";
   run_one_attempt(dir.path, script, "cgroup-escape-" + std::to_string(::getpid()));

@@ -49,7 +49,8 @@ std::vector<std::string> rank_rows(const std::string& markdown) {
   while (at != std::string::npos && at < end) {
     const auto eol = markdown.find('\n', at + 1);
     const std::string row = markdown.substr(at + 1, eol - at - 1);
-    if (row.rfind("| rank", 0) != 0 && row.rfind("| ---", 0) != 0) rows.push_back(row.substr(0, row.find(" |", 2)));
+    if (row.rfind("| rank", 0) != 0 && row.rfind("| ---", 0) != 0)
+      rows.push_back(row.substr(0, row.find(" |", 2)));
     at = markdown.find("\n| ", eol);
   }
   return rows;
