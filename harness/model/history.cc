@@ -9,6 +9,8 @@
 #include <set>
 #include <utility>
 
+#include "job_ranks.h"
+
 namespace ncclfi::harness {
 
 // The JSON form of each record, field by field: a missing key keeps the field's default, a value of the

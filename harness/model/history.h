@@ -215,10 +215,6 @@ History history_from_json(const nlohmann::json& doc);
 // The host each rank ran on, from the rank's own events (not the harness's lines about it); a rank
 // that wrote on several hosts (a restart elsewhere) is given its last one. Every report shows it.
 std::map<int, std::string> rank_hosts(const History& history);
-// The ranks a report lists: 0 .. world_size-1 where the history states its size, else (a verdict.json
-// whose size was unbelievable: history_from_json) the ranks it holds records of, at most kMaxWorldSize
-// of them and each below it. A report is sized by what it read, never by a number a file declares.
-std::vector<int> job_ranks(const History& history);
 // "node1: 0, 3, 6; node2: 1, 4, 7" (empty when no rank's host is known).
 std::string rank_hosts_text(const History& history);
 

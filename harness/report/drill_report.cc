@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include "job_ranks.h"
 #include "report_text.h"
 
 namespace ncclfi::harness {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "job_ranks.h"
 #include "report_text.h"
 
 namespace ncclfi::harness::timeline {

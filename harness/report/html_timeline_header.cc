@@ -4,6 +4,7 @@
 #include <set>
 
 #include "html_timeline.h"
+#include "job_ranks.h"
 #include "report_text.h"
 #include "text_format.h"
 

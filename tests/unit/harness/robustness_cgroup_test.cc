@@ -107,7 +107,7 @@ std::string run_one_attempt(const std::string& dir, const std::string& script,
                     {"deadline_s", 20},
                     {"grace_s", 0.5},
                     {"expect", {{"outcome", "clean"}}}};
-  const Scenario s = scenario_from_json(doc, "escape.json");
+  Scenario s = scenario_from_json(doc, "escape.json");
   const auto classifier = harness::LogClassifier::builtin();
   const ScriptLauncher launcher(script);
   AttemptInputs in;

@@ -32,7 +32,7 @@ RunRecord read_back_with_world_size(int64_t world_size) {
   for (int rank : {0, 1}) {
     RankExit x;
     x.rank = rank;
-    x.code = 0;
+    x.exit_code = 0;
     record.history.exits.push_back(x);
   }
   json doc = verdict_json(record);
