@@ -23,12 +23,14 @@
 namespace ncclfi::cli {
 namespace {
 
-// The first cgroup2 mount in /proc/self/mounts ("" when none).
-std::string cgroup2_mount() {
+// The first cgroup2 mount in /proc/self/mounts ("" when none), and its mount options.
+std::string cgroup2_mount(std::string* options = nullptr) {
   std::ifstream mounts("/proc/self/mounts");
-  std::string device, dir, type, rest;
-  while (mounts >> device >> dir >> type && std::getline(mounts, rest)) {
-    if (type == "cgroup2") return dir;
+  std::string device, dir, type, opts, rest;
+  while (mounts >> device >> dir >> type >> opts && std::getline(mounts, rest)) {
+    if (type != "cgroup2") continue;
+    if (options != nullptr) *options = opts;
+    return dir;
   }
   return "";
 }
@@ -63,27 +65,34 @@ void remove_stale_cgroups(const std::string& root) {
   ::closedir(dir);
 }
 
-// Whether a child may enter a new cgroup namespace (CAP_SYS_ADMIN, Linux 4.6): tried once, in a child,
-// and said once where it may not, since a rank then can leave its cgroup if it runs as root.
-void check_ranks_can_be_confined() {
+// Whether a rank's cgroup namespace keeps it in its cgroup: a child must be allowed to enter one
+// (CAP_SYS_ADMIN, Linux 4.6), and the kernel refuses a move outside the namespace's root only where the
+// hierarchy is mounted with nsdelegate. Tried once; where either is missing ncclfi says so once, since a
+// rank running as root can then leave its attempt's cgroup and only the harness id finds it.
+void check_ranks_can_be_confined(const std::string& root, const std::string& options) {
   static std::once_flag once;
-  std::call_once(once, [] {
+  std::call_once(once, [&] {
     const pid_t child = ::fork();
     if (child == 0) _exit(::unshare(CLONE_NEWCGROUP) == 0 ? 0 : errno);
     int status = 0;
     if (child < 0 || ::waitpid(child, &status, 0) != child) return;
+    std::string why;
     if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-      std::cerr << "ncclfi: ranks cannot be given a cgroup namespace (unshare(CLONE_NEWCGROUP): "
-                << std::strerror(WEXITSTATUS(status))
-                << "): a rank running as root could move itself out of its attempt's cgroup; teardown "
-                   "still kills every process that carries the harness id\n";
+      why = std::string("unshare(CLONE_NEWCGROUP): ") + std::strerror(WEXITSTATUS(status));
+    else if (("," + options + ",").find(",nsdelegate,") == std::string::npos)
+      why = root + " is mounted without nsdelegate, so a cgroup namespace is no boundary";
+    if (why.empty()) return;
+    std::cerr << "ncclfi: ranks cannot be confined to their attempt's cgroup (" << why
+              << "): a rank running as root can move itself out; the end of each attempt kills what "
+                 "carries the harness id outside the cgroup\n";
   });
 }
 
 }  // namespace
 
 std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& name) {
-  const std::string root = cgroup2_mount();
+  std::string options;
+  const std::string root = cgroup2_mount(&options);
   if (root.empty()) {
     say_unavailable_once("no cgroup v2 hierarchy is mounted");
     return nullptr;
@@ -100,7 +109,7 @@ std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& name) {
     say_unavailable_once(path + " has no cgroup.kill (Linux 5.14 or later)");
     return nullptr;
   }
-  check_ranks_can_be_confined();
+  check_ranks_can_be_confined(root, options);
   return std::unique_ptr<RunCgroup>(new RunCgroup(path));
 }
 
