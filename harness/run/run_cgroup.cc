@@ -65,6 +65,8 @@ void remove_stale_cgroups(const std::string& root) {
   ::closedir(dir);
 }
 
+bool g_confine_ranks = false;  // set once, before any rank is started
+
 // Whether a rank's cgroup namespace keeps it in its cgroup: a child must be allowed to enter one
 // (CAP_SYS_ADMIN, Linux 4.6), and the kernel refuses a move outside the namespace's root only where the
 // hierarchy is mounted with nsdelegate. Tried once; where either is missing ncclfi says so once, since a
@@ -81,7 +83,10 @@ void check_ranks_can_be_confined(const std::string& root, const std::string& opt
       why = std::string("unshare(CLONE_NEWCGROUP): ") + std::strerror(WEXITSTATUS(status));
     else if (("," + options + ",").find(",nsdelegate,") == std::string::npos)
       why = root + " is mounted without nsdelegate, so a cgroup namespace is no boundary";
-    if (why.empty()) return;
+    if (why.empty()) {
+      g_confine_ranks = true;
+      return;
+    }
     std::cerr << "ncclfi: ranks cannot be confined to their attempt's cgroup (" << why
               << "): a rank running as root can move itself out; the end of each attempt kills what "
                  "carries the harness id outside the cgroup\n";
@@ -111,6 +116,10 @@ std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& name) {
   }
   check_ranks_can_be_confined(root, options);
   return std::unique_ptr<RunCgroup>(new RunCgroup(path));
+}
+
+bool RunCgroup::ranks_enter_cgroup_namespace() {
+  return g_confine_ranks;
 }
 
 RunCgroup::~RunCgroup() {

@@ -5,7 +5,7 @@
 // teardown keeps to process groups and the harness id, and ncclfi says so once on stderr. Each rank also
 // enters a cgroup namespace rooted at the attempt's cgroup before exec (rank_process_boost.cc), so that a
 // rank running as root cannot write itself into another cgroup; where that is refused, ncclfi says so
-// once too.
+// once too (and the ranks keep the host's view of their cgroups).
 #pragma once
 
 #include <memory>
@@ -34,6 +34,11 @@ class RunCgroup {
   // process that moved itself out. Returns how many were signalled.
   int kill_escapers(const std::string& harness_id) const;
   const std::string& path() const { return path_; }
+  // Whether each rank should enter a cgroup namespace rooted at its attempt's cgroup before exec: only
+  // where that keeps it in (the hierarchy is mounted with nsdelegate and unshare is allowed), so that a
+  // rank's view of its cgroups is not changed for nothing. Decided by the first create(); a plain read,
+  // safe between fork and exec.
+  static bool ranks_enter_cgroup_namespace();
 
  private:
   explicit RunCgroup(std::string path) : path_(std::move(path)) {}
