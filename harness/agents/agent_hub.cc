@@ -242,11 +242,16 @@ void AgentHub::refuse(Handshake& h, const std::string& why) {
 // forged lines cannot flood the records.
 void AgentHub::record_seal_failures(Agent& agent) {
   for (const SealCheck check : agent.channel.take_seal_failures()) {
-    ++refused_messages_;
     if (++agent.seal_failures > kMaxSealEventsPerAgent) continue;
     log_.write("agent_message_refused",
                {{"agent_host", agent.host}, {"why", describe(check)}, {"refused", agent.seal_failures}});
   }
+}
+
+size_t AgentHub::refused_messages() const {
+  size_t n = 0;
+  for (const auto& a : agents_) n += a.channel.sealed_dropped();
+  return n;
 }
 
 void AgentHub::take(Agent& agent, const nlohmann::json& m) {

@@ -39,7 +39,7 @@ class AgentHub {
   // Messages of welcomed agents dropped because their seal did not hold (a line injected into the
   // connection, replayed or out of order: agent_seal.h); the first of each agent are also written to the
   // events as agent_message_refused.
-  int refused_messages() const { return refused_messages_; }
+  size_t refused_messages() const;
 
   // Sends a proc fault's signal to `rank` through every agent; returns how many processes were
   // signalled (kSignalRefused: none, and the rank's agent refused: its host is outside the drill's
@@ -109,7 +109,6 @@ class AgentHub {
   int events_fd_ = -1;
   int port_ = 0;
   int refused_ = 0;
-  int refused_messages_ = 0;
   std::string relay_prefix_;  // run_dir/ncclfi-agents-<pid>
   int relay_in_fd_ = -1;
   bool relaying_ = false;

@@ -145,7 +145,7 @@ TEST(AgentLink, TheHubDropsInjectedAndReplayedLinesAndTakesTheGenuineStream) {
   EXPECT_NE(text.find("\"event\":\"genuine2\""), std::string::npos) << text;
   EXPECT_EQ(text.find("\"event\":\"forged\""), std::string::npos) << text;
   EXPECT_TRUE(hub.running_ranks().empty()) << "the replayed ranks message was taken";
-  EXPECT_EQ(hub.refused_messages(), 4);
+  EXPECT_EQ(hub.refused_messages(), 4u);
   std::istringstream lines(text);
   std::string line;
   std::vector<std::string> whys;
