@@ -39,8 +39,8 @@ struct CliResult {
   std::string output;
 };
 
-CliResult run_report(const std::string& dir) {
-  const std::string command = std::string(NCCLFI_CLI) + " report " + dir + " 2>&1";
+CliResult run_cli(const std::string& args) {
+  const std::string command = std::string(NCCLFI_CLI) + " " + args + " 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   CliResult r;
   if (pipe == nullptr) return r;
@@ -85,7 +85,7 @@ TEST(CliErrors, ReportOnAnEditedVerdictNamesTheFileAndTheField) {
       doc[json::json_pointer(c.pointer)] = c.value;
     }
     std::ofstream(dir.path + "/verdict.json") << doc.dump();
-    const CliResult r = run_report(dir.path);
+    const CliResult r = run_cli("report " + dir.path);
     EXPECT_EQ(r.exit_code, 2) << c.pointer << ": " << r.output;
     EXPECT_NE(r.output.find(dir.path + "/verdict.json: " + c.expected), std::string::npos)
         << c.pointer << ": " << r.output;
@@ -94,7 +94,34 @@ TEST(CliErrors, ReportOnAnEditedVerdictNamesTheFileAndTheField) {
   }
   TempDir dir;
   std::ofstream(dir.path + "/verdict.json") << good_verdict().dump();
-  EXPECT_EQ(run_report(dir.path).exit_code, 0) << "the unedited verdict is read";
+  EXPECT_EQ(run_cli("report " + dir.path).exit_code, 0) << "the unedited verdict is read";
+}
+
+// Before: a student's hand-edited progress.json ended `lab hint` and `lab answer` with "ncclfi lab:
+// [json.exception.type_error.302] type must be number, but is string".
+TEST(CliErrors, ALabProgressOfTheWrongTypesNamesTheFileAndTheField) {
+  TempDir dir;
+  const std::string ws = dir.path + "/ws", keys = dir.path + "/keys";
+  const CliResult started =
+      run_cli("lab start error-codes --student amy --catalogue " + std::string(NCCLFI_SOURCE_DIR) +
+              "/scenarios/labs --dir " + ws + " --key-dir " + keys);
+  ASSERT_EQ(started.exit_code, 0) << started.output;
+  std::string progress;
+  for (const auto& entry : fs::recursive_directory_iterator(keys))
+    if (entry.path().filename() == "progress.json") progress = entry.path().string();
+  ASSERT_FALSE(progress.empty());
+  std::ofstream(progress) << R"({"hints_used": "two", "attempts": []})";
+  const CliResult hint = run_cli("lab hint " + ws);
+  EXPECT_EQ(hint.exit_code, 2) << hint.output;
+  EXPECT_NE(hint.output.find(progress + ": /hints_used: expected a number, got a string"), std::string::npos)
+      << hint.output;
+  std::ofstream(progress) << R"({"hints_used": 0, "attempts": {"a": 1}})";
+  const CliResult answer = run_cli("lab answer " + ws + " --cause remote_error --rank 1");
+  EXPECT_EQ(answer.exit_code, 2) << answer.output;
+  EXPECT_NE(answer.output.find(progress + ": /attempts: expected an array, got an object"), std::string::npos)
+      << answer.output;
+  for (const auto& text : {hint.output, answer.output})
+    EXPECT_EQ(text.find("json.exception"), std::string::npos);
 }
 
 // The locator finds the field whatever reader threw, and leaves the library's text behind.
