@@ -47,6 +47,17 @@ std::filesystem::path suite_run_dir(const std::filesystem::path& suite_dir, cons
   return suite_dir.parent_path().parent_path() / given.parent_path().filename() / given.filename();
 }
 
+// summary.json's runs read as load_suite_runs takes them: a field of another type throws the library's
+// type_error (which json_field_error turns into words).
+void read_summary_fields(const nlohmann::json& summary) {
+  if (!summary.is_object() || !summary.contains("runs") || !summary["runs"].is_array()) return;
+  for (const auto& run : summary["runs"]) {
+    if (!run.is_object()) continue;
+    for (const char* key : {"status", "scenario", "skip_reason", "run_dir"}) (void)run.value(key, "");
+    if (run.contains("tags") && run["tags"].is_array()) (void)run["tags"].get<std::vector<std::string>>();
+  }
+}
+
 // The runs a suite directory (runs/suites/<time>) lists in its summary.json, in the suite's order: the
 // verdicts are in the run directories, not under the suite's. A skipped run has none: its summary line
 // is enough.
@@ -59,6 +70,7 @@ std::vector<RunRecord> load_suite_runs(const std::filesystem::path& suite_dir) {
   }
   const auto summary = nlohmann::json::parse(text, nullptr, false);
   if (!summary.is_object() || !summary.contains("runs") || !summary["runs"].is_array()) return {};
+  read_summary_fields(summary);  // a field of another type throws here, before anything is taken
   std::vector<RunRecord> records;
   for (const auto& run : summary["runs"]) {
     if (!run.is_object()) continue;
@@ -119,9 +131,40 @@ RunRecord read_verdict(const std::string& path) {
   }
 }
 
+namespace {
+
+// What is wrong with a suite directory's summary.json, and with the verdict of each run it lists.
+std::vector<std::string> unreadable_suite(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "summary.json").string();
+  std::string text;
+  if (!read_regular_file(path, kMaxInputFileBytes, text).empty()) return {};
+  const auto summary = nlohmann::json::parse(text, nullptr, false);
+  try {
+    read_summary_fields(summary);
+  } catch (const std::exception& e) {
+    return {json_field_error(path, summary, read_summary_fields, e)};
+  }
+  std::vector<std::string> problems;
+  if (!summary.is_object() || !summary.contains("runs") || !summary["runs"].is_array()) return problems;
+  for (const auto& run : summary["runs"]) {
+    if (!run.is_object() || run.value("status", "") == "skipped") continue;
+    const auto verdict = suite_run_dir(dir, run.value("run_dir", "")) / "verdict.json";
+    if (!std::filesystem::is_regular_file(verdict)) continue;
+    try {
+      (void)read_verdict(verdict.string());
+    } catch (const std::exception& e) {
+      problems.push_back(e.what());
+    }
+  }
+  return problems;
+}
+
+}  // namespace
+
 std::vector<std::string> unreadable_verdicts(const std::string& dir) {
   std::vector<std::string> problems;
-  if (std::filesystem::is_regular_file(std::filesystem::path(dir) / "summary.json")) return problems;
+  if (std::filesystem::is_regular_file(std::filesystem::path(dir) / "summary.json"))
+    return unreadable_suite(dir);
   for (const auto& path : verdict_paths(dir)) {
     try {
       (void)read_verdict(path.string());

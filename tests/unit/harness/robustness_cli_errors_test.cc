@@ -97,6 +97,18 @@ TEST(CliErrors, ReportOnAnEditedVerdictNamesTheFileAndTheField) {
   EXPECT_EQ(run_cli("report " + dir.path).exit_code, 0) << "the unedited verdict is read";
 }
 
+// A suite directory's summary.json is read the same way (before: the library's text, exit 3).
+TEST(CliErrors, ReportOnAnEditedSuiteSummaryNamesTheFileAndTheField) {
+  TempDir dir;
+  std::ofstream(dir.path + "/summary.json") << R"({"runs": [{"status": "skipped", "tags": ["a", 1]}]})";
+  const CliResult r = run_cli("report " + dir.path);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(dir.path + "/summary.json: /runs/0/tags/1: expected a string, got a number"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("json.exception"), std::string::npos) << r.output;
+}
+
 // Before: a student's hand-edited progress.json ended `lab hint` and `lab answer` with "ncclfi lab:
 // [json.exception.type_error.302] type must be number, but is string".
 TEST(CliErrors, ALabProgressOfTheWrongTypesNamesTheFileAndTheField) {
