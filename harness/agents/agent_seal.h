@@ -5,12 +5,17 @@
 // again, or one out of order is dropped by its receiver, which says why.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace ncclfi::cli {
+
+// What a seal adds to a message's line at most: ,"mac":"<64 hex digits>","seq":<up to 19 digits>. A
+// message cut to fit the wire's line limit is cut to kMaxAgentLineBytes less this.
+inline constexpr size_t kSealBytes = 128;
 
 // The two directions a MAC is bound to: a message cannot be reflected back to its sender.
 inline constexpr const char* kToAgent = "harness>agent";

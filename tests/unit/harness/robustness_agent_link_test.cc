@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -92,6 +93,19 @@ TEST(AgentLink, SealsBindKeyDirectionSequenceAndBody) {
   EXPECT_EQ(hub.open(bare), SealCheck::kNoMac);
   json skipped = agent.seal({{"t", "bye"}});  // seq 3: the hub took 1 only, and 2 was edited
   EXPECT_EQ(hub.open(skipped), SealCheck::kOutOfOrder);
+}
+
+// A message cut to the wire's limit less kSealBytes (an output tail) still fits the limit once sealed,
+// whatever its sequence number: else the receiver would close the connection on it.
+TEST(AgentLink, ASealedMessageCutForTheSealFitsTheLineLimit) {
+  const size_t envelope = line_of({{"line", ""}, {"t", "tail"}}).size() - 1;
+  const json message = {{"line", std::string(kMaxAgentLineBytes - kSealBytes - envelope, 'x')},
+                        {"t", "tail"}};
+  ASSERT_EQ(line_of(message).size() - 1, kMaxAgentLineBytes - kSealBytes);  // as long as a cut one can be
+  MessageSeal seal("k", kToHarness, kToAgent);
+  json sealed = seal.seal(message);
+  sealed["seq"] = std::numeric_limits<int64_t>::max();  // the longest number a seal can carry
+  EXPECT_LE(line_of(sealed).size() - 1, kMaxAgentLineBytes);
 }
 
 // Before: once the handshake was over, every line was trusted: a forged `event` reached the run's
