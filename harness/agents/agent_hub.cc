@@ -18,6 +18,8 @@ constexpr int kRequestMs = 3000;  // an agent answers at once; a teardown takes 
 // Connections proving the secret at once: one more is refused at once (a flood costs memory and file
 // descriptors, never time).
 constexpr size_t kMaxHandshakes = 256;
+// agent_message_refused events written per agent; the rest are counted only (refused_messages()).
+constexpr int kMaxSealEventsPerAgent = 32;
 
 // An agent's count of what it did (ranks signalled, faults armed): never negative, never huge.
 int count_of(const nlohmann::json& reply) {
@@ -139,6 +141,7 @@ void AgentHub::poll(int wait_ms) {
     a.channel.pump(wait_ms);
     wait_ms = 0;
     while (auto m = a.channel.next()) take(a, *m);
+    record_seal_failures(a);
   }
   if (wait_ms > 0) wait_for_handshakes(wait_ms);  // no agent to wait on yet
 }
@@ -215,12 +218,16 @@ bool AgentHub::advance(Handshake& h, int64_t now_ns) {
 
 void AgentHub::welcome(Handshake& h) {
   h.channel.send({{"t", "welcome"}});
+  // The welcome is the last message in the clear: from here on a line that does not carry the
+  // connection's seal is dropped (agent_seal.h).
+  h.channel.seal_with(MessageSeal(session_key(secret_, text_field(h.hello, "challenge"), h.challenge, h.host),
+                                  kToAgent, kToHarness));
   std::set<std::string> link_faults;
   if (h.hello.contains("link_faults") && h.hello["link_faults"].is_array())
     for (const auto& f : h.hello["link_faults"])
       if (f.is_string()) link_faults.insert(f.get<std::string>());
   log_.write("agent", {{"agent_host", h.host}, {"link_faults", link_faults}});
-  agents_.push_back({std::move(h.channel), h.host, {}, std::move(link_faults), false});
+  agents_.push_back({std::move(h.channel), h.host, {}, std::move(link_faults), false, 0});
 }
 
 void AgentHub::refuse(Handshake& h, const std::string& why) {
@@ -228,6 +235,23 @@ void AgentHub::refuse(Handshake& h, const std::string& why) {
   h.channel.send({{"t", "refused"}});
   h.channel.close();
   log_.write("agent_refused", {{"agent_host", h.host}, {"why", why}});
+}
+
+// Each message dropped for its seal is counted; the first kMaxSealEventsPerAgent of an agent are also
+// written to the events as agent_message_refused (host, why, how many so far), so that a flood of
+// forged lines cannot flood the records.
+void AgentHub::record_seal_failures(Agent& agent) {
+  for (const SealCheck check : agent.channel.take_seal_failures()) {
+    if (++agent.seal_failures > kMaxSealEventsPerAgent) continue;
+    log_.write("agent_message_refused",
+               {{"agent_host", agent.host}, {"why", describe(check)}, {"refused", agent.seal_failures}});
+  }
+}
+
+size_t AgentHub::refused_messages() const {
+  size_t n = 0;
+  for (const auto& a : agents_) n += a.channel.sealed_dropped();
+  return n;
 }
 
 void AgentHub::take(Agent& agent, const nlohmann::json& m) {

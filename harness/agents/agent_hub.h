@@ -36,6 +36,10 @@ class AgentHub {
   size_t agents() const { return agents_.size(); }
   // Connections refused for a wrong or missing proof (each also written to the events as agent_refused).
   int refused() const { return refused_; }
+  // Messages of welcomed agents dropped because their seal did not hold (a line injected into the
+  // connection, replayed or out of order: agent_seal.h); the first of each agent are also written to the
+  // events as agent_message_refused.
+  size_t refused_messages() const;
 
   // Sends a proc fault's signal to `rank` through every agent; returns how many processes were
   // signalled (kSignalRefused: none, and the rank's agent refused: its host is outside the drill's
@@ -75,6 +79,7 @@ class AgentHub {
     std::set<int> ranks;
     std::set<std::string> link_faults;
     bool bye = false;
+    int seal_failures = 0;  // its messages dropped for their seal
   };
   // A connection still proving the secret (agent_protocol.h's handshake), moved on by poll().
   struct Handshake {
@@ -92,6 +97,7 @@ class AgentHub {
   // Waits up to `wait_ms` for a new connection or a pending handshake's next line.
   void wait_for_handshakes(int wait_ms);
   void take(Agent& agent, const nlohmann::json& message);
+  void record_seal_failures(Agent& agent);
   // Sends `message` (with a fresh id) to every agent and collects each one's reply (up to 3 s).
   std::vector<nlohmann::json> request(nlohmann::json message, const std::string& only_host = "");
   void append_event_line(const std::string& line);

@@ -40,6 +40,9 @@ constexpr int kConnectTries = 50;         // 10 s: the harness listens before it
 constexpr int kControlTimeoutMs = 2000;
 constexpr size_t kMaxEventLine = (64 << 10) + 1;
 constexpr int64_t kWrapperExitNs = 2'000'000'000;  // a wrapper ends within ms of its rank
+constexpr int kSealFailuresSaid = 8;
+
+volatile sig_atomic_t stop_requested = 0;
 
 // Runs a program (no shell), its output captured (the first 4 KiB); returns the exit status, or -1.
 int run_program(const std::vector<std::string>& argv, std::string* output) {
@@ -128,9 +131,17 @@ class Agent {
         output_(config.spool_dir, Clock::mono_ns()) {}
 
   int run() {
-    if (!connect_and_authenticate()) return 3;
+    if (!connect_and_authenticate()) {
+      remove_spool();
+      return 3;
+    }
     int64_t next_scan = 0;
     while (true) {
+      if (agent_stop_requested()) {
+        agent_log_line("ncclfi agent on " + host_ + ": stopped by a signal; tearing down this node's ranks");
+        finish();
+        return 3;
+      }
       if (!channel_.pump(kPollMs)) {
         agent_log_line("ncclfi agent on " + host_ + ": lost the harness; tearing down this node's ranks");
         teardown();
@@ -140,6 +151,7 @@ class Agent {
       while (auto message = channel_.next()) {
         if (!handle(*message)) return finish();
       }
+      log_seal_failures();
       forward_events(false);
       output_.poll(send_, Clock::mono_ns());
       if (Clock::mono_ns() >= next_scan) {
@@ -152,7 +164,7 @@ class Agent {
  private:
   bool connect_and_authenticate() {
     int fd = -1;
-    for (int i = 0; i < kConnectTries && fd < 0; ++i) {
+    for (int i = 0; i < kConnectTries && fd < 0 && !agent_stop_requested(); ++i) {
       fd = connect_to(config_.harness_addr, 200);
       if (fd < 0) ::usleep(200'000);
     }
@@ -179,7 +191,21 @@ class Agent {
       agent_log_line("ncclfi agent on " + host_ + ": the harness refused this agent");
       return false;
     }
+    // Everything after the welcome is sealed with this connection's key (agent_seal.h): an order
+    // injected into the connection is never carried out.
+    channel_.seal_with(MessageSeal(session_key(config_.secret, mine, text_field(*reply, "challenge"), host_),
+                                   kToHarness, kToAgent));
     return true;
+  }
+
+  // Orders dropped for their seal, said on stderr (agents.log): the first few, then only the count at
+  // the end (finish()).
+  void log_seal_failures() {
+    for (const SealCheck check : channel_.take_seal_failures()) {
+      if (++seal_failures_ > kSealFailuresSaid) continue;
+      agent_log_line("ncclfi agent on " + host_ +
+                     ": dropped a message from the harness's connection: " + describe(check));
+    }
   }
 
   // false: the harness said quit.
@@ -264,6 +290,9 @@ class Agent {
   }
 
   int finish() {
+    if (seal_failures_ > kSealFailuresSaid)
+      agent_log_line("ncclfi agent on " + host_ + ": dropped " + std::to_string(seal_failures_) +
+                     " messages in all for their seal");
     teardown();
     forward_events(true);
     output_.finish(send_, Clock::mono_ns());
@@ -340,11 +369,20 @@ class Agent {
   std::set<std::string> shaped_;  // devices carrying a qdisc of this agent
   EventLog refusals_;             // this node's injection_refused events, streamed with the ranks'
   std::set<std::string> said_;
+  int seal_failures_ = 0;
   NodeOutputStreamer output_;
   const NodeOutputStreamer::Send send_ = [this](const nlohmann::json& m) { return channel_.send(m); };
 };
 
 }  // namespace
+
+void request_agent_stop() {
+  stop_requested = 1;
+}
+
+bool agent_stop_requested() {
+  return stop_requested != 0;
+}
 
 AgentConfig agent_config_from_env() {
   AgentConfig c;

@@ -43,7 +43,14 @@ AgentConfig agent_config_from_env();
 // the ranks' places).
 std::map<int, std::vector<int>> node_rank_pids(const std::string& harness_id, bool with_wrappers = false);
 
-// Runs the agent; returns its exit status (0 the harness said quit, 3 the harness was lost or refused).
+// Asks a running agent to stop as if the harness were lost: it tears its node's ranks down, sends what
+// is left, removes its spool and returns 3. Async-signal-safe: `ncclfi agent` calls it on SIGTERM, SIGINT
+// and SIGHUP, so that a launcher ending its tasks leaves nothing of the drill on the node.
+void request_agent_stop();
+bool agent_stop_requested();
+
+// Runs the agent; returns its exit status (0 the harness said quit, 3 the harness was lost, refused or
+// the agent stopped by a signal). Its spool directory is removed however it ends.
 int run_agent(const AgentConfig& config, const FaultGate& gate);
 
 }  // namespace ncclfi::cli

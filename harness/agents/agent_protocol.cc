@@ -54,7 +54,13 @@ bool macs_equal(const std::string& a, const std::string& b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-LineChannel::LineChannel(LineChannel&& o) noexcept : fd_(o.fd_), buffer_(std::move(o.buffer_)) {
+LineChannel::LineChannel(LineChannel&& o) noexcept
+    : fd_(o.fd_),
+      buffer_(std::move(o.buffer_)),
+      dropped_lines_(o.dropped_lines_),
+      seal_(std::move(o.seal_)),
+      seal_failures_(std::move(o.seal_failures_)),
+      sealed_dropped_(o.sealed_dropped_) {
   o.fd_ = -1;
 }
 
@@ -63,6 +69,10 @@ LineChannel& LineChannel::operator=(LineChannel&& o) noexcept {
     close();
     fd_ = o.fd_;
     buffer_ = std::move(o.buffer_);
+    dropped_lines_ = o.dropped_lines_;
+    seal_ = std::move(o.seal_);
+    seal_failures_ = std::move(o.seal_failures_);
+    sealed_dropped_ = o.sealed_dropped_;
     o.fd_ = -1;
   }
   return *this;
@@ -80,7 +90,8 @@ void LineChannel::close() {
 
 bool LineChannel::send(const nlohmann::json& message) {
   if (fd_ < 0) return false;
-  const std::string line = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const nlohmann::json& sealed = seal_ ? seal_->seal(message) : message;
+  const std::string line = sealed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   size_t sent = 0;
   const int64_t deadline = Clock::mono_ns() + 2'000'000'000;
   while (sent < line.size()) {
@@ -127,8 +138,15 @@ std::optional<nlohmann::json> LineChannel::next() {
     const std::string line = buffer_.substr(0, newline);
     buffer_.erase(0, newline + 1);
     auto doc = nlohmann::json::parse(line, nullptr, false);
-    if (doc.is_object()) return doc;
-    ++dropped_lines_;
+    if (!doc.is_object()) {
+      ++dropped_lines_;
+      continue;
+    }
+    if (!seal_) return doc;
+    const SealCheck check = seal_->open(doc);
+    if (check == SealCheck::kTaken) return doc;
+    ++sealed_dropped_;
+    if (seal_failures_.size() < kMaxSealFailuresKept) seal_failures_.push_back(check);
   }
 }
 

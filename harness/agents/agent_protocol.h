@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "agent_env.h"
+#include "agent_seal.h"
 
 namespace ncclfi::cli {
 
@@ -57,22 +60,34 @@ class LineChannel {
   int fd() const { return fd_; }
   bool open() const { return fd_ >= 0; }
   void close();
+  // From now on every message sent is sealed and every message received must be (agent_seal.h).
+  void seal_with(MessageSeal seal) { seal_ = std::move(seal); }
   // Sends one JSON object as a line (blocking, with a 2 s bound); false when the peer is gone.
   bool send(const nlohmann::json& message);
   // Reads what is there (waiting at most `wait_ms`); false when the peer closed or sent a line over
   // the limit. Complete lines are then taken with next().
   bool pump(int wait_ms);
   // The next complete line parsed as an object, or nullopt (none yet, or not a JSON object: dropped).
+  // Once sealed, a message whose seal does not hold is dropped too and its reason kept for
+  // take_seal_failures().
   std::optional<nlohmann::json> next();
   // Waits up to `wait_ms` for one message.
   std::optional<nlohmann::json> receive(int wait_ms);
   // Lines next() dropped because they were not JSON objects.
   size_t dropped_lines() const { return dropped_lines_; }
+  // Why each message next() dropped for its seal since the last call (the first kMaxSealFailuresKept;
+  // all of them are counted in sealed_dropped()).
+  std::vector<SealCheck> take_seal_failures() { return std::exchange(seal_failures_, {}); }
+  size_t sealed_dropped() const { return sealed_dropped_; }
+  static constexpr size_t kMaxSealFailuresKept = 64;
 
  private:
   int fd_ = -1;
   std::string buffer_;
   size_t dropped_lines_ = 0;
+  std::optional<MessageSeal> seal_;
+  std::vector<SealCheck> seal_failures_;
+  size_t sealed_dropped_ = 0;
 };
 
 // Connects to "host:port" (IPv4 or IPv6, by name or address); -1 when it cannot.

@@ -262,7 +262,7 @@ void NodeOutputStreamer::finish(const Send& send, int64_t now_ns) {
 }
 
 void NodeOutputStreamer::send_tail(int rank, const Send& send) {
-  send(tail_message(rank, tails_[rank], kMaxAgentLineBytes));
+  send(tail_message(rank, tails_[rank], kMaxAgentLineBytes - kSealBytes));  // room for the seal
   tail_sent_[rank] = true;
 }
 

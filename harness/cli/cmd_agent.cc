@@ -1,4 +1,6 @@
 // `ncclfi agent`: the node agent a launcher starts on each node of a multi-node job (agent_node.h).
+#include <signal.h>
+
 #include <iostream>
 
 #include "agent_node.h"
@@ -56,6 +58,12 @@ void add_agent_command(CLI::App& app, int& status) {
       said = true;
       return "not in the allowed hosts (" + allow_list_from_env().describe() + ")";
     };
+    // A launcher ends its tasks with SIGTERM (SIGINT, SIGHUP from a terminal): the agent then tears
+    // its node's ranks down and removes its spool rather than dying with them left behind.
+    struct sigaction stop {};
+    stop.sa_handler = [](int) { request_agent_stop(); };
+    sigemptyset(&stop.sa_mask);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &stop, nullptr);
     status = run_agent(config, gate);
   });
 }

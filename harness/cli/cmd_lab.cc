@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "gpu_placement.h"
 #include "host_env.h"
+#include "json_field_error.h"
 #include "lab_catalogue.h"
 #include "lab_grading.h"
 #include "lab_workspace.h"
@@ -222,6 +223,20 @@ nlohmann::json read_progress(const std::string& key) {
   }
   auto doc = nlohmann::json::parse(text, nullptr, false);
   if (doc.is_discarded()) return {{"hints_used", 0}, {"attempts", nlohmann::json::array()}};
+  // The key directory's progress is read as `hint` and `answer` use it; a hand-edited field of another
+  // type is said with its file and field, not as the library's type_error.
+  const harness::JsonReader read = [](const nlohmann::json& d) {
+    if (!d.is_object()) throw std::runtime_error("type must be object, but is " + std::string(d.type_name()));
+    (void)d.value("hints_used", 0);
+    if (d.contains("attempts") && !d["attempts"].is_array())
+      throw std::runtime_error("type must be array, but is " + std::string(d["attempts"].type_name()));
+  };
+  try {
+    read(doc);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(
+        harness::json_field_error((fs::path(key) / "progress.json").string(), doc, read, e));
+  }
   return doc;
 }
 

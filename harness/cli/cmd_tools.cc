@@ -29,6 +29,7 @@
 #include "scenario_yaml.h"
 #include "suite_runner.h"
 #include "terminal.h"
+#include "verdict_input.h"
 
 namespace ncclfi::cli {
 
@@ -336,6 +337,12 @@ void add_report_command(CLI::App& app, int& status) {
     }
     if (!std::filesystem::exists(*dir)) {
       std::cerr << "ncclfi report: " << *dir << ": no such directory\n";
+      status = kBadInput;
+      return;
+    }
+    // A verdict that cannot be read is bad input: said with its file and field, and nothing is written.
+    if (const auto problems = harness::unreadable_verdicts(*dir); !problems.empty()) {
+      for (const auto& problem : problems) std::cerr << "ncclfi report: " << problem << "\n";
       status = kBadInput;
       return;
     }

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <set>
 #include <utility>
+
+#include "job_ranks.h"
 
 namespace ncclfi::harness {
 
@@ -352,6 +355,23 @@ std::map<int, std::string> rank_hosts(const History& history) {
     hosts[e.rank] = e.host;
   }
   return hosts;
+}
+
+std::vector<int> job_ranks(const History& history) {
+  std::vector<int> ranks;
+  if (history.world_size > 0) {
+    for (int rank = 0; rank < std::min(history.world_size, kMaxWorldSize); ++rank) ranks.push_back(rank);
+    return ranks;
+  }
+  std::set<int> held;
+  auto hold = [&](int rank) {
+    if (rank >= 0 && rank < kMaxWorldSize) held.insert(rank);
+  };
+  for (const auto& e : history.events) hold(e.rank);
+  for (const auto& x : history.exits) hold(x.rank);
+  for (const auto& d : history.detections) hold(d.rank);
+  for (const auto& o : history.rank_output) hold(o.rank);
+  return {held.begin(), held.end()};
 }
 
 std::string rank_hosts_text(const History& history) {

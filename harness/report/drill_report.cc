@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "job_ranks.h"
 #include "report_text.h"
 
 namespace ncclfi::harness {
@@ -159,7 +160,7 @@ std::vector<std::pair<std::string, std::string>> drill_facts(const RunRecord& r,
       {"run directory", r.run_dir},
       {"started", utc_time_text(h.start_ns, true)},
       {"duration", fixed(static_cast<double>(h.end_ns - h.start_ns) / 1e9, 1) + " s, " +
-                       std::to_string(h.attempts) + " attempt(s), " + std::to_string(h.world_size) +
+                       std::to_string(h.attempts) + " attempt(s), " + std::to_string(job_ranks(h).size()) +
                        " rank(s)"},
       {"first injection", j.first_injection_ns ? utc_time_text(*j.first_injection_ns, true) : "none"},
       {"expected", expected_summary(r.expect)},
@@ -244,8 +245,7 @@ DrillSection ranks_section(const RunRecord& r, const std::vector<FaultWindowSpan
       "What each rank saw",
       "",
       {{"rank", "host", "injected", "first detection after the fault", "detections", "exit"}, {}}};
-  for (int rank = 0; rank < h.world_size; ++rank)
-    ranks.table.rows.push_back(rank_row(r, rank, windows, hosts, zero));
+  for (int rank : job_ranks(h)) ranks.table.rows.push_back(rank_row(r, rank, windows, hosts, zero));
   bool launcher_exits = false;
   for (const auto& x : h.exits) launcher_exits = launcher_exits || x.rank < 0;
   if (launcher_exits) ranks.text = "The launcher's own exit is the job's (rank -1 below the ranks).";

@@ -5,14 +5,14 @@
 #include <cmath>
 #include <cstdio>
 
+#include "job_ranks.h"
 #include "report_text.h"
 
 namespace ncclfi::harness::timeline {
 namespace {
 
-constexpr int kMaxRankLanes = 4096;  // the schema's largest workload.ranks
-constexpr int kMaxLeft = 220;        // the lane labels' column at its widest; longer hosts are cut
-constexpr double kCharWidth = 0.6;   // a character's estimated width, in ems
+constexpr int kMaxLeft = 220;       // the lane labels' column at its widest; longer hosts are cut
+constexpr double kCharWidth = 0.6;  // a character's estimated width, in ems
 
 int64_t first_injection_ns(const History& h) {
   int64_t first = 0;
@@ -39,17 +39,11 @@ int64_t faulted_attempt_start(const History& h, int64_t first_injection) {
   return start;
 }
 
-// One lane per rank of the job. Only a history without a world size sizes the lanes by the ranks it
-// holds, and never past the largest job a scenario may name: a stated rank (from a verdict written
-// before events outside the job were refused) must not size the picture.
+// One lane per rank of the job (job_ranks: a history without a believable world size is drawn by the
+// ranks it holds, and a rank past the largest job a scenario may name sizes nothing).
 int last_lane_rank(const History& h) {
-  int max_rank = h.world_size - 1;
-  if (h.world_size <= 0) {
-    for (const auto& e : h.events) max_rank = std::max(max_rank, e.rank);
-    for (const auto& x : h.exits) max_rank = std::max(max_rank, x.rank);
-    max_rank = std::min(max_rank, kMaxRankLanes - 1);
-  }
-  return max_rank;
+  const std::vector<int> ranks = job_ranks(h);
+  return ranks.empty() ? -1 : ranks.back();
 }
 
 // The lane labels' column: wide enough for "rank N" and the longest host name under it.

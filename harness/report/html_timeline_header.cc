@@ -4,6 +4,7 @@
 #include <set>
 
 #include "html_timeline.h"
+#include "job_ranks.h"
 #include "report_text.h"
 #include "text_format.h"
 
@@ -57,7 +58,7 @@ int64_t run_date_ns(const History& h) {
 
 std::string timeline_header(const RunRecord& r) {
   const History& h = r.history;
-  const int ranks = h.world_size > 0 ? h.world_size : static_cast<int>(rank_hosts(h).size());
+  const size_t ranks = job_ranks(h).size();
   const std::vector<std::pair<std::string, std::string>> facts = {
       {"ranks", std::to_string(ranks)},
       {"attempts", std::to_string(h.attempts)},

@@ -238,9 +238,13 @@ class AttemptLoop final : public RankSignaller {
   }
 
   // Freezes and kills whatever is left in the attempt's cgroup, and reaps those that were re-parented to
-  // ncclfi (a child subreaper).
+  // ncclfi (a child subreaper). Before that, what carries this harness's id outside the cgroup (a rank's
+  // daemon that got out where ranks cannot be given a cgroup namespace) is killed and counted in an
+  // `escaped` event.
   void kill_cgroup() {
     if (!cgroup_) return;
+    if (const int escaped = cgroup_->kill_escapers(in_.ctx.harness_id); escaped > 0)
+      events_.write("escaped", {{"attempt", in_.ctx.attempt}, {"killed", escaped}});
     for (int pid : cgroup_->kill_all()) ::waitpid(pid, nullptr, WNOHANG);
   }
 

@@ -1,6 +1,7 @@
 // Stopping a drill at once (drill_abort.h).
 #include "drill_abort.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,12 +27,27 @@ bool alive(int pid) {
   return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
 }
 
+// A harness id names the process that drew it (orphan_guard.cc: "PID-WALLNS"): a record whose id is
+// another process's (another drill's harness) is not this run's.
+bool id_of_pid(const std::string& harness_id, int pid) {
+  return harness_id.rfind(std::to_string(pid) + "-", 0) == 0;
+}
+
 }  // namespace
 
 void write_harness_record(const std::string& run_dir) {
-  const nlohmann::json record = {
-      {"pid", ::getpid()}, {"harness_id", OrphanGuard::harness_id()}, {"host", host_name()}};
-  harness::write_file_atomic(run_dir + "/harness.json", record.dump(2) + "\n");
+  const nlohmann::json record = {{"pid", ::getpid()},
+                                 {"harness_id", OrphanGuard::harness_id()},
+                                 {"host", host_name()},
+                                 {"start_ticks", process_start_ticks(::getpid())}};
+  const std::string path = run_dir + "/harness.json";
+  harness::write_file_atomic(path, record.dump(2) + "\n");
+  // Held open for as long as this harness runs: what `ncclfi abort` checks in /proc/PID/fd to know that
+  // the process the record names is this run's harness (run_control.h), not one a copied or edited record
+  // points at. One run at a time per harness process: the previous run's record is let go.
+  static int held = -1;
+  if (held >= 0) ::close(held);
+  held = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
 }
 
 std::string abort_request_path(const std::string& run_dir) {
@@ -66,7 +82,7 @@ int abort_run(const std::string& run_dir, double timeout_s, std::ostream& out) {
     return kBadInput;
   }
   const RunControlState state = run_control_state(run_dir);
-  if (state.kind == RunControlState::Kind::kGone && !state.harness_id.empty()) {
+  if (state.kind == RunControlState::Kind::kGone && id_of_pid(state.harness_id, state.harness_pid)) {
     // A harness that died without a verdict may have left ranks behind: those are killed, and the
     // record, which nobody will finish, is left as it is.
     if (const int killed = signal_processes_with_harness_id(state.harness_id, SIGKILL); killed > 0) {
@@ -77,6 +93,16 @@ int abort_run(const std::string& run_dir, double timeout_s, std::ostream& out) {
   }
   if (state.kind != RunControlState::Kind::kRunning) {
     out << "ncclfi abort: " << state.why << "; nothing was done\n";
+    return kBadInput;
+  }
+  // Nothing is written or signalled before the process the record names has proved to be this run's
+  // harness: a forged harness.json must not turn `abort` against another drill or an unrelated process.
+  if (const std::string problem = harness_identity_problem(run_dir, state);
+      !problem.empty() || !id_of_pid(state.harness_id, state.harness_pid)) {
+    out << "ncclfi abort: " << run_dir << "/harness.json names pid " << state.harness_pid
+        << ", which is not this run's harness ("
+        << (problem.empty() ? "its harness_id " + state.harness_id + " is another process's" : problem)
+        << "); nothing was done\n";
     return kBadInput;
   }
   const EventTime given = EventTime::now();

@@ -1,5 +1,6 @@
 // The single translation unit that uses Boost.Process (see rank_process.h for why).
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 
 #include "child_signals.h"
 #include "rank_process.h"
+#include "run_cgroup.h"
 
 namespace ncclfi::cli {
 namespace bp = boost::process;
@@ -33,7 +35,9 @@ class BoostRankProcess final : public RankProcess {
     const std::vector<std::string> args(spec_.argv.begin() + 1, spec_.argv.end());
     const pid_t harness = getpid();
     const char* cgroup_procs = spec_.cgroup_procs.empty() ? nullptr : spec_.cgroup_procs.c_str();
-    // In the child between fork and exec: the attempt's cgroup (before anything can fork), its own
+    // In the child between fork and exec: the attempt's cgroup (before anything can fork), a cgroup
+    // namespace rooted there where the host makes that a boundary (so that not even a rank running as
+    // root can move itself out: run_cgroup.h), its own
     // process group (so a signal reaches the rank and its children, and the terminal's Ctrl-C reaches
     // only ncclfi), death with the harness, and default signal handling (child_signals.h: the harness's
     // ignored signals and mask must not leak into the job). Only async-signal-safe calls.
@@ -43,6 +47,7 @@ class BoostRankProcess final : public RankProcess {
         if (fd >= 0) {
           (void)!write(fd, "0", 1);  // "0": the writing process itself
           close(fd);
+          if (RunCgroup::ranks_enter_cgroup_namespace()) (void)unshare(CLONE_NEWCGROUP);
         }
       }
       setpgid(0, 0);

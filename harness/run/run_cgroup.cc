@@ -1,10 +1,13 @@
 #include "run_cgroup.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -15,15 +18,19 @@
 #include <sstream>
 #include <thread>
 
+#include "proc_scan.h"
+
 namespace ncclfi::cli {
 namespace {
 
-// The first cgroup2 mount in /proc/self/mounts ("" when none).
-std::string cgroup2_mount() {
+// The first cgroup2 mount in /proc/self/mounts ("" when none), and its mount options.
+std::string cgroup2_mount(std::string* options = nullptr) {
   std::ifstream mounts("/proc/self/mounts");
-  std::string device, dir, type, rest;
-  while (mounts >> device >> dir >> type && std::getline(mounts, rest)) {
-    if (type == "cgroup2") return dir;
+  std::string device, dir, type, opts, rest;
+  while (mounts >> device >> dir >> type >> opts && std::getline(mounts, rest)) {
+    if (type != "cgroup2") continue;
+    if (options != nullptr) *options = opts;
+    return dir;
   }
   return "";
 }
@@ -58,10 +65,39 @@ void remove_stale_cgroups(const std::string& root) {
   ::closedir(dir);
 }
 
+bool g_confine_ranks = false;  // set once, before any rank is started
+
+// Whether a rank's cgroup namespace keeps it in its cgroup: a child must be allowed to enter one
+// (CAP_SYS_ADMIN, Linux 4.6), and the kernel refuses a move outside the namespace's root only where the
+// hierarchy is mounted with nsdelegate. Tried once; where either is missing ncclfi says so once, since a
+// rank running as root can then leave its attempt's cgroup and only the harness id finds it.
+void check_ranks_can_be_confined(const std::string& root, const std::string& options) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    const pid_t child = ::fork();
+    if (child == 0) _exit(::unshare(CLONE_NEWCGROUP) == 0 ? 0 : errno);
+    int status = 0;
+    if (child < 0 || ::waitpid(child, &status, 0) != child) return;
+    std::string why;
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+      why = std::string("unshare(CLONE_NEWCGROUP): ") + std::strerror(WEXITSTATUS(status));
+    else if (("," + options + ",").find(",nsdelegate,") == std::string::npos)
+      why = root + " is mounted without nsdelegate, so a cgroup namespace is no boundary";
+    if (why.empty()) {
+      g_confine_ranks = true;
+      return;
+    }
+    std::cerr << "ncclfi: ranks cannot be confined to their attempt's cgroup (" << why
+              << "): a rank running as root can move itself out; the end of each attempt kills what "
+                 "carries the harness id outside the cgroup\n";
+  });
+}
+
 }  // namespace
 
 std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& name) {
-  const std::string root = cgroup2_mount();
+  std::string options;
+  const std::string root = cgroup2_mount(&options);
   if (root.empty()) {
     say_unavailable_once("no cgroup v2 hierarchy is mounted");
     return nullptr;
@@ -78,7 +114,12 @@ std::unique_ptr<RunCgroup> RunCgroup::create(const std::string& name) {
     say_unavailable_once(path + " has no cgroup.kill (Linux 5.14 or later)");
     return nullptr;
   }
+  check_ranks_can_be_confined(root, options);
   return std::unique_ptr<RunCgroup>(new RunCgroup(path));
+}
+
+bool RunCgroup::ranks_enter_cgroup_namespace() {
+  return g_confine_ranks;
 }
 
 RunCgroup::~RunCgroup() {
@@ -96,6 +137,15 @@ std::vector<int> RunCgroup::members() const {
   int pid = 0;
   while (in >> pid) pids.push_back(pid);
   return pids;
+}
+
+int RunCgroup::kill_escapers(const std::string& harness_id) const {
+  const std::vector<int> inside = members();
+  int killed = 0;
+  for (int pid : job_pids(harness_id))
+    if (std::find(inside.begin(), inside.end(), pid) == inside.end())
+      killed += ::kill(pid, SIGKILL) == 0 ? 1 : 0;
+  return killed;
 }
 
 std::vector<int> RunCgroup::kill_all() const {

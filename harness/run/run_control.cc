@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "ncclfi/event_log.h"
 
 namespace ncclfi::cli {
+namespace fs = std::filesystem;
 namespace {
 
 std::string user_name(uid_t uid) {
@@ -55,7 +57,65 @@ bool harness_alive(int pid, double written_s) {
   return started == 0 || started <= written_s + 1;
 }
 
+// A record's field when it has the expected type: an edited harness.json whose pid is a string reads as
+// no pid, never as the library's type_error.
+int int_or(const nlohmann::json& record, const char* key, int fallback) {
+  const auto it = record.find(key);
+  if (it == record.end() || !it->is_number_integer()) return fallback;
+  const auto value = it->get<int64_t>();
+  return value > 0 && value < (int64_t{1} << 31) ? static_cast<int>(value) : fallback;
+}
+
+std::string text_or(const nlohmann::json& record, const char* key) {
+  const auto it = record.find(key);
+  return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// Whether `pid` has a file descriptor open on the file `target` is (same device and inode).
+bool holds_open(int pid, const struct stat& target) {
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    struct stat st {};
+    if (::stat(it->path().c_str(), &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::string process_start_ticks(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const auto close = text.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos || close + 2 > text.size()) return "";
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 22) return field;
+  return "";
+}
+
+std::string harness_identity_problem(const std::string& run_dir, const RunControlState& state) {
+  const std::string proc = "/proc/" + std::to_string(state.harness_pid);
+  struct stat owner {};
+  if (::stat(proc.c_str(), &owner) != 0) return "it is gone";
+  if (owner.st_uid != ::geteuid()) return "it runs as " + user_name(owner.st_uid);
+  std::error_code ec;
+  std::string exe = fs::read_symlink(proc + "/exe", ec).filename().string();
+  if (const auto deleted = exe.find(" (deleted)"); deleted != std::string::npos) exe.resize(deleted);
+  if (ec || exe != "ncclfi") return "it is not an ncclfi program (" + (ec ? ec.message() : exe) + ")";
+  const std::string started = process_start_ticks(state.harness_pid);
+  if (state.start_ticks.empty() || state.start_ticks != started)
+    return "it did not start when the record says (start time " + started + ", the record's " +
+           (state.start_ticks.empty() ? "none" : state.start_ticks) + ")";
+  struct stat record {};
+  if (::stat((run_dir + "/harness.json").c_str(), &record) != 0 || !holds_open(state.harness_pid, record))
+    return "it does not hold this run's harness.json open";
+  return "";
+}
 
 RunControlState run_control_state(const std::string& run_dir) {
   using Kind = RunControlState::Kind;
@@ -70,9 +130,10 @@ RunControlState run_control_state(const std::string& run_dir) {
     state.why = run_dir + " has no harness record (harness.json): its job never started here";
     return state;
   }
-  state.harness_pid = record.value("pid", 0);
-  state.harness_id = record.value("harness_id", std::string());
-  const std::string host = record.value("host", std::string());
+  state.harness_pid = int_or(record, "pid", 0);
+  state.harness_id = text_or(record, "harness_id");
+  state.start_ticks = text_or(record, "start_ticks");
+  const std::string host = text_or(record, "host");
   if (st.st_uid != ::geteuid()) {
     state.kind = Kind::kOtherUser;
     state.why = run_dir + " is a run of " + user_name(st.st_uid) + ", not of " + user_name(::geteuid()) +

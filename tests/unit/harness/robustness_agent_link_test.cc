@@ -1,0 +1,293 @@
+// The node agents' connection after its handshake (agent_seal.h): a man in the middle who cannot prove
+// the drill's secret injects lines into an authenticated connection, or sends a genuine line again.
+// Neither side takes them, each says why, and the genuine stream goes on being taken. An agent leaves
+// no spool directory behind however it ends (refused, stopped by SIGTERM).
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "agent_hub.h"
+#include "agent_node.h"
+#include "agent_protocol.h"
+#include "agent_seal.h"
+#include "ncclfi/params.h"
+#include "sleeper.h"
+
+namespace ncclfi::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct TempDir {
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "ncclfi-link-XXXXXX").string();
+    path = mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string path;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Writes `text` as it is on `fd`, as an attacker on the path would.
+void inject(int fd, const std::string& text) {
+  ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+}
+
+std::string line_of(const json& message) {
+  return message.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+// An agent's side of the handshake by hand (it knows the secret); returns its seal of the connection.
+std::optional<MessageSeal> join_as_agent(LineChannel& c, const std::string& secret, const std::string& host) {
+  const std::string mine = random_hex(16);
+  c.send({{"t", "hello"}, {"host", host}, {"challenge", mine}});
+  const auto challenge = c.receive(3000);
+  if (!challenge) return std::nullopt;
+  const std::string theirs = text_field(*challenge, "challenge");
+  c.send({{"t", "auth"}, {"mac", agent_mac(secret, "agent", theirs, host)}});
+  const auto welcome = c.receive(3000);
+  if (!welcome || text_field(*welcome, "t") != "welcome") return std::nullopt;
+  return MessageSeal(session_key(secret, mine, theirs, host), kToHarness, kToAgent);
+}
+
+TEST(AgentLink, SealsBindKeyDirectionSequenceAndBody) {
+  const std::string key = session_key("s", "ca", "ch", "node1");
+  EXPECT_NE(key, session_key("s", "ca", "ch2", "node1"));
+  EXPECT_NE(key, session_key("t", "ca", "ch", "node1"));
+  MessageSeal agent(key, kToHarness, kToAgent);
+  MessageSeal hub(key, kToAgent, kToHarness);
+  json first = agent.seal({{"t", "ranks"}, {"ranks", {0, 1}}});
+  json replay = first;
+  json edited = agent.seal({{"t", "event"}, {"line", "genuine"}});
+  edited["line"] = "forged";
+  json reflected = hub.seal({{"t", "quit"}});
+  EXPECT_EQ(hub.open(first), SealCheck::kTaken);
+  EXPECT_EQ(first, json({{"t", "ranks"}, {"ranks", {0, 1}}}));  // seq and mac removed
+  EXPECT_EQ(hub.open(replay), SealCheck::kOutOfOrder);
+  EXPECT_EQ(hub.open(edited), SealCheck::kBadMac);
+  EXPECT_EQ(hub.open(reflected), SealCheck::kBadMac);  // the hub's own message sent back to it
+  json bare = {{"t", "event"}, {"line", "x"}};
+  EXPECT_EQ(hub.open(bare), SealCheck::kNoMac);
+  json skipped = agent.seal({{"t", "bye"}});  // seq 3: the hub took 1 only, and 2 was edited
+  EXPECT_EQ(hub.open(skipped), SealCheck::kOutOfOrder);
+}
+
+// A message cut to the wire's limit less kSealBytes (an output tail) still fits the limit once sealed,
+// whatever its sequence number: else the receiver would close the connection on it.
+TEST(AgentLink, ASealedMessageCutForTheSealFitsTheLineLimit) {
+  const size_t envelope = line_of({{"line", ""}, {"t", "tail"}}).size() - 1;
+  const json message = {{"line", std::string(kMaxAgentLineBytes - kSealBytes - envelope, 'x')},
+                        {"t", "tail"}};
+  ASSERT_EQ(line_of(message).size() - 1, kMaxAgentLineBytes - kSealBytes);  // as long as a cut one can be
+  MessageSeal seal("k", kToHarness, kToAgent);
+  json sealed = seal.seal(message);
+  sealed["seq"] = std::numeric_limits<int64_t>::max();  // the longest number a seal can carry
+  EXPECT_LE(line_of(sealed).size() - 1, kMaxAgentLineBytes);
+}
+
+// Before: once the handshake was over, every line was trusted: a forged `event` reached the run's
+// events.jsonl and a replayed `ranks` message changed which ranks the harness thought were running.
+TEST(AgentLink, TheHubDropsInjectedAndReplayedLinesAndTakesTheGenuineStream) {
+  TempDir dir;
+  const fs::path events = fs::path(dir.path) / "events.jsonl";
+  setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  AgentHub hub("the-secret", events.string());
+  std::promise<void> sent_all;
+  std::promise<void> hub_done;
+  auto agent = std::async(std::launch::async, [&] {
+    LineChannel c(connect_to(hub.address(), 2000));
+    auto seal = join_as_agent(c, "the-secret", "nodeM");
+    if (!seal) return false;
+    const std::string ranks_0 = line_of(seal->seal({{"t", "ranks"}, {"ranks", {0}}}));
+    inject(c.fd(), ranks_0);
+    inject(c.fd(), line_of(seal->seal({{"t", "ranks"}, {"ranks", json::array()}})));
+    // The man in the middle: a forged event without a MAC, one with a MAC of another key and the next
+    // number, a genuine line changed, and the first `ranks` line again.
+    const std::string forged_line = R"({"event":"forged","source":"workload","rank":0})";
+    inject(c.fd(), line_of({{"t", "event"}, {"line", forged_line}}));
+    MessageSeal stranger(session_key("guess", "a", "b", "nodeM"), kToHarness, kToAgent);
+    for (int i = 0; i < 2; ++i) stranger.seal({{"t", "x"}});
+    inject(c.fd(), line_of(stranger.seal({{"t", "event"}, {"line", forged_line}})));
+    json edited =
+        seal->seal({{"t", "event"}, {"line", R"({"event":"genuine","source":"workload","rank":0})"}});
+    json tampered = edited;
+    tampered["line"] = forged_line;
+    inject(c.fd(), line_of(tampered));
+    inject(c.fd(), ranks_0);
+    // The genuine stream goes on: the edited line's number was never taken, so it is sent as it was.
+    inject(c.fd(), line_of(edited));
+    inject(c.fd(), line_of(seal->seal(
+                       {{"t", "event"}, {"line", R"({"event":"genuine2","source":"workload","rank":0})"}})));
+    sent_all.set_value();
+    hub_done.get_future().wait();
+    return true;
+  });
+  ASSERT_EQ(hub.wait_for_agents(1, 10000), 1u);
+  sent_all.get_future().wait();
+  std::string text;
+  for (int i = 0; i < 300 && text.find("genuine2") == std::string::npos; ++i) {
+    hub.poll(10);
+    text = read_text(events);
+  }
+  hub_done.set_value();
+  ASSERT_TRUE(agent.get());
+  unsetenv("NCCLFI_AGENT_HOST");
+  EXPECT_NE(text.find("\"event\":\"genuine\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"event\":\"genuine2\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("\"event\":\"forged\""), std::string::npos) << text;
+  EXPECT_TRUE(hub.running_ranks().empty()) << "the replayed ranks message was taken";
+  EXPECT_EQ(hub.refused_messages(), 4u);
+  std::istringstream lines(text);
+  std::string line;
+  std::vector<std::string> whys;
+  while (std::getline(lines, line)) {
+    const auto e = json::parse(line, nullptr, false);
+    if (e.is_object() && e.value("event", "") == "agent_message_refused") {
+      EXPECT_EQ(e.value("agent_host", ""), "nodeM");
+      whys.push_back(e.value("why", ""));
+    }
+  }
+  EXPECT_EQ(whys, (std::vector<std::string>{"no MAC", "a wrong MAC", "a wrong MAC",
+                                            "a replayed or out-of-order sequence number"}));
+}
+
+// The harness's end played by hand, to a real agent: an order injected into the connection (a SIGKILL
+// for the agent's rank, a quit) is not carried out; the genuine quit is, and the agent's own messages
+// carry its seal.
+TEST(AgentLink, AnAgentCarriesOutNoInjectedOrder) {
+  TempDir dir;
+  const std::string harness_id = "link-test-" + std::to_string(getpid());
+  const pid_t rank = test_support::start_sleeper(
+      {"NCCLFI_HARNESS_ID=" + harness_id, std::string(kRankMarkerVar) + "=1", "RANK=0"});
+  ASSERT_GT(rank, 0);
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const AgentConfig config{"127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), "s", harness_id,
+                           dir.path + "/spool", 0.5};
+  const FaultGate gate;
+  auto agent = std::async(std::launch::async, [&] { return run_agent(config, gate); });
+  LineChannel c(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
+  ::close(listener);
+  const auto hello = c.receive(5000);
+  ASSERT_TRUE(hello);
+  const std::string host = text_field(*hello, "host");
+  const std::string theirs = text_field(*hello, "challenge");
+  const std::string mine = random_hex(16);
+  c.send({{"t", "challenge"}, {"challenge", mine}, {"mac", agent_mac("s", "harness", theirs, host)}});
+  const auto auth = c.receive(3000);
+  ASSERT_TRUE(auth && macs_equal(text_field(*auth, "mac"), agent_mac("s", "agent", mine, host)));
+  c.send({{"t", "welcome"}});
+  c.seal_with(MessageSeal(session_key("s", theirs, mine, host), kToAgent, kToHarness));
+  // Until the agent reports its rank, so that an order for it would find it.
+  bool found = false;
+  for (int i = 0; i < 250 && !found; ++i)
+    if (const auto m = c.receive(20)) found = text_field(*m, "t") == "ranks";
+  ASSERT_TRUE(found) << "no sealed ranks message from the agent";
+  inject(c.fd(), line_of({{"t", "signal"}, {"id", 1}, {"rank", 0}, {"signal", SIGKILL}}));
+  inject(c.fd(), line_of({{"t", "quit"}, {"seq", 1}, {"mac", std::string(64, '0')}}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(waitpid(rank, nullptr, WNOHANG), 0) << "an injected SIGKILL reached the rank";
+  EXPECT_EQ(agent.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout)
+      << "an injected quit ended the agent";
+  c.send({{"t", "quit"}});
+  ASSERT_EQ(agent.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(agent.get(), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(rank, &status, 0), rank);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;  // the genuine quit's teardown
+  bool bye = false;
+  for (int i = 0; i < 100 && !bye; ++i)
+    if (const auto m = c.receive(20)) bye = text_field(*m, "t") == "bye";
+  EXPECT_TRUE(bye) << "the agent's goodbye did not carry its seal";
+  EXPECT_EQ(c.sealed_dropped(), 0u);
+  EXPECT_FALSE(fs::exists(config.spool_dir));
+}
+
+// Before: an agent the harness refused returned at once and left its spool directory on the node.
+TEST(AgentLink, ARefusedAgentRemovesItsSpool) {
+  TempDir dir;
+  setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  AgentHub hub("the-secret", dir.path + "/events.jsonl");
+  const AgentConfig config{hub.address(), "not-the-secret", "refused-" + std::to_string(getpid()),
+                           dir.path + "/spool", 0.5};
+  const FaultGate gate;
+  auto agent = std::async(std::launch::async, [&] { return run_agent(config, gate); });
+  while (agent.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) hub.poll(10);
+  unsetenv("NCCLFI_AGENT_HOST");
+  EXPECT_EQ(agent.get(), 3);
+  EXPECT_EQ(hub.agents(), 0u);
+  EXPECT_FALSE(fs::exists(config.spool_dir));
+}
+
+// Before: `ncclfi agent` died of SIGTERM (what a launcher sends its tasks) with its rank running and its
+// spool left behind. Now it tears its node down, removes the spool and exits 3.
+TEST(AgentLink, SigtermEndsAnAgentWithItsRanksAndItsSpool) {
+  TempDir dir;
+  const std::string harness_id = "sigterm-test-" + std::to_string(getpid());
+  const pid_t rank = test_support::start_sleeper(
+      {"NCCLFI_HARNESS_ID=" + harness_id, std::string(kRankMarkerVar) + "=1", "RANK=0"});
+  ASSERT_GT(rank, 0);
+  setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  AgentHub hub("s", dir.path + "/events.jsonl");
+  const std::string spool = dir.path + "/spool";
+  std::vector<std::string> env = {
+      "NCCLFI_HARNESS_ID=" + harness_id, std::string(kAgentAddrVar) + "=" + hub.address(),
+      std::string(kAgentSecretVar) + "=s", std::string(kAgentSpoolVar) + "=" + spool,
+      "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  unsetenv("NCCLFI_AGENT_HOST");
+  std::vector<char*> envp;
+  for (auto& v : env) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  char cli[] = NCCLFI_CLI;
+  char command[] = "agent";
+  char* argv[] = {cli, command, nullptr};
+  const pid_t agent = fork();
+  if (agent == 0) {
+    execve(cli, argv, envp.data());
+    _exit(127);
+  }
+  ASSERT_EQ(hub.wait_for_agents(1, 10000), 1u);
+  for (int i = 0; i < 500 && hub.running_ranks().count(0) == 0; ++i) hub.poll(10);
+  ASSERT_TRUE(fs::exists(spool));
+  ASSERT_EQ(kill(agent, SIGTERM), 0);
+  int status = 0;
+  for (int i = 0; i < 1000 && waitpid(agent, &status, WNOHANG) == 0; ++i) hub.poll(10);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
+  EXPECT_FALSE(fs::exists(spool));
+  int rank_status = 0;
+  EXPECT_EQ(waitpid(rank, &rank_status, WNOHANG), rank) << "the agent left its rank running";
+  kill(rank, SIGKILL);
+  waitpid(rank, nullptr, 0);
+}
+
+}  // namespace
+}  // namespace ncclfi::cli
