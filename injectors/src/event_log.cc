@@ -83,8 +83,8 @@ bool EventLog::write_for_rank(int rank, const std::string& event, const nlohmann
   return false;
 }
 
-bool EventLog::write_line(int rank, const std::string& event, const nlohmann::json& fields,
-                          EventTime at) const {
+nlohmann::json EventLog::make_line(int rank, const std::string& event, const nlohmann::json& fields,
+                                   EventTime at) const {
   nlohmann::json line = {
       {"ts_ns", at.wall_ns}, {"mono_ns", at.mono_ns}, {"rank", rank},  {"pid", static_cast<int>(::getpid())},
       {"host", host_},       {"source", source_},     {"event", event}};
@@ -93,7 +93,12 @@ bool EventLog::write_line(int rank, const std::string& event, const nlohmann::js
       if (!line.contains(key)) line[key] = value;
     }
   }
-  std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return line;
+}
+
+bool EventLog::write_line(int rank, const std::string& event, const nlohmann::json& fields,
+                          EventTime at) const {
+  std::string text = make_line(rank, event, fields, at).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   text.push_back('\n');
   // One write(2) per line on an O_APPEND descriptor: the kernel places each whole line at the end of
   // the file, so concurrent writers (threads or processes) never interleave inside a line.

@@ -1,0 +1,35 @@
+// The harness's end of the injection channel (ncclfi/injection_channel.h): per attempt, a Unix datagram
+// socket in a private directory (0700) and a random key, handed to the ranks' injectors through the
+// environment (never argv). Each datagram that arrives goes to the attempt's InjectionLedger, which
+// takes ground truth only from those that authenticate.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "injection_ledger.h"
+
+namespace ncclfi::cli {
+
+class InjectionReceiver {
+ public:
+  // Creates the directory under $TMPDIR (else /tmp; a socket path must stay short) and binds the socket.
+  // Throws std::runtime_error saying what failed.
+  InjectionReceiver();
+  ~InjectionReceiver();  // closes the socket and removes the directory
+  InjectionReceiver(const InjectionReceiver&) = delete;
+  InjectionReceiver& operator=(const InjectionReceiver&) = delete;
+
+  // NCCLFI_INJECT_SOCKET and NCCLFI_INJECT_KEY, for every process of the job.
+  std::map<std::string, std::string> env() const;
+  // Hands every datagram waiting on the socket to `ledger`; never blocks.
+  void drain(harness::InjectionLedger& ledger);
+
+ private:
+  std::string dir_;
+  std::string socket_path_;
+  std::string key_;
+  int fd_ = -1;
+};
+
+}  // namespace ncclfi::cli
