@@ -63,7 +63,8 @@ void OutputTailer::check_tampering() {
     return;
   }
   struct stat named {};
-  if (stat(path_.c_str(), &named) != 0 || named.st_ino != open_file.st_ino || named.st_dev != open_file.st_dev)
+  if (stat(path_.c_str(), &named) != 0 || named.st_ino != open_file.st_ino ||
+      named.st_dev != open_file.st_dev)
     tampered_ = "was removed or replaced by another file while the harness read it";
 }
 

@@ -6,9 +6,9 @@
 #include <optional>
 #include <sstream>
 
+#include "injection_ledger.h"
 #include "ncclfi/bounded_input.h"
 #include "ncclfi/event_log.h"
-#include "injection_ledger.h"
 #include "observe.h"
 
 namespace ncclfi::harness {

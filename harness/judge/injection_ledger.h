@@ -42,9 +42,9 @@ class InjectionLedger {
 
   History& history_;
   int attempt_;
-  std::map<Key, std::string> unclaimed_;    // records no line stood for yet: their description
-  std::map<Key, HistoryEvent> waiting_;     // lines no record stood for yet
-  size_t dropped_lines_ = 0;                // lines past kMaxWaitingLines
+  std::map<Key, std::string> unclaimed_;  // records no line stood for yet: their description
+  std::map<Key, HistoryEvent> waiting_;   // lines no record stood for yet
+  size_t dropped_lines_ = 0;              // lines past kMaxWaitingLines
   size_t rejected_ = 0;
 };
 

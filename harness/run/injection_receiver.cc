@@ -69,7 +69,8 @@ void InjectionReceiver::drain(harness::InjectionLedger& ledger) {
     const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return;  // nothing waiting (EAGAIN) or the socket is gone: the ledger judges what is missing
-    const auto datagram = decode_injection_datagram(key_, std::string_view(buf.data(), static_cast<size_t>(n)));
+    const auto datagram =
+        decode_injection_datagram(key_, std::string_view(buf.data(), static_cast<size_t>(n)));
     if (!datagram) {
       ledger.rejected();
       continue;

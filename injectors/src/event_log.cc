@@ -98,7 +98,8 @@ nlohmann::json EventLog::make_line(int rank, const std::string& event, const nlo
 
 bool EventLog::write_line(int rank, const std::string& event, const nlohmann::json& fields,
                           EventTime at) const {
-  std::string text = make_line(rank, event, fields, at).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text =
+      make_line(rank, event, fields, at).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   text.push_back('\n');
   // One write(2) per line on an O_APPEND descriptor: the kernel places each whole line at the end of
   // the file, so concurrent writers (threads or processes) never interleave inside a line.

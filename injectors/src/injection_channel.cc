@@ -1,6 +1,7 @@
 #include "ncclfi/injection_channel.h"
 
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -14,7 +15,6 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-
 
 namespace ncclfi {
 namespace {

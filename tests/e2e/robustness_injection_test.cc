@@ -73,9 +73,9 @@ TEST(RobustInjections, RealHarnessInjectionStillPasses) {
   EXPECT_FALSE(reasons_say(verdict, "injection channel")) << verdict["reasons"].dump();
   EXPECT_FALSE(reasons_say(verdict, "forged")) << verdict["reasons"].dump();
   bool injected = false;
-  for (const auto& c : verdict["checks"])
+  for (const auto& c : verdict["judgement"]["checks"])
     injected = injected || (c["field"] == "injection" && c["answer"] == "pass");
-  EXPECT_TRUE(injected) << verdict["checks"].dump();
+  EXPECT_TRUE(injected) << verdict["judgement"]["checks"].dump();
 }
 
 // Before: a rank that emptied events.jsonl erased the harness's records and the verdict went on.

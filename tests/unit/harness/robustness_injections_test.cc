@@ -24,18 +24,12 @@ namespace {
 
 // An inject line as an injector writes it, with its channel seq.
 std::string inject_line(int pid, const std::string& source, uint64_t seq, int64_t ts_s = 1) {
-  return nlohmann::json{{"event", "inject"},
-                        {"ts_ns", 1700000000000000000 + ts_s * 1'000'000'000},
-                        {"mono_ns", 5},
-                        {"rank", 0},
-                        {"pid", pid},
-                        {"host", "h"},
-                        {"source", source},
-                        {"fault_id", "f1"},
-                        {"kind", "drop"},
-                        {"layer", "net"},
-                        {"seq", seq},
-                        {"attempt", 0}}
+  return nlohmann::json{{"event", "inject"}, {"ts_ns", 1700000000000000000 + ts_s * 1'000'000'000},
+                        {"mono_ns", 5},      {"rank", 0},
+                        {"pid", pid},        {"host", "h"},
+                        {"source", source},  {"fault_id", "f1"},
+                        {"kind", "drop"},    {"layer", "net"},
+                        {"seq", seq},        {"attempt", 0}}
       .dump();
 }
 
@@ -115,7 +109,8 @@ TEST(RobustInjections, RecordThatIsNoInjectOrStatesAnotherSeqIsRejected) {
   ledger.authentic(R"({"event":"done","seq":1})", 1);
   ledger.authentic(R"({"event":"inject","seq":1,"pid":"x"})", 1);
   ledger.settle();
-  EXPECT_NE(problems(h).find("4 datagram(s) on the injection channel failed authentication"), std::string::npos)
+  EXPECT_NE(problems(h).find("4 datagram(s) on the injection channel failed authentication"),
+            std::string::npos)
       << problems(h);
   EXPECT_EQ(count(h, "inject"), 0u);
 }
@@ -133,7 +128,8 @@ TEST(RobustInjections, ReceiverTakesOnlyDatagramsMadeWithItsKey) {
   ASSERT_GE(fd, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_LT(path.size(), sizeof(addr.sun_path));
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
   for (const std::string& d : {encode_injection_datagram(key, 1, inject_line(10, "net", 1)),
                                encode_injection_datagram("guessed", 2, inject_line(10, "net", 2))}) {
@@ -148,7 +144,8 @@ TEST(RobustInjections, ReceiverTakesOnlyDatagramsMadeWithItsKey) {
   ledger.settle();
   EXPECT_EQ(count(h, "inject"), 1u);
   ASSERT_EQ(h.injection_problems.size(), 1u) << problems(h);
-  EXPECT_NE(problems(h).find("1 datagram(s) on the injection channel failed authentication"), std::string::npos);
+  EXPECT_NE(problems(h).find("1 datagram(s) on the injection channel failed authentication"),
+            std::string::npos);
 }
 
 TEST(RobustInjections, ReceiverRemovesItsDirectory) {
