@@ -207,7 +207,7 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
   // read from the events file anyway (node agents).
   OutputTailer rest(events_path, events_offset, harness::kMaxEventLineBytes + 1);
   harness::InjectionLedger late_injections(history, history.attempts - 1);
-  harness::InjectionLedger* ledger = history.injections_unauthenticated.empty() ? &late_injections : nullptr;
+  harness::InjectionLedger* ledger = s.launcher.nodes > 0 ? nullptr : &late_injections;
   rest.read_rest([&](const std::string& line) {
     harness::observe_event_line(line, history, history.attempts - 1, ledger);
   });

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "injection_ledger.h"
 #include "judge.h"
 #include "judge_internal.h"
 #include "ncclfi/event_log.h"
@@ -345,8 +346,8 @@ std::optional<CheckResult> check_injection(const CheckContext& ctx) {
     return result("injection", Answer::kFail, said);
   }
   std::string said = faults + "; " + firings_text(ctx.history) + "; " + first_injection_text(ctx);
-  if (!ctx.history.injections_unauthenticated.empty())
-    said += "; read from the events file, not authenticated: " + ctx.history.injections_unauthenticated;
+  if (const std::string why = unauthenticated_injections(ctx.history); !why.empty())
+    said += "; read from the events file, not authenticated: " + why;
   return result("injection", Answer::kPass, said);
 }
 
@@ -375,13 +376,6 @@ std::optional<CheckResult> check_records(const CheckContext& ctx) {
   const auto& lost = ctx.history.records_lost;
   if (lost.empty()) return std::nullopt;
   return result("records", Answer::kUnknown, "the run's records are incomplete: " + join(lost, "; "));
-}
-
-std::optional<CheckResult> check_injection_records(const CheckContext& ctx) {
-  const auto& problems = ctx.history.injection_problems;
-  if (problems.empty()) return std::nullopt;
-  return result("injection_records", Answer::kUnknown,
-                "the events file's injections are not the injection channel's: " + join(problems, "; "));
 }
 
 // The ranks' own word that the GPU refused them, under ncclfi's MPS (the log classifier's

@@ -125,6 +125,10 @@ void record_contract_error(History& history, const nlohmann::json& doc, std::str
 
 }  // namespace
 
+bool observe_event_line(std::string_view line, History& history, int default_attempt) {
+  return observe_event_line(line, history, default_attempt, nullptr);
+}
+
 bool observe_event_line(std::string_view line, History& history, int default_attempt,
                         InjectionLedger* ledger) {
   if (line.size() > kMaxEventLineBytes) {

@@ -55,13 +55,20 @@ void InjectionLedger::claimed(HistoryEvent line) {
 }
 
 void InjectionLedger::settle() {
-  auto& problems = history_.injection_problems;
+  auto& errors = history_.contract_errors;
   const size_t forged = waiting_.size() + dropped_lines_;
   if (forged > 0) {
-    std::string said = "forged injection record: " + std::to_string(forged) +
-                       " inject line(s) in the events file that no authenticated record stands for";
-    if (!waiting_.empty()) said += ", first: " + describe(waiting_.begin()->second);
-    problems.push_back(said);
+    ContractError e{"?", -1, "", "", static_cast<int>(forged)};
+    e.problem =
+        "forged injection record: an inject line that no authenticated record of the injection "
+        "channel stands for (counted as no injection)";
+    if (!waiting_.empty()) {
+      const HistoryEvent& first = waiting_.begin()->second;
+      e.source = first.source;
+      e.rank = first.rank;
+      e.line = describe(first);
+    }
+    errors.push_back(std::move(e));
   }
   // What the ranks said stays on the timeline, under a name no check counts as an injection.
   for (auto& [key, line] : waiting_) {
@@ -71,17 +78,36 @@ void InjectionLedger::settle() {
   waiting_.clear();
   dropped_lines_ = 0;
   if (!unclaimed_.empty()) {
-    problems.push_back(std::to_string(unclaimed_.size()) +
-                       " injection record(s) counted by the injection channel are missing from the events "
-                       "file (truncated or rewritten), first: " +
-                       unclaimed_.begin()->second);
+    errors.push_back(ContractError{std::get<1>(unclaimed_.begin()->first), -1,
+                                   "an injection the injection channel recorded is missing from the events "
+                                   "file (truncated or rewritten)",
+                                   unclaimed_.begin()->second, static_cast<int>(unclaimed_.size())});
   }
   unclaimed_.clear();
   if (rejected_ > 0) {
-    problems.push_back("forged injection record: " + std::to_string(rejected_) +
-                       " datagram(s) on the injection channel failed authentication");
+    errors.push_back(ContractError{"injection channel", -1,
+                                   "forged injection record: a datagram that failed authentication", "",
+                                   static_cast<int>(rejected_)});
   }
   rejected_ = 0;
+}
+
+void note_unauthenticated_injections(History& history, int attempt, int64_t ts_ns, const std::string& why) {
+  HistoryEvent e;
+  e.ts_ns = ts_ns;
+  e.attempt = attempt;
+  e.source = "harness";
+  e.event = kUnauthenticatedInjections;
+  e.fields = {{"why", why}};
+  add_event(history, std::move(e));
+}
+
+std::string unauthenticated_injections(const History& history) {
+  for (const auto& e : history.events) {
+    // A rank could write a line like it into the events file: that only adds words to a reason.
+    if (e.event == kUnauthenticatedInjections && e.source == "harness") return e.fields.value("why", "");
+  }
+  return "";
 }
 
 }  // namespace ncclfi::harness

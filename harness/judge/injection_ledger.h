@@ -2,7 +2,7 @@
 // (injection_channel.h): each authenticated record enters the history as the attempt's `inject` event.
 // The events file's `inject` lines are only what the ranks say; each must pair with one authenticated
 // record (same pid, source and seq), and each record with one line. At the end of the attempt what is
-// left unpaired becomes history.injection_problems, which makes the verdict unknown:
+// left unpaired breaks the events contract (history.contract_errors; the `events` check is unknown):
 //  - a line with no record: a forged injection record (kept on the timeline as `inject_unverified`);
 //  - a record with no line: the events file lost it (truncated or rewritten);
 //  - a datagram that failed authentication.
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include "history.h"
@@ -29,7 +30,7 @@ class InjectionLedger {
   void claimed(HistoryEvent line);
   // A datagram whose MAC or format was wrong.
   void rejected() { ++rejected_; }
-  // Everything still unpaired into history.injection_problems. Call once, after the last read.
+  // Everything still unpaired into history.contract_errors. Call once, after the last read.
   void settle();
 
   // Lines held while they wait for their record: more than this are forged beyond doubt (the channel's
@@ -47,5 +48,17 @@ class InjectionLedger {
   size_t dropped_lines_ = 0;              // lines past kMaxWaitingLines
   size_t rejected_ = 0;
 };
+
+// The harness's own timeline entry (never read from the events file) saying that this attempt's
+// injections could only be read from the events file, and why (node agents); and the first such reason
+// in a history, "" when the channel vouched for every attempt.
+inline constexpr const char* kUnauthenticatedInjections = "injections_unauthenticated";
+void note_unauthenticated_injections(History& history, int attempt, int64_t ts_ns, const std::string& why);
+std::string unauthenticated_injections(const History& history);
+
+// observe_event_line (observe.h) with a ledger: an `inject` line is only a claim, handed to `ledger`
+// (nullptr: taken as an event, as before); every other line is observed as usual.
+bool observe_event_line(std::string_view line, History& history, int default_attempt,
+                        InjectionLedger* ledger);
 
 }  // namespace ncclfi::harness

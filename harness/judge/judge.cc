@@ -147,7 +147,6 @@ Judgement judge(History& history, const Expectation& expect, const JudgeOptions&
   if (auto r = check_before_the_fault(ctx)) add(std::move(*r));
   if (auto r = check_events_contract(ctx)) add(std::move(*r));
   if (auto r = check_records(ctx)) add(std::move(*r));
-  if (auto r = check_injection_records(ctx)) add(std::move(*r));
   if (auto r = check_shared_gpu(ctx)) add(std::move(*r));  // last: it weighs the failures above
   if (history.interrupted)
     add(CheckResult{"run", Answer::kUnknown, "ncclfi was interrupted: the run is incomplete"});

@@ -28,7 +28,7 @@ Answer worst(Answer a, Answer b);
 
 struct CheckResult {
   std::string field;  // the expect field ("outcome", "detection_s", ...) or "injection", "before_fault",
-                      // "events", "records", "injection_records", "run"
+                      // "events", "records", "run"
   Answer answer = Answer::kUnknown;
   std::string reason;  // always set: what was expected and what was observed
   // This check says the other checks' failure may not be the job's (shared-GPU mode's own MPS
@@ -123,9 +123,6 @@ std::optional<CheckResult> check_before_the_fault(const CheckContext& ctx);
 std::optional<CheckResult> check_events_contract(const CheckContext& ctx);
 // Unknown when history.records_lost says some of the run's records could not be written.
 std::optional<CheckResult> check_records(const CheckContext& ctx);
-// Unknown when history.injection_problems says the events file's injections and the injection
-// channel's disagree (a forged inject line, records missing from the file).
-std::optional<CheckResult> check_injection_records(const CheckContext& ctx);
 // Set only when the checks so far fail and ncclfi's own MPS server failed in the run (or, under it, a
 // rank was refused the GPU): unknown, excusing the failure, with those lines.
 std::optional<CheckResult> check_shared_gpu(const CheckContext& ctx);

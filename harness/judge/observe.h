@@ -48,14 +48,9 @@ struct EventLogReadStats {
 // Tolerates a torn last line. Never throws on bad content.
 EventLogReadStats read_event_log(const std::string& path, History& history, int default_attempt = 0);
 
-class InjectionLedger;
-
 // Same for one already-read line (used by the above and by live tailing). Returns false if the line
-// is not a JSON object (a contract error is a line read: true). With a `ledger`, an `inject` line is
-// only a claim: it goes to the ledger, which pairs it with the injection channel's records, and not
-// into the history.
-bool observe_event_line(std::string_view line, History& history, int default_attempt = 0,
-                        InjectionLedger* ledger = nullptr);
+// is not a JSON object (a contract error is a line read: true).
+bool observe_event_line(std::string_view line, History& history, int default_attempt = 0);
 
 // ---------------------------------------------------------------------------------------------
 // Rank output classifiers

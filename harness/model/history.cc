@@ -290,8 +290,6 @@ nlohmann::json to_json(const History& history) {
   doc["armed_faults"] = history.armed_faults;
   doc["contract_errors"] = history.contract_errors;
   doc["records_lost"] = history.records_lost;
-  doc["injection_problems"] = history.injection_problems;
-  doc["injections_unauthenticated"] = history.injections_unauthenticated;
   doc["own_mps"] = history.own_mps;
   doc["mps_failures"] = history.mps_failures;
   doc["rank_output"] = history.rank_output;
@@ -336,8 +334,6 @@ History history_from_json(const nlohmann::json& doc) {
   read_opt(doc, "armed_faults", h.armed_faults);
   read_opt(doc, "contract_errors", h.contract_errors);
   read_opt(doc, "records_lost", h.records_lost);
-  read_opt(doc, "injection_problems", h.injection_problems);
-  read_opt(doc, "injections_unauthenticated", h.injections_unauthenticated);
   read_opt(doc, "own_mps", h.own_mps);
   read_opt(doc, "mps_failures", h.mps_failures);
   read_opt(doc, "rank_output", h.rank_output);

@@ -167,13 +167,6 @@ struct History {
   // What of the run's records could not be written (a rank's events_lost line, the harness's own
   // failed writes, a full file system): such a run is judged unknown, never pass.
   std::vector<std::string> records_lost;
-  // What the injection channel (injection_channel.h) found wrong with the events file's `inject` lines:
-  // a line no authenticated record stands for (forged), records the channel counted that the file lacks,
-  // datagrams that failed authentication. Such a run is judged unknown, never pass.
-  std::vector<std::string> injection_problems;
-  // Why the run's injections could only be read from the events file, unauthenticated (node agents);
-  // empty when the channel vouched for them. The injection check's reason says it.
-  std::string injections_unauthenticated;
   // Shared-GPU mode: whether some attempt ran under ncclfi's own MPS daemons, and the lines in which
   // their MPS servers reported failing themselves ("attempt N, gK: <line>", at most kMaxMpsFailures). A
   // job that failed after such a line may have failed because of the mode, not of itself.

@@ -9,6 +9,7 @@
 
 #include "attempt_runner.h"
 #include "judge.h"
+#include "ncclfi/event_line.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -103,15 +104,16 @@ void AttemptObservation::follow_events(bool final) {
 
 void AttemptObservation::open_injection_channel(LaunchContext& ctx) {
   if (ctx.scenario->launcher.nodes > 0) {
-    history_.injections_unauthenticated =
+    harness::note_unauthenticated_injections(
+        history_, in_.ctx.attempt, clock_.now().wall_ns,
         "the ranks run under node agents, which relay no injection channel (their hosts' events files are "
-        "trusted)";
+        "trusted)");
     return;
   }
   try {
     injection_receiver_ = std::make_unique<InjectionReceiver>();
   } catch (const std::exception& e) {
-    history_.injections_unauthenticated = e.what();
+    harness::note_unauthenticated_injections(history_, in_.ctx.attempt, clock_.now().wall_ns, e.what());
     return;
   }
   injection_ledger_ = std::make_unique<harness::InjectionLedger>(history_, in_.ctx.attempt);
@@ -124,7 +126,7 @@ void AttemptObservation::record_own_injection(int rank, nlohmann::json fields, E
   if (injection_ledger_) {
     const uint64_t seq = ++own_injection_seq_;
     fields["seq"] = seq;
-    injection_ledger_->authentic(events_.make_line(rank, ev::kInject, fields, at).dump(), seq);
+    injection_ledger_->authentic(event_line("harness", host_, rank, ev::kInject, fields, at).dump(), seq);
   }
   events_.write_for_rank(rank, ev::kInject, fields, at);
 }

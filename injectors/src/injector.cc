@@ -10,6 +10,7 @@
 #include <fiu-control.h>
 #include <fiu.h>
 
+#include "ncclfi/event_line.h"
 #include "ncclfi/fault_kinds.h"
 #include "ncclfi/host_allow.h"
 #include "ncclfi/injection_channel.h"
@@ -124,7 +125,7 @@ void Injector::record_injection(const ArmedFault& fault, const char* point, cons
   if (InjectionChannel* channel = InjectionChannel::process(); channel != nullptr) {
     const uint64_t seq = channel->next_seq();
     fields["seq"] = seq;
-    channel->send(seq, events_.make_line(rank, ev::kInject, fields, at)
+    channel->send(seq, event_line(source_, host_name(), rank, ev::kInject, fields, at)
                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   events_.write_for_rank(rank, ev::kInject, fields, at);

@@ -80,9 +80,6 @@ class EventLog {
   bool write_for_rank(int rank, const std::string& event, const nlohmann::json& fields) const;
   // Same, stamped with `at` instead of the time of writing.
   bool write_for_rank(int rank, const std::string& event, const nlohmann::json& fields, EventTime at) const;
-  // The line write_for_rank() would write, as JSON (the injection channel sends the same record).
-  nlohmann::json make_line(int rank, const std::string& event, const nlohmann::json& fields,
-                           EventTime at) const;
   // Lines that could not be written so far.
   uint64_t lost() const { return lost_.load(std::memory_order_relaxed); }
 

@@ -39,9 +39,12 @@ size_t count(const History& h, const std::string& event) {
   return n;
 }
 
+// The contract errors left, one a line: "source rank: problem (count) line".
 std::string problems(const History& h) {
   std::string all;
-  for (const auto& p : h.injection_problems) all += p + "\n";
+  for (const auto& e : h.contract_errors)
+    all += e.source + " " + std::to_string(e.rank) + ": " + e.problem + " (" + std::to_string(e.count) +
+           ") " + e.line + "\n";
   return all;
 }
 
@@ -54,7 +57,7 @@ TEST(RobustInjections, RecordAndLineInEitherOrderPairUp) {
   EXPECT_TRUE(observe_event_line(inject_line(10, "net", 2), h, 0, &ledger));  // its record comes later
   ledger.authentic(inject_line(10, "net", 2), 2);
   ledger.settle();
-  EXPECT_TRUE(h.injection_problems.empty()) << problems(h);
+  EXPECT_TRUE(h.contract_errors.empty()) << problems(h);
   EXPECT_EQ(count(h, "inject"), 2u);  // the records, once each
 }
 
@@ -66,16 +69,19 @@ TEST(RobustInjections, LineWithoutRecordIsForgedAndCountsAsNoInjection) {
   EXPECT_TRUE(observe_event_line(inject_line(10, "net", 1), h, 0, &ledger));
   EXPECT_TRUE(observe_event_line(inject_line(10, "harness", 0), h, 0, &ledger));  // no seq at all
   ledger.settle();
-  ASSERT_EQ(h.injection_problems.size(), 1u);
-  EXPECT_NE(problems(h).find("forged injection record: 2 inject line(s)"), std::string::npos) << problems(h);
+  ASSERT_EQ(h.contract_errors.size(), 1u) << problems(h);
+  EXPECT_NE(problems(h).find("net 0: forged injection record"), std::string::npos) << problems(h);
+  EXPECT_EQ(h.contract_errors[0].count, 2);
   EXPECT_EQ(count(h, "inject"), 0u);
   EXPECT_EQ(count(h, "inject_unverified"), 2u);  // what the rank said stays on the timeline
   const Judgement j = judge(h, nlohmann::json{{"outcome", "clean"}});
   EXPECT_NE(j.verdict, Answer::kPass);
-  bool unknown_records = false;
-  for (const auto& c : j.checks)
-    unknown_records = unknown_records || (c.field == "injection_records" && c.answer == Answer::kUnknown);
-  EXPECT_TRUE(unknown_records);
+  bool unknown_events = false;
+  for (const auto& c : j.checks) {
+    unknown_events = unknown_events || (c.field == "events" && c.answer == Answer::kUnknown &&
+                                        c.reason.find("forged injection record") != std::string::npos);
+  }
+  EXPECT_TRUE(unknown_events);
 }
 
 TEST(RobustInjections, CopiedLineIsForgedEvenWithARealRecord) {
@@ -86,7 +92,9 @@ TEST(RobustInjections, CopiedLineIsForgedEvenWithARealRecord) {
   EXPECT_TRUE(observe_event_line(inject_line(10, "net", 1), h, 0, &ledger));
   EXPECT_TRUE(observe_event_line(inject_line(10, "net", 1), h, 0, &ledger));
   ledger.settle();
-  EXPECT_NE(problems(h).find("forged injection record: 1 inject line(s)"), std::string::npos) << problems(h);
+  ASSERT_EQ(h.contract_errors.size(), 1u) << problems(h);
+  EXPECT_NE(problems(h).find("forged injection record"), std::string::npos) << problems(h);
+  EXPECT_EQ(h.contract_errors[0].count, 1);
   EXPECT_EQ(count(h, "inject"), 1u);
 }
 
@@ -96,7 +104,10 @@ TEST(RobustInjections, RecordWithoutLineWasErasedFromTheFile) {
   InjectionLedger ledger(h, 0);
   ledger.authentic(inject_line(10, "preload", 1), 1);
   ledger.settle();
-  EXPECT_NE(problems(h).find("missing from the events file"), std::string::npos) << problems(h);
+  ASSERT_EQ(h.contract_errors.size(), 1u) << problems(h);
+  EXPECT_NE(problems(h).find("preload -1: an injection the injection channel recorded is missing"),
+            std::string::npos)
+      << problems(h);
   EXPECT_EQ(count(h, "inject"), 1u);  // the channel's record is the injection
 }
 
@@ -109,9 +120,8 @@ TEST(RobustInjections, RecordThatIsNoInjectOrStatesAnotherSeqIsRejected) {
   ledger.authentic(R"({"event":"done","seq":1})", 1);
   ledger.authentic(R"({"event":"inject","seq":1,"pid":"x"})", 1);
   ledger.settle();
-  EXPECT_NE(problems(h).find("4 datagram(s) on the injection channel failed authentication"),
-            std::string::npos)
-      << problems(h);
+  ASSERT_EQ(h.contract_errors.size(), 1u) << problems(h);
+  EXPECT_NE(problems(h).find("failed authentication (4)"), std::string::npos) << problems(h);
   EXPECT_EQ(count(h, "inject"), 0u);
 }
 
@@ -143,9 +153,8 @@ TEST(RobustInjections, ReceiverTakesOnlyDatagramsMadeWithItsKey) {
   EXPECT_TRUE(observe_event_line(inject_line(10, "net", 1), h, 0, &ledger));
   ledger.settle();
   EXPECT_EQ(count(h, "inject"), 1u);
-  ASSERT_EQ(h.injection_problems.size(), 1u) << problems(h);
-  EXPECT_NE(problems(h).find("1 datagram(s) on the injection channel failed authentication"),
-            std::string::npos);
+  ASSERT_EQ(h.contract_errors.size(), 1u) << problems(h);
+  EXPECT_NE(problems(h).find("failed authentication (1)"), std::string::npos) << problems(h);
 }
 
 TEST(RobustInjections, ReceiverRemovesItsDirectory) {
