@@ -22,12 +22,12 @@ std::string InjectionLedger::describe(const HistoryEvent& e) {
 
 void InjectionLedger::authentic(const std::string& record, uint64_t seq) {
   const nlohmann::json doc = nlohmann::json::parse(record, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object() || doc.value("event", "") != ev::kInject || stated_seq(doc) != seq || seq == 0) {
-    ++rejected_;
-    return;
-  }
   HistoryEvent e;
   try {
+    if (!doc.is_object() || doc.value("event", "") != ev::kInject || stated_seq(doc) != seq || seq == 0) {
+      ++rejected_;
+      return;
+    }
     e.pid = doc.value("pid", 0);
     e.source = doc.value("source", "");
     e.rank = doc.value("rank", -1);
