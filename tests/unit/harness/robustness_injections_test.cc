@@ -35,7 +35,7 @@ std::string inject_line(int pid, const std::string& source, uint64_t seq, int64_
 
 size_t count(const History& h, const std::string& event) {
   size_t n = 0;
-  for (const auto& e : h.events) n += e.event == event ? 1 : 0;
+  for (const auto& e : h.events) n += e.event == event ? 1u : 0u;
   return n;
 }
 
@@ -70,7 +70,7 @@ TEST(RobustInjections, LineWithoutRecordIsForgedAndCountsAsNoInjection) {
   EXPECT_TRUE(observe_event_line(inject_line(10, "harness", 0), h, 0, &ledger));  // no seq at all
   ledger.settle();
   ASSERT_EQ(h.contract_errors.size(), 1u) << problems(h);
-  EXPECT_NE(problems(h).find("net 0: forged injection record"), std::string::npos) << problems(h);
+  EXPECT_NE(problems(h).find(" 0: forged injection record"), std::string::npos) << problems(h);
   EXPECT_EQ(h.contract_errors[0].count, 2);
   EXPECT_EQ(count(h, "inject"), 0u);
   EXPECT_EQ(count(h, "inject_unverified"), 2u);  // what the rank said stays on the timeline
