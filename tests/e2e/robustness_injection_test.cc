@@ -29,6 +29,11 @@ std::string forge_inject_line(const std::string& source, const std::string& laye
 json verdict_of(const std::string& dir, const json& scenario) {
   const auto r = run_cli({"run", write_scenario(dir, scenario), "--out", dir + "/runs", "-q"}, 60);
   EXPECT_FALSE(r.timed_out) << r.out << r.err;
+  const fs::path latest = fs::path(dir) / "runs" / scenario["name"].get<std::string>() / "latest";
+  if (!fs::exists(latest)) {
+    ADD_FAILURE() << "no run: " << r.out << r.err;
+    return json::object();
+  }
   return read_json(latest_run(dir + "/runs", scenario["name"]) + "/verdict.json");
 }
 
@@ -52,8 +57,8 @@ TEST(RobustInjections, ForgedNetInjectLineNeverPasses) {
 TEST(RobustInjections, ForgedHarnessInjectLineNeverPasses) {
   TempDir dir;
   json s = shell_scenario("forged-proc", 1, forge_inject_line("harness", "proc", "kill") + "exit 2",
-                          {{"outcome", "detected"}, {"detected_by", {"api_error"}}});
-  s["faults"] = {{{"id", "f1"}, {"layer", "proc"}, {"kind", "kill"}, {"trigger", {{"after_ms", 50000}}}}};
+                          {{"outcome", "detected"}, {"detected_by", {"api_error"}}}, 10);
+  s["faults"] = {{{"id", "f1"}, {"layer", "proc"}, {"kind", "kill"}, {"trigger", {{"after_ms", 8000}}}}};
   const json verdict = verdict_of(dir.path, s);
   EXPECT_NE(verdict["verdict"], "pass") << verdict.dump();
   EXPECT_TRUE(reasons_say(verdict, "forged injection record")) << verdict["reasons"].dump();
@@ -76,6 +81,21 @@ TEST(RobustInjections, RealHarnessInjectionStillPasses) {
   for (const auto& c : verdict["judgement"]["checks"])
     injected = injected || (c["field"] == "injection" && c["answer"] == "pass");
   EXPECT_TRUE(injected) << verdict["judgement"]["checks"].dump();
+}
+
+// The channel reaches ranks that a launcher starts (its variables travel in the environment, never in
+// argv): the catalogue's net error fault under each launcher this host has, its injection authenticated.
+TEST(RobustInjections, RealNetInjectionsAuthenticateUnderEachLauncher) {
+  for (const std::string launcher : {"local", "mpirun", "hydra"}) {
+    const std::string tool = launcher == "mpirun" ? "mpirun" : launcher == "hydra" ? "mpiexec.hydra" : "sh";
+    if (run_program({"/bin/sh", "-c", "command -v " + tool}).exit_code != 0) continue;
+    TempDir dir;
+    json s = read_json(std::string(NCCLFI_SOURCE_DIR) + "/scenarios/cpu/net-error-isend.json");
+    s["launcher"] = {{"kind", launcher}};
+    const json verdict = verdict_of(dir.path, s);
+    EXPECT_EQ(verdict["verdict"], "pass") << launcher << ": " << verdict["reasons"].dump();
+    EXPECT_FALSE(reasons_say(verdict, "forged")) << launcher;
+  }
 }
 
 // Before: a rank that emptied events.jsonl erased the harness's records and the verdict went on.
