@@ -1,14 +1,15 @@
 #include "injection_ledger.h"
 
 #include "ncclfi/event_log.h"
+#include "ncclfi/injection_channel.h"
 #include "observe.h"
 
 namespace ncclfi::harness {
 namespace {
 
-// The seq a line or record states, 0 when none (the channel counts from 1, so 0 pairs with nothing).
+// The record seq a line or record states, 0 when none (the channel counts from 1, so 0 pairs with nothing).
 uint64_t stated_seq(const nlohmann::json& fields) {
-  const auto it = fields.find("seq");
+  const auto it = fields.find(kRecordSeqField);
   return it != fields.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
 }
 
@@ -16,7 +17,7 @@ uint64_t stated_seq(const nlohmann::json& fields) {
 
 std::string InjectionLedger::describe(const HistoryEvent& e) {
   return e.source + " rank " + std::to_string(e.rank) + " (pid " + std::to_string(e.pid) + ") fault " +
-         e.fields.value("fault_id", nlohmann::json("?")).dump() + " seq " +
+         e.fields.value("fault_id", nlohmann::json("?")).dump() + " record_seq " +
          std::to_string(stated_seq(e.fields));
 }
 

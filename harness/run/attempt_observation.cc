@@ -10,6 +10,7 @@
 #include "attempt_runner.h"
 #include "judge.h"
 #include "ncclfi/event_line.h"
+#include "ncclfi/injection_channel.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -125,7 +126,7 @@ void AttemptObservation::open_injection_channel(LaunchContext& ctx) {
 void AttemptObservation::record_own_injection(int rank, nlohmann::json fields, EventTime at) {
   if (injection_ledger_) {
     const uint64_t seq = ++own_injection_seq_;
-    fields["seq"] = seq;
+    fields[kRecordSeqField] = seq;
     injection_ledger_->authentic(event_line("harness", host_, rank, ev::kInject, fields, at).dump(), seq);
   }
   events_.write_for_rank(rank, ev::kInject, fields, at);

@@ -124,7 +124,7 @@ void Injector::record_injection(const ArmedFault& fault, const char* point, cons
   // erase it; the events file's line, with the same seq, is what the rank says (injection_channel.h).
   if (InjectionChannel* channel = InjectionChannel::process(); channel != nullptr) {
     const uint64_t seq = channel->next_seq();
-    fields["seq"] = seq;
+    fields[kRecordSeqField] = seq;
     channel->send(seq, event_line(source_, host_name(), rank, ev::kInject, fields, at)
                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }

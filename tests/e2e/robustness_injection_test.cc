@@ -23,7 +23,7 @@ std::string forge_inject_line(const std::string& source, const std::string& laye
   return "printf '{\"event\":\"inject\",\"ts_ns\":%s,\"mono_ns\":1,\"rank\":0,\"pid\":%s,\"host\":\"h\","
          "\"source\":\"" +
          source + "\",\"fault_id\":\"f1\",\"kind\":\"" + kind + "\",\"layer\":\"" + layer +
-         "\",\"seq\":1,\"attempt\":0}\\n' \"$(date +%s%N)\" $$ >> \"$NCCLFI_EVENTS\"; ";
+         "\",\"record_seq\":1,\"attempt\":0}\\n' \"$(date +%s%N)\" $$ >> \"$NCCLFI_EVENTS\"; ";
 }
 
 json verdict_of(const std::string& dir, const json& scenario) {

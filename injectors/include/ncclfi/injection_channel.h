@@ -7,9 +7,9 @@
 // block, which /proc/<pid>/environ shows), so the workload and its children never see them.
 //
 // One datagram per injection: "<seq> <mac> <record>", where seq counts the process's records from 1,
-// record is one JSON object (the inject event's identity: pid, source, seq, rank, fault_id, kind,
-// attempt, ts_ns) and mac is the hex HMAC-SHA256, under the key, of "<seq>\n<record>". The same record's
-// line in events.jsonl carries the same pid, source and seq, which is how the harness pairs them.
+// record is the inject event itself as one JSON object (with seq in its record_seq field) and mac is the
+// hex HMAC-SHA256, under the key, of "<seq>\n<record>". The event's line in events.jsonl carries the same
+// pid, source and record_seq, which is how the harness pairs them.
 #pragma once
 
 #include <atomic>
@@ -26,6 +26,8 @@ inline constexpr const char* kInjectKeyVar = "NCCLFI_INJECT_KEY";        // the 
 // the net shim and the verbs layer are separate libraries): "<pid>:<address of the process's channel>".
 // Worthless in any other process: a child after exec has another pid and finds nothing.
 inline constexpr const char* kInjectHandleVar = "NCCLFI_INJECT_HANDLE";
+// The field of an inject event that holds its record's seq (the preload's `seq` is the op's number).
+inline constexpr const char* kRecordSeqField = "record_seq";
 
 // The hex HMAC-SHA256 of "<seq>\n<record>" under `key`.
 std::string injection_mac(std::string_view key, uint64_t seq, std::string_view record);

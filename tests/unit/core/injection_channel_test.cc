@@ -7,7 +7,7 @@ namespace ncclfi {
 namespace {
 
 constexpr const char* kKey = "0123456789abcdef0123456789abcdef";
-constexpr const char* kRecord = R"({"event":"inject","fault_id":"f1","pid":7,"seq":3,"source":"net"})";
+constexpr const char* kRecord = R"({"event":"inject","fault_id":"f1","pid":7,"record_seq":3,"source":"net"})";
 
 TEST(InjectionChannel, DatagramRoundTripsUnderItsKey) {
   const auto d = decode_injection_datagram(kKey, encode_injection_datagram(kKey, 3, kRecord));

@@ -29,7 +29,7 @@ std::string inject_line(int pid, const std::string& source, uint64_t seq, int64_
                         {"pid", pid},        {"host", "h"},
                         {"source", source},  {"fault_id", "f1"},
                         {"kind", "drop"},    {"layer", "net"},
-                        {"seq", seq},        {"attempt", 0}}
+                        {"record_seq", seq}, {"attempt", 0}}
       .dump();
 }
 
@@ -117,8 +117,8 @@ TEST(RobustInjections, RecordThatIsNoInjectOrStatesAnotherSeqIsRejected) {
   InjectionLedger ledger(h, 0);
   ledger.authentic(inject_line(10, "net", 2), 1);
   ledger.authentic("not json", 1);
-  ledger.authentic(R"({"event":"done","seq":1})", 1);
-  ledger.authentic(R"({"event":"inject","seq":1,"pid":"x"})", 1);
+  ledger.authentic(R"({"event":"done","record_seq":1})", 1);
+  ledger.authentic(R"({"event":"inject","record_seq":1,"pid":"x"})", 1);
   ledger.settle();
   ASSERT_EQ(h.contract_errors.size(), 1u) << problems(h);
   EXPECT_NE(problems(h).find("failed authentication (4)"), std::string::npos) << problems(h);
