@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <vector>
 
 #include "agent_protocol.h"
 #include "ncclfi/injection_channel.h"
@@ -16,8 +15,6 @@
 namespace ncclfi::cli {
 namespace {
 
-// A record is one event line (well under this); a longer datagram is cut by recv and fails its MAC.
-constexpr size_t kMaxDatagramBytes = 128 << 10;
 // Room for the records of a burst of injections while the attempt loop sleeps between polls.
 constexpr int kReceiveBufferBytes = 8 << 20;
 
@@ -64,13 +61,12 @@ std::map<std::string, std::string> InjectionReceiver::env() const {
 }
 
 void InjectionReceiver::drain(harness::InjectionLedger& ledger) {
-  std::vector<char> buf(kMaxDatagramBytes);
   while (true) {
-    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+    const ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return;  // nothing waiting (EAGAIN) or the socket is gone: the ledger judges what is missing
     const auto datagram =
-        decode_injection_datagram(key_, std::string_view(buf.data(), static_cast<size_t>(n)));
+        decode_injection_datagram(key_, std::string_view(buffer_.data(), static_cast<size_t>(n)));
     if (!datagram) {
       ledger.rejected();
       continue;

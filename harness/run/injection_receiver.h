@@ -4,8 +4,10 @@
 // takes ground truth only from those that authenticate.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "injection_ledger.h"
 
@@ -25,11 +27,15 @@ class InjectionReceiver {
   // Hands every datagram waiting on the socket to `ledger`; never blocks.
   void drain(harness::InjectionLedger& ledger);
 
+  // A record is one event line (well under this); a longer datagram is cut by recv and fails its MAC.
+  static constexpr size_t kMaxDatagramBytes = 128 << 10;
+
  private:
   std::string dir_;
   std::string socket_path_;
   std::string key_;
   int fd_ = -1;
+  std::vector<char> buffer_ = std::vector<char>(kMaxDatagramBytes);  // one datagram at a time
 };
 
 }  // namespace ncclfi::cli
