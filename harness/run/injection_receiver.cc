@@ -1,12 +1,15 @@
 #include "injection_receiver.h"
 
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include "agent_protocol.h"
@@ -18,6 +21,26 @@ namespace {
 // Room for the records of a burst of injections while the attempt loop sleeps between polls.
 constexpr int kReceiveBufferBytes = 8 << 20;
 
+constexpr const char* kDirPrefix = "ncclfi-inject-";  // then the harness's pid, '-', mkdtemp's letters
+
+// The directories of harnesses of this user that are gone (killed by SIGKILL: no destructor ran).
+void remove_stale_directories(const std::string& parent) try {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kDirPrefix, 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + std::strlen(kDirPrefix), nullptr, 10);
+    struct stat st {};
+    if (pid <= 0 || ::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != ::getuid())
+      continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      std::filesystem::remove_all(entry.path(), ec);
+  }
+} catch (const std::filesystem::filesystem_error&) {
+  // A folder that cannot be read to the end: what is left stays, the new channel does not depend on it.
+}
+
 std::runtime_error failure(const std::string& what) {
   return std::runtime_error("injection channel: " + what + ": " + std::strerror(errno));
 }
@@ -26,7 +49,9 @@ std::runtime_error failure(const std::string& what) {
 
 InjectionReceiver::InjectionReceiver() : key_(random_hex(32)) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/ncclfi-inject-XXXXXX";
+  const std::string parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  remove_stale_directories(parent);
+  std::string pattern = parent + "/" + kDirPrefix + std::to_string(::getpid()) + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw failure("cannot create a private directory " + pattern);
   dir_ = pattern;  // mkdtemp makes it 0700: only this user reaches the socket
   socket_path_ = dir_ + "/socket";

@@ -15,8 +15,9 @@ namespace ncclfi::cli {
 
 class InjectionReceiver {
  public:
-  // Creates the directory under $TMPDIR (else /tmp; a socket path must stay short) and binds the socket.
-  // Throws std::runtime_error saying what failed.
+  // Creates the directory under $TMPDIR (else /tmp; a socket path must stay short) and binds the socket,
+  // after removing the directories that harnesses of this user killed by SIGKILL left there. Throws
+  // std::runtime_error saying what failed.
   InjectionReceiver();
   ~InjectionReceiver();  // closes the socket and removes the directory
   InjectionReceiver(const InjectionReceiver&) = delete;

@@ -3,6 +3,7 @@
 // pass. Also the channel's socket end to end, and an events file cut under the harness.
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -165,6 +166,35 @@ TEST(RobustInjections, ReceiverRemovesItsDirectory) {
     EXPECT_TRUE(std::filesystem::exists(dir));
   }
   EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+// A harness killed by SIGKILL leaves its directory: the next one of the same user removes it.
+TEST(RobustInjections, ReceiverRemovesWhatAKilledHarnessLeft) {
+  const auto tmp = std::filesystem::temp_directory_path() / ("ncclfi-tmp-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(tmp);
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // its pid now names no process
+  const auto stale = tmp / ("ncclfi-inject-" + std::to_string(child) + "-abcdef");
+  const auto alive = tmp / ("ncclfi-inject-" + std::to_string(::getpid()) + "-abcdef");
+  std::filesystem::create_directories(stale);
+  std::filesystem::create_directories(alive);
+  std::ofstream(stale / "socket") << "";
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  {
+    cli::InjectionReceiver receiver;
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    EXPECT_TRUE(std::filesystem::exists(alive));  // its harness (this test) is alive
+  }
+  if (old != nullptr) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  std::filesystem::remove_all(tmp);
 }
 
 TEST(RobustInjections, TailerNoticesAFileCutOrReplacedBehindIt) {
