@@ -5,7 +5,8 @@ find_package(CLI11 REQUIRED)
 # Static Boost: the GPU host has no Boost, and a copied build/ must run there.
 set(Boost_USE_STATIC_LIBS ON)
 find_package(Boost 1.74 REQUIRED COMPONENTS filesystem)
-# HMAC-SHA256 and random bytes for the node agents' handshake (harness/agents/agent_protocol.cc).
+# HMAC-SHA256 and random bytes for the node agents' handshake (harness/agents/agent_protocol.cc) and the
+# injection channel's records (injectors/src/injection_channel.cc: static, so the injectors need no libcrypto).
 set(OPENSSL_USE_STATIC_LIBS TRUE)  # a copied build/ runs where no libssl-dev is installed
 find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)
 # RE2 (found through pkg-config, linked statically like Boost so a copied build/ runs on the GPU host):

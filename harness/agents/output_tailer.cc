@@ -17,7 +17,8 @@ OutputTailer::OutputTailer(OutputTailer&& other) noexcept
       partial_(std::move(other.partial_)),
       max_line_bytes_(other.max_line_bytes_),
       skipping_(other.skipping_),
-      truncated_lines_(other.truncated_lines_) {
+      truncated_lines_(other.truncated_lines_),
+      tampered_(std::move(other.tampered_)) {
   other.file_ = nullptr;
 }
 
@@ -38,6 +39,7 @@ std::vector<std::string> OutputTailer::read_lines(size_t max_bytes) {
     std::fseek(file_, offset_, SEEK_SET);
   }
   std::clearerr(file_);
+  check_tampering();
   char buf[65536];
   size_t taken = 0;
   while (taken < max_bytes) {
@@ -49,6 +51,21 @@ std::vector<std::string> OutputTailer::read_lines(size_t max_bytes) {
     take_lines(lines);  // per chunk: the held partial never grows past one line's limit and a chunk
   }
   return lines;
+}
+
+void OutputTailer::check_tampering() {
+  if (!tampered_.empty()) return;
+  struct stat open_file {};
+  if (fstat(fileno(file_), &open_file) != 0) return;
+  if (open_file.st_size < offset_) {
+    tampered_ = "shrank from " + std::to_string(offset_) + " to " + std::to_string(open_file.st_size) +
+                " bytes while the harness read it (truncated)";
+    return;
+  }
+  struct stat named {};
+  if (stat(path_.c_str(), &named) != 0 || named.st_ino != open_file.st_ino ||
+      named.st_dev != open_file.st_dev)
+    tampered_ = "was removed or replaced by another file while the harness read it";
 }
 
 void OutputTailer::take_lines(std::vector<std::string>& lines) {

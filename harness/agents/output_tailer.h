@@ -38,6 +38,9 @@ class OutputTailer {
   const std::string& path() const { return path_; }
   long offset() const { return offset_; }  // bytes consumed (complete lines and the held partial)
   size_t truncated_lines() const { return truncated_lines_; }
+  // What happened to the file behind the harness's back since it was opened, "" when nothing: it shrank
+  // below what was already read (truncated) or another file took its name. Sticky: the first is kept.
+  const std::string& tampered() const { return tampered_; }
   // Current size of `path` (0 when missing): where a later tailer should start.
   static long file_size(const std::string& path);
 
@@ -49,7 +52,9 @@ class OutputTailer {
   size_t max_line_bytes_;
   bool skipping_ = false;  // inside the rest of a line that was already handed out cut
   size_t truncated_lines_ = 0;
+  std::string tampered_;
 
+  void check_tampering();
   void take_lines(std::vector<std::string>& lines);
 };
 

@@ -9,6 +9,7 @@
 
 #include "drill_abort.h"
 #include "drill_report.h"
+#include "injection_ledger.h"
 #include "interrupt.h"
 #include "judge.h"
 #include "mps_generations.h"
@@ -202,10 +203,16 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
       break;
     }
   }
-  // Anything written after the last attempt's final read (the restart line of an interrupted pass).
+  // Anything written after the last attempt's final read (the restart line of an interrupted pass). No
+  // injection channel is open any more: an inject line here has no record, unless the injections are
+  // read from the events file anyway (node agents).
   OutputTailer rest(events_path, events_offset, harness::kMaxEventLineBytes + 1);
-  rest.read_rest(
-      [&](const std::string& line) { harness::observe_event_line(line, history, history.attempts - 1); });
+  harness::InjectionLedger late_injections(history, history.attempts - 1);
+  harness::InjectionLedger* ledger = s.launcher.nodes > 0 ? nullptr : &late_injections;
+  rest.read_rest([&](const std::string& line) {
+    harness::observe_event_line(line, history, history.attempts - 1, ledger);
+  });
+  late_injections.settle();
   harness::observe_exits(history);
 }
 

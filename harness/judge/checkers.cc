@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "injection_ledger.h"
 #include "judge.h"
 #include "judge_internal.h"
 #include "ncclfi/event_log.h"
@@ -344,8 +345,10 @@ std::optional<CheckResult> check_injection(const CheckContext& ctx) {
     }
     return result("injection", Answer::kFail, said);
   }
-  return result("injection", Answer::kPass,
-                faults + "; " + firings_text(ctx.history) + "; " + first_injection_text(ctx));
+  std::string said = faults + "; " + firings_text(ctx.history) + "; " + first_injection_text(ctx);
+  if (const std::string why = unauthenticated_injections(ctx.history); !why.empty())
+    said += "; read from the events file, not authenticated: " + why;
+  return result("injection", Answer::kPass, said);
 }
 
 std::optional<CheckResult> check_before_the_fault(const CheckContext& ctx) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "injection_ledger.h"
 #include "ncclfi/bounded_input.h"
 #include "ncclfi/event_log.h"
 #include "observe.h"
@@ -125,6 +126,11 @@ void record_contract_error(History& history, const nlohmann::json& doc, std::str
 }  // namespace
 
 bool observe_event_line(std::string_view line, History& history, int default_attempt) {
+  return observe_event_line(line, history, default_attempt, nullptr);
+}
+
+bool observe_event_line(std::string_view line, History& history, int default_attempt,
+                        InjectionLedger* ledger) {
   if (line.size() > kMaxEventLineBytes) {
     record_contract_error(history, nlohmann::json::object(),
                           "longer than " + std::to_string(kMaxEventLineBytes) + " bytes", line);
@@ -155,6 +161,10 @@ bool observe_event_line(std::string_view line, History& history, int default_att
   take(doc, "event", e.event);
   take(doc, "attempt", e.attempt);
   e.fields = std::move(doc);
+  if (ledger != nullptr && e.event == ev::kInject) {
+    ledger->claimed(std::move(e));
+    return true;
+  }
   // An abort or exit that states its exit code mostly repeats what the rank's own event said before it
   // (the exit 3 after watchdog_fired): it adds a detection only when the rank has none of that kind yet.
   const bool states_exit_code = stated_exit_code(e.event, e.fields).has_value();

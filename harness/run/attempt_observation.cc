@@ -9,6 +9,8 @@
 
 #include "attempt_runner.h"
 #include "judge.h"
+#include "ncclfi/event_line.h"
+#include "ncclfi/injection_channel.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -89,12 +91,55 @@ void AttemptObservation::follow_events(bool final) {
     if (line.find("\"by\":\"ncclfi abort\"") != std::string::npos) abort_recorded_ = true;
     if (line.find("\"inject\"") != std::string::npos && line.find("\"harness\"") == std::string::npos)
       ++injections_;
-    harness::observe_event_line(line, history_, in_.ctx.attempt);
+    harness::observe_event_line(line, history_, in_.ctx.attempt, injection_ledger_.get());
   };
+  // The channel first: an injector sends its record before it writes its line, so a line read now
+  // finds its record already in the ledger.
+  if (injection_receiver_) injection_receiver_->drain(*injection_ledger_);
   if (final) {
     event_tail_.read_rest(observe);
   } else {
     for (const auto& line : event_tail_.read_lines()) observe(line);
+  }
+}
+
+void AttemptObservation::open_injection_channel(LaunchContext& ctx) {
+  if (ctx.scenario->launcher.nodes > 0) {
+    harness::note_unauthenticated_injections(
+        history_, in_.ctx.attempt, clock_.now().wall_ns,
+        "the ranks run under node agents, which relay no injection channel (their hosts' events files are "
+        "trusted)");
+    return;
+  }
+  try {
+    injection_receiver_ = std::make_unique<InjectionReceiver>();
+  } catch (const std::exception& e) {
+    harness::note_unauthenticated_injections(history_, in_.ctx.attempt, clock_.now().wall_ns, e.what());
+    return;
+  }
+  injection_ledger_ = std::make_unique<harness::InjectionLedger>(history_, in_.ctx.attempt);
+  // Only a job with an injector in its processes needs the key; proc and link faults are the harness's.
+  const Scenario& s = *ctx.scenario;
+  if (s.layer_api || s.layer_net || s.layer_verbs) ctx.inject_channel_env = injection_receiver_->env();
+}
+
+void AttemptObservation::record_own_injection(int rank, nlohmann::json fields, EventTime at) {
+  if (injection_ledger_) {
+    const uint64_t seq = ++own_injection_seq_;
+    fields[kRecordSeqField] = seq;
+    injection_ledger_->authentic(event_line("harness", host_, rank, ev::kInject, fields, at).dump(), seq);
+  }
+  events_.write_for_rank(rank, ev::kInject, fields, at);
+}
+
+void AttemptObservation::settle_injections() {
+  if (injection_ledger_) {
+    follow_events(true);  // the last records and lines
+    injection_ledger_->settle();
+  }
+  // An events file cut or replaced under the harness may have lost any record, not only injections.
+  if (const std::string& how = event_tail_.tampered(); !how.empty()) {
+    history_.records_lost.push_back("the events file " + in_.ctx.events_path + " " + how);
   }
 }
 

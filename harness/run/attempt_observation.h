@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <future>
+#include <memory>
 #include <string>
 
 #include "attempt_clock.h"
 #include "history.h"
+#include "injection_ledger.h"
+#include "injection_receiver.h"
 #include "job_processes.h"
 #include "launch_context.h"
 #include "launcher_spec.h"
@@ -51,6 +54,17 @@ class AttemptObservation {
   void check_records_written();
 
   void count_injection() { ++injections_; }
+
+  // Before the launch: the attempt's injection channel, its variables in `ctx` for every process of the
+  // job. Without one (node agents relay none yet; no socket could be made) the injections are read from
+  // the events file as before, and the history says why.
+  void open_injection_channel(LaunchContext& ctx);
+  // The harness's own injection (a proc or link fault): its record straight into the ledger, then its
+  // line in the events file, both with the harness's next seq.
+  void record_own_injection(int rank, nlohmann::json fields, EventTime at);
+  // After the last read: what the events file and the channel disagree on into the history, and an
+  // events file cut or replaced behind the harness into its records lost.
+  void settle_injections();
   long events_offset() const { return event_tail_.offset(); }
 
  private:
@@ -66,6 +80,9 @@ class AttemptObservation {
   bool ras_started_ = false;
   int64_t ras_ts_ = 0;
   std::future<harness::RasReport> ras_;
+  std::unique_ptr<InjectionReceiver> injection_receiver_;
+  std::unique_ptr<harness::InjectionLedger> injection_ledger_;
+  uint64_t own_injection_seq_ = 0;
 };
 
 }  // namespace ncclfi::cli

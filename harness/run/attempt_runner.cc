@@ -88,7 +88,7 @@ class AttemptLoop final : public RankSignaller {
         {"point", harness_point(fault)}, {"action", action},   {"signal", sig},
         {"attempt", in_.ctx.attempt}};
     if (window != 0) fields["window"] = window;
-    events_.write_for_rank(rank, ev::kInject, fields, at);
+    observation_.record_own_injection(rank, std::move(fields), at);
   }
 
   void record_heal(const Fault& fault, int rank, uint64_t window, EventTime at) override {
@@ -109,6 +109,7 @@ class AttemptLoop final : public RankSignaller {
     deadline_ns_ = start_mono_ns_ + seconds_to_ns(in_.ctx.scenario->deadline_s);
     if (in_.ctx.scenario->launcher.nodes > 0)
       agents_ = std::make_unique<NodeAgents>(ctx_, *in_.launcher, cgroup_procs(), in_.ctx.inject, clock_);
+    observation_.open_injection_channel(ctx_);
     launch_all();
     if (in_.ctx.inject) schedule_ = ProcFaultSchedule(*in_.ctx.scenario);
     if (in_.ctx.inject && agents_) link_schedule_ = LinkFaultSchedule(*in_.ctx.scenario);
@@ -167,6 +168,7 @@ class AttemptLoop final : public RankSignaller {
     observation_.follow(procs_, true);
     observation_.report_truncated_lines(procs_);
     observation_.follow_events(true);
+    observation_.settle_injections();
     kill_cgroup();                               // what a rank left running (a daemon) dies with its attempt
     remove_dead_control_fifos(in_.ctx.run_dir);  // on every way out: a killed rank leaves its FIFOs
     observation_.check_records_written();

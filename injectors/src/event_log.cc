@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <ctime>
 
+#include "ncclfi/event_line.h"
+
 namespace ncclfi {
 namespace {
 int64_t read_clock(clockid_t id) {
@@ -83,17 +85,23 @@ bool EventLog::write_for_rank(int rank, const std::string& event, const nlohmann
   return false;
 }
 
-bool EventLog::write_line(int rank, const std::string& event, const nlohmann::json& fields,
-                          EventTime at) const {
+nlohmann::json event_line(const std::string& source, const std::string& host, int rank,
+                          const std::string& event, const nlohmann::json& fields, EventTime at) {
   nlohmann::json line = {
       {"ts_ns", at.wall_ns}, {"mono_ns", at.mono_ns}, {"rank", rank},  {"pid", static_cast<int>(::getpid())},
-      {"host", host_},       {"source", source_},     {"event", event}};
+      {"host", host},        {"source", source},      {"event", event}};
   if (fields.is_object()) {
     for (const auto& [key, value] : fields.items()) {
       if (!line.contains(key)) line[key] = value;
     }
   }
-  std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return line;
+}
+
+bool EventLog::write_line(int rank, const std::string& event, const nlohmann::json& fields,
+                          EventTime at) const {
+  std::string text = event_line(source_, host_, rank, event, fields, at)
+                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   text.push_back('\n');
   // One write(2) per line on an O_APPEND descriptor: the kernel places each whole line at the end of
   // the file, so concurrent writers (threads or processes) never interleave inside a line.

@@ -10,8 +10,10 @@
 #include <fiu-control.h>
 #include <fiu.h>
 
+#include "ncclfi/event_line.h"
 #include "ncclfi/fault_kinds.h"
 #include "ncclfi/host_allow.h"
+#include "ncclfi/injection_channel.h"
 
 namespace ncclfi {
 
@@ -116,8 +118,17 @@ void Injector::record_injection(const ArmedFault& fault, const char* point, cons
   if (extra.is_object()) {
     for (const auto& [k, v] : extra.items()) fields[k] = v;
   }
-  int rank = site.rank >= 0 ? site.rank : params_.rank;
-  events_.write_for_rank(rank, ev::kInject, fields);
+  const int rank = site.rank >= 0 ? site.rank : params_.rank;
+  const EventTime at = EventTime::now();
+  // The harness's record of the injection goes over the channel, where the ranks' code cannot forge or
+  // erase it; the events file's line, with the same seq, is what the rank says (injection_channel.h).
+  if (InjectionChannel* channel = InjectionChannel::process(); channel != nullptr) {
+    const uint64_t seq = channel->next_seq();
+    fields[kRecordSeqField] = seq;
+    channel->send(seq, event_line(source_, host_name(), rank, ev::kInject, fields, at)
+                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  events_.write_for_rank(rank, ev::kInject, fields, at);
   if (params_.log) {
     log("inject " + f.id + " (" + f.kind + ") at " + point + " " + fields.dump());
   }

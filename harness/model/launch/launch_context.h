@@ -61,6 +61,9 @@ struct LaunchContext {
   // open their control FIFOs. Empty: one host, the run directory.
   std::string agent_addr, agent_secret, agent_spool;
   std::optional<std::string> allowed_hosts;  // NCCLFI_ALLOWED_HOSTS for the ranks (host_allow.h)
+  // The injection channel's socket and key (ncclfi/injection_channel.h): in the environment of every
+  // process of the job, never in argv. Empty: no channel (node agents).
+  std::map<std::string, std::string> inject_channel_env;
 };
 
 class RankLauncher {

@@ -17,6 +17,9 @@ std::map<std::string, std::string> base_env(const LaunchContext& ctx) {
   auto env = ctx.parent_env;
   env["NCCLFI_HARNESS_ID"] = ctx.harness_id;
   for (const auto& [k, v] : ctx.mps_env) env[k] = v;
+  // The launchers (mpirun with -x by name, srun, torchrun, hydra) pass their own environment on to the
+  // ranks: the key stays out of every command line.
+  for (const auto& [k, v] : ctx.inject_channel_env) env[k] = v;
   return env;
 }
 

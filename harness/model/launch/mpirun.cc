@@ -62,6 +62,10 @@ class MpirunLauncher : public RankLauncher {
       spec.argv.push_back("-x");
       spec.argv.push_back(k + "=" + v);
     }
+    for (const auto& [k, v] : ctx.inject_channel_env) {  // by name: the value stays in the environment
+      spec.argv.push_back("-x");
+      spec.argv.push_back(k);
+    }
     for (const auto& a : launch::extra_args(ctx)) spec.argv.push_back(a);
     for (const auto& a : workload_argv(ctx, -1)) spec.argv.push_back(a);
     return {spec};

@@ -1,0 +1,42 @@
+// The harness's end of the injection channel (ncclfi/injection_channel.h): per attempt, a Unix datagram
+// socket in a private directory (0700) and a random key, handed to the ranks' injectors through the
+// environment (never argv). Each datagram that arrives goes to the attempt's InjectionLedger, which
+// takes ground truth only from those that authenticate.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "injection_ledger.h"
+
+namespace ncclfi::cli {
+
+class InjectionReceiver {
+ public:
+  // Creates the directory under $TMPDIR (else /tmp; a socket path must stay short) and binds the socket,
+  // after removing the directories that harnesses of this user killed by SIGKILL left there. Throws
+  // std::runtime_error saying what failed.
+  InjectionReceiver();
+  ~InjectionReceiver();  // closes the socket and removes the directory
+  InjectionReceiver(const InjectionReceiver&) = delete;
+  InjectionReceiver& operator=(const InjectionReceiver&) = delete;
+
+  // NCCLFI_INJECT_SOCKET and NCCLFI_INJECT_KEY, for every process of the job.
+  std::map<std::string, std::string> env() const;
+  // Hands every datagram waiting on the socket to `ledger`; never blocks.
+  void drain(harness::InjectionLedger& ledger);
+
+  // A record is one event line (well under this); a longer datagram is cut by recv and fails its MAC.
+  static constexpr size_t kMaxDatagramBytes = 128 << 10;
+
+ private:
+  std::string dir_;
+  std::string socket_path_;
+  std::string key_;
+  int fd_ = -1;
+  std::vector<char> buffer_ = std::vector<char>(kMaxDatagramBytes);  // one datagram at a time
+};
+
+}  // namespace ncclfi::cli
