@@ -158,11 +158,11 @@ TEST(NcclEnvNotes, AreOnTheVerdictWithoutChangingIt) {
 }
 
 TEST(NcclEnvNotes, AScenarioSettingANameNoNcclHasIsWarned) {
-  const cli::Scenario s =
-      cli::scenario_from_text(R"({"name": "typo", "workload": {"builtin": "cpu-ring", "ranks": 2},
+  const cli::Scenario s = cli::scenario_from_text(
+      R"({"name": "typo", "summary": "a typo", "workload": {"builtin": "cpu-ring", "ranks": 2},
       "launcher": {"kind": "local"}, "env": {"NCCL_IB_TIMOUT": "22", "NCCL_IB_TIMEOUT": "22"},
       "expect": {"outcome": "clean"}})",
-                              "typo.json");
+      "typo.json");
   EXPECT_EQ(s.warnings,
             std::vector<std::string>{"typo.json: /env: NCCL_IB_TIMOUT=22: NCCL 2.28.9 has no variable "
                                      "of this name (did you mean NCCL_IB_TIMEOUT?)"});
