@@ -66,13 +66,13 @@ std::map<std::string, std::string> given_nccl_env(const std::map<std::string, st
 }
 
 void add_nccl_env_read(NcclEnvObserved& observed, const nlohmann::json& fields) {
-  const auto read = fields.find("read");
-  if (read == fields.end() || !read->is_object()) return;
+  if (!fields.is_object() || !fields.contains("read") || !fields.at("read").is_object()) return;
+  const nlohmann::json& read = fields.at("read");
   observed.recorded = true;
   if (const auto v = fields.find("nccl_version");
       v != fields.end() && v->is_string() && observed.version.empty())
     observed.version = v->get<std::string>();
-  for (const auto& [name, value] : read->items()) {
+  for (const auto& [name, value] : read.items()) {
     if (!is_variable_name(name) || observed.read.count(name) != 0) continue;
     if (value.is_string()) {
       observed.read[name] = value.get<std::string>();
