@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "text_format.h"
 
@@ -56,11 +57,17 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
 
 std::map<std::string, std::string> given_nccl_env(const std::map<std::string, std::string>& inherited,
                                                   const std::map<std::string, std::string>& scenario) {
+  // Where NCCL and nccl-tests are, for build systems and scenarios' commands ({env:NCCL_TESTS_DIR}):
+  // set in many shells and never meant for NCCL itself, so the inherited ones are not noted.
+  static const std::set<std::string, std::less<>> kPathsForTools = {
+      "NCCL_DIR",     "NCCL_HOME", "NCCL_INCLUDE_DIR", "NCCL_LIB_DIR",
+      "NCCL_LIBRARY", "NCCL_ROOT", "NCCL_ROOT_DIR",    "NCCL_TESTS_DIR"};
   std::map<std::string, std::string> given;
-  for (const auto* env : {&inherited, &scenario}) {
-    for (const auto& [name, value] : *env) {
-      if (name.rfind(kPrefix, 0) == 0) given[name] = value;
-    }
+  for (const auto& [name, value] : inherited) {
+    if (name.rfind(kPrefix, 0) == 0 && kPathsForTools.count(name) == 0) given[name] = value;
+  }
+  for (const auto& [name, value] : scenario) {
+    if (name.rfind(kPrefix, 0) == 0) given[name] = value;
   }
   return given;
 }

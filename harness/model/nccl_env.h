@@ -27,7 +27,8 @@ struct NcclEnvObserved {
   std::map<std::string, std::string> info_refused;  // "Invalid value S for X, using default D": X -> D
 };
 
-// The NCCL_* entries of `inherited`, then those of `scenario` over them.
+// The NCCL_* entries of `inherited`, then those of `scenario` over them. Inherited paths for tools
+// (NCCL_HOME, NCCL_TESTS_DIR, ...) are left out: shells set them for builds, not for NCCL.
 std::map<std::string, std::string> given_nccl_env(const std::map<std::string, std::string>& inherited,
                                                   const std::map<std::string, std::string>& scenario);
 

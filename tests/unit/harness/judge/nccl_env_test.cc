@@ -93,6 +93,9 @@ TEST(NcclEnvNotes, NameWhatNcclDidNotReadOrTookOtherwise) {
                             {"NCCL_NTHREADS", "99999999999999999999"},
                             {"NCCL_SOCKET_IFNAME", "eth0"}});
   EXPECT_EQ(o.given.count("PATH"), 0u);
+  EXPECT_EQ(given_nccl_env({{"NCCL_HOME", "/opt/nccl"}}, {}).count("NCCL_HOME"), 0u) << "a path for builds";
+  EXPECT_EQ(given_nccl_env({}, {{"NCCL_HOME", "/opt/nccl"}}).count("NCCL_HOME"), 1u)
+      << "the scenario meant it";
   EXPECT_EQ(o.given.at("NCCL_TIMEOUT"), "5") << "the scenario's env wins over the inherited one";
   add_nccl_env_read(o, {{"nccl_version", "2.28.9"},
                         {"read",
