@@ -225,6 +225,7 @@ void run_round(const Scenario& s, const ScenarioRunOptions& opt, const std::stri
   history.scenario = s.name;
   history.world_size = s.workload.ranks;
   history.start_ns = Clock::wall_ns();
+  history.nccl_env.given = harness::given_nccl_env(current_environment(), s.env);
   const std::string prefix = rel.empty() ? "" : rel + "/";
   const int baseline_runs = s.needs_baseline() ? std::max(1, s.baseline_runs) : 0;
   auto run_baseline = [&](int i) {

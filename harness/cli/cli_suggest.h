@@ -10,10 +10,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "text_format.h"
+
 namespace ncclfi::cli {
 
-// The number of single-character edits (insert, delete, replace, swap of neighbours) from a to b.
-size_t edit_distance(const std::string& a, const std::string& b);
+using harness::edit_distance;  // text_format.h
 // The candidate closest to `typed` when it is close enough to be a typo (or `typed` is a prefix of
 // exactly one candidate), else nullopt.
 std::optional<std::string> closest_name(const std::string& typed, const std::vector<std::string>& candidates);

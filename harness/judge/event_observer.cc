@@ -179,6 +179,7 @@ bool observe_event_line(std::string_view line, History& history, int default_att
                                    std::to_string(e.pid) + ") could not write " +
                                    e.fields.value("lost", nlohmann::json(0)).dump() + " event line(s)");
   }
+  if (e.event == ev::kNcclEnvRead) add_nccl_env_read(history.nccl_env, e.fields);
   add_event(history, std::move(e));
   return true;
 }

@@ -120,6 +120,7 @@ Judgement judge(History& history, const Expectation& expect, const JudgeOptions&
   j.restarts = std::max(0, detail::last_attempt(history)) + detail::torchrun_restarts(history);
   j.performance = measure_performance(history);
   j.outcome = decide_outcome(history, expect.margin(), &j.outcome_reason, &j.timing);
+  j.notes = nccl_env_notes(history.nccl_env);
 
   if (expect.empty() && expect.problems.empty()) {
     j.verdict = Answer::kUnknown;
@@ -180,7 +181,8 @@ nlohmann::json to_json(const Judgement& j) {
                         {"mechanisms", j.mechanisms},
                         {"restarts", j.restarts},
                         {"verdict", std::string(to_string(j.verdict))},
-                        {"reasons", j.reasons}};
+                        {"reasons", j.reasons},
+                        {"notes", j.notes}};
   doc["first_injection_ns"] = j.first_injection_ns ? nlohmann::json(*j.first_injection_ns) : nlohmann::json();
   doc["detection_s"] = j.detection_s ? nlohmann::json(*j.detection_s) : nlohmann::json();
   if (j.first_detection) {
@@ -215,6 +217,7 @@ Judgement judgement_from_json(const nlohmann::json& doc) {
   j.mechanisms = doc.value("mechanisms", std::vector<std::string>{});
   j.restarts = doc.value("restarts", 0);
   j.reasons = doc.value("reasons", std::vector<std::string>{});
+  j.notes = doc.value("notes", std::vector<std::string>{});
   auto answer_from = [](const std::string& s) {
     return s == "pass" ? Answer::kPass : s == "fail" ? Answer::kFail : Answer::kUnknown;
   };

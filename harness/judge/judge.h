@@ -74,6 +74,9 @@ struct Judgement {
   std::vector<CheckResult> checks;       // one per expect field (by field name), then the judge's own
   Answer verdict = Answer::kUnknown;
   std::vector<std::string> reasons;  // reasons of the non-pass checks (all, if all pass)
+  // What the reader should know that is no check: NCCL_* settings NCCL did not read or took otherwise
+  // (nccl_env.h). Never changes the verdict.
+  std::vector<std::string> notes;
 };
 
 // Sorts history.events (and detections) by ts_ns, stable; the timeline every report shows.

@@ -99,6 +99,7 @@ std::optional<LineMatch> LogClassifier::classify(std::string_view line) const {
 
 std::optional<LineMatch> observe_log_line(History& history, const LogClassifier& classifier,
                                           const OutputLine& line) {
+  observe_nccl_info_line(history.nccl_env, line.text);  // "NCCL_X set by environment to V" (nccl_env.h)
   auto match = classifier.classify(line.text);
   if (!match) return match;
   const LogPattern& p = *match->pattern;

@@ -126,6 +126,9 @@ struct MatrixReport {
   std::vector<Cell> cells;  // setting-major
   Recommendation recommendation;
   std::vector<std::string> findings;
+  // The healthy runs' notes (NCCL_* settings NCCL did not read, nccl_env.h), each once: not findings, they
+  // change no exit status.
+  std::vector<std::string> notes;
   double wall_s = 0;
   std::string interrupted;  // set when the matrix stopped early: the cells hold what ran
 };

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nccl_env.h"
+
 namespace ncclfi::harness {
 
 // One entry of the timeline. Sources: "harness" (launch, deadline, kill, restart, arm), "workload",
@@ -172,6 +174,9 @@ struct History {
   // job that failed after such a line may have failed because of the mode, not of itself.
   bool own_mps = false;
   std::vector<std::string> mps_failures;
+  // Not in verdict.json (the judgement's notes are): the NCCL_* variables the ranks were given and what
+  // NCCL read of them (the preload's nccl_env_read events, NCCL's INFO lines).
+  NcclEnvObserved nccl_env;
   // The events and detections counted instead of held (kKeepFirstEvents above).
   std::vector<FoldedEvents> folded;
   // Not in verdict.json: the folded events' step samples by attempt, and the folding's working state

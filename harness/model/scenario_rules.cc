@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "launcher_spec.h"
+#include "nccl_env.h"
 #include "ncclfi/fault_kinds.h"
 
 namespace ncclfi::cli {
@@ -281,11 +282,12 @@ void check_scenario_rules(const Scenario& s, std::vector<ScenarioError::Problem>
   check_expectation(s, problems);
 }
 
-std::vector<std::string> scenario_warnings(const Scenario& s) {
-  std::vector<std::string> warnings;
+namespace {
+
+// A rate fault (a delay, a throttle) that fires once by default under an expected `degraded`.
+void rate_fault_warnings(const Scenario& s, std::vector<std::string>& warnings) {
   const auto& outcomes = s.expectation.outcomes;
-  if (std::find(outcomes.begin(), outcomes.end(), harness::Outcome::kDegraded) == outcomes.end())
-    return warnings;
+  if (std::find(outcomes.begin(), outcomes.end(), harness::Outcome::kDegraded) == outcomes.end()) return;
   const nlohmann::json& faults = s.doc.contains("faults") ? s.doc["faults"] : nlohmann::json::array();
   for (size_t i = 0; i < s.plan.faults.size() && i < faults.size(); ++i) {
     const Fault& f = s.plan.faults[i];
@@ -297,6 +299,21 @@ std::vector<std::string> scenario_warnings(const Scenario& s) {
                        "\" fires once (count defaults to 1) and slows one call, but the scenario expects "
                        "degraded: set \"count\": 0 to slow every matching call, or a count to say how many");
   }
+}
+
+// An NCCL_* variable of `env` that no NCCL reads (NCCL_TIMEOUT, a typo): NCCL ignores it silently.
+void nccl_env_warnings(const Scenario& s, std::vector<std::string>& warnings) {
+  harness::NcclEnvObserved unread;
+  unread.given = harness::given_nccl_env({}, s.env);
+  for (const auto& note : harness::nccl_env_notes(unread)) warnings.push_back(s.file + ": /env: " + note);
+}
+
+}  // namespace
+
+std::vector<std::string> scenario_warnings(const Scenario& s) {
+  std::vector<std::string> warnings;
+  rate_fault_warnings(s, warnings);
+  nccl_env_warnings(s, warnings);
   return warnings;
 }
 

@@ -20,7 +20,8 @@ bool is_reserved_env(std::string_view name);
 void check_scenario_rules(const Scenario& scenario, std::vector<ScenarioError::Problem>& problems);
 
 // What is valid but probably not meant, one line each: a rate fault (a delay, a throttle) that fires once
-// by default under an expected `degraded` slows one call, and the run would read clean.
+// by default under an expected `degraded` slows one call, and the run would read clean; an NCCL_* variable
+// in `env` that no NCCL has (NCCL_TIMEOUT, NCCL_IB_TIMOUT) does nothing.
 std::vector<std::string> scenario_warnings(const Scenario& scenario);
 
 // The value following `flag` in `args` as seconds ("--timeout-s", "3"), if present and numeric.

@@ -43,4 +43,8 @@ std::string duration_text(std::optional<double> seconds);
 // "2026-12-02 13:38:26.265 UTC"; "-" for none (0 or less).
 std::string utc_time_text(int64_t ns, bool milliseconds);
 
+// The number of single-character edits (insert, delete, replace, swap of neighbours) from a to b: how far
+// a typed name is from a real one ("did you mean").
+size_t edit_distance(const std::string& a, const std::string& b);
+
 }  // namespace ncclfi::harness

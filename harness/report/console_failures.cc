@@ -133,4 +133,15 @@ std::string format_failure_details(const std::vector<RunRecord>& records, const 
   return out.empty() ? out : "failures:\n" + out;
 }
 
+std::string format_notes(const std::vector<RunRecord>& records, const ConsoleStyle& style) {
+  std::string out;
+  const std::vector<std::string> names = run_names(records);
+  for (size_t n = 0; n < records.size(); ++n) {
+    if (records[n].skipped || records[n].judgement.notes.empty()) continue;
+    out += style.width > 0 ? wrap(names[n], style.width, 2, 0) : names[n] + "\n";
+    for (const auto& note : records[n].judgement.notes) out += detail(note, style.width);
+  }
+  return out.empty() ? out : "notes:\n" + out;
+}
+
 }  // namespace ncclfi::harness

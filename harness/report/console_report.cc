@@ -128,6 +128,8 @@ std::string format_final_table(const std::vector<RunRecord>& records, const Cons
   }
   const std::string failures = format_failure_details(records, style);
   if (!failures.empty()) out += "\n" + failures;
+  const std::string notes = format_notes(records, style);
+  if (!notes.empty()) out += "\n" + notes;
   const std::string rates = format_pass_rates(pass_rates(records));
   if (!rates.empty()) out += "\n";
   std::istringstream rate_lines(rates);

@@ -63,6 +63,9 @@ inline std::string format_final_table(const std::vector<RunRecord>& records, boo
 // reports are (<run_dir>/verdict.json, the suite's report.html). Wrapped to style.width. Empty when
 // every run passed or was skipped.
 std::string format_failure_details(const std::vector<RunRecord>& records, const ConsoleStyle& style = {});
+// Under the failures: each run's notes (settings NCCL did not read, ...), passed runs too; empty when none
+// has any.
+std::string format_notes(const std::vector<RunRecord>& records, const ConsoleStyle& style = {});
 
 // ---- repeated runs (`ncclfi run --repeat N`) ----
 struct PassRate {

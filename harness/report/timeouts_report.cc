@@ -85,6 +85,7 @@ json to_json(const MatrixReport& r) {
                 {"margin", r.recommendation.margin},
                 {"text", r.recommendation.text}}},
               {"findings", r.findings},
+              {"notes", r.notes},
               {"wall_s", r.wall_s},
               {"interrupted", r.interrupted}};
   if (!r.gpu.placement.empty())
@@ -165,6 +166,8 @@ std::string matrix_text(const MatrixReport& r) {
   out += "\nfindings:\n";
   if (r.findings.empty()) out += "  none\n";
   for (const auto& f : r.findings) out += "  - " + f + "\n";
+  if (!r.notes.empty()) out += "\nnotes:\n";
+  for (const auto& n : r.notes) out += "  - " + n + "\n";
   out += "\n" + r.recommendation.text + "\n";
   if (!r.interrupted.empty()) out += "INCOMPLETE: " + r.interrupted + "\n";
   return out;
@@ -257,6 +260,8 @@ std::string matrix_html(const MatrixReport& r, const std::string& page_dir) {
   html += "</table>\n<h2>Findings</h2><ul id=\"findings\">";
   for (const auto& f : r.findings) html += "<li>" + xml_escape(f) + "</li>";
   if (r.findings.empty()) html += "<li>none</li>";
+  if (!r.notes.empty()) html += "</ul>\n<h2>Notes</h2><ul id=\"notes\">";
+  for (const auto& n : r.notes) html += "<li>" + xml_escape(n) + "</li>";
   html += "</ul>\n<p><b>" + xml_escape(r.recommendation.text) + "</b></p>\n</body></html>\n";
   return html;
 }

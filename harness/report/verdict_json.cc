@@ -78,6 +78,7 @@ nlohmann::json verdict_json(const RunRecord& r) {
   doc["detection_s"] = r.judgement.detection_s ? nlohmann::json(*r.judgement.detection_s) : nlohmann::json();
   doc["restarts"] = r.judgement.restarts;
   doc["reasons"] = r.judgement.reasons;
+  doc["notes"] = r.judgement.notes;  // settings NCCL did not read (nccl_env.h): never the verdict
   doc["harness_error"] = r.harness_error;
   if (!r.gpu.placement.empty()) {
     doc["gpu"] = {{"placement", r.gpu.placement}, {"shared", r.gpu.shared}, {"mps", r.gpu.mps}};

@@ -70,6 +70,7 @@ Params Params::from_env() {
   p.log = env_flag("NCCLFI_LOG") && !p.quiet;
   p.trace_ops = env_flag("NCCLFI_TRACE_OPS");
   p.time_ops = env_flag("NCCLFI_TIME_OPS");
+  p.record_nccl_env = env_flag("NCCLFI_RECORD_NCCL_ENV");
   p.net_inner = env_string("NCCLFI_NET_INNER");
   p.net_nsocks = static_cast<int>(std::clamp(env_long("NCCLFI_NET_NSOCKS", p.net_nsocks), 0L, 64L));
   p.net_nthreads = static_cast<int>(std::clamp(env_long("NCCLFI_NET_NTHREADS", p.net_nthreads), 0L, 16L));

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "api_table.h"
+#include "env_reads.h"
 #include "intercept.h"
 #include "ncclfi/shared_gpu.h"
 #include "op_call.h"
@@ -74,10 +75,13 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncc
 }
 
 // ---- communicator constructors
+// Each writes what NCCL read from the environment so far when it returns (env_reads.h): most of NCCL's
+// variables are read while a communicator is made, and a rank a fault kills later never reaches exit.
 
 extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId,
                                                        int rank) {
   NCCLFI_REAL(ncclCommInitRank);
+  ::ncclfi::preload::WriteEnvReadsOnReturn env_reads_written;
   if (fast_path()) return fn(comm, nranks, commId, rank);
   InitCall call{"ncclCommInitRank", rank, nranks, nullptr, comm, 1, nullptr};
   return intercept_init(call, [&]() -> ncclResult_t { return fn(comm, nranks, commId, rank); });
@@ -87,6 +91,7 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, i
                                                              ncclUniqueId commId, int rank,
                                                              ncclConfig_t* config) {
   NCCLFI_REAL(ncclCommInitRankConfig);
+  ::ncclfi::preload::WriteEnvReadsOnReturn env_reads_written;
   if (fast_path()) return fn(comm, nranks, commId, rank, config);
   InitCall call{"ncclCommInitRankConfig", rank, nranks, nullptr, comm, 1, nullptr};
   return intercept_init(call, [&]() -> ncclResult_t { return fn(comm, nranks, commId, rank, config); });
@@ -94,6 +99,7 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, i
 
 extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   NCCLFI_REAL(ncclCommInitAll);
+  ::ncclfi::preload::WriteEnvReadsOnReturn env_reads_written;
   if (fast_path()) return fn(comm, ndev, devlist);
   InitCall call{"ncclCommInitAll", 0, ndev, nullptr, comm, ndev > 0 ? ndev : 0, devlist};
   return intercept_init(call, [&]() -> ncclResult_t { return fn(comm, ndev, devlist); });
@@ -102,6 +108,7 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev
 extern "C" NCCLFI_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
                                                     ncclConfig_t* config) {
   NCCLFI_REAL(ncclCommSplit);
+  ::ncclfi::preload::WriteEnvReadsOnReturn env_reads_written;
   if (fast_path()) return fn(comm, color, key, newcomm, config);
   InitCall call{"ncclCommSplit", -1, -1, comm, newcomm, 1, nullptr};
   return intercept_init(call, [&]() -> ncclResult_t { return fn(comm, color, key, newcomm, config); });
@@ -112,6 +119,7 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newco
                                                                int nId, ncclUniqueId* commIds,
                                                                ncclConfig_t* config) {
   NCCLFI_REAL(ncclCommInitRankScalable);
+  ::ncclfi::preload::WriteEnvReadsOnReturn env_reads_written;
   if (fast_path()) return fn(newcomm, nranks, myrank, nId, commIds, config);
   InitCall call{"ncclCommInitRankScalable", myrank, nranks, nullptr, newcomm, 1, nullptr};
   return intercept_init(call,
@@ -124,6 +132,7 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* exclu
                                                      int excludeRanksCount, ncclComm_t* newcomm,
                                                      ncclConfig_t* config, int shrinkFlags) {
   NCCLFI_REAL(ncclCommShrink);
+  ::ncclfi::preload::WriteEnvReadsOnReturn env_reads_written;
   if (fast_path()) return fn(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
   InitCall call{"ncclCommShrink", -1, -1, comm, newcomm, 1, nullptr};
   return intercept_init(call, [&]() -> ncclResult_t {
@@ -137,6 +146,7 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* exclu
 #define NCCLFI_DEFINE_TEARDOWN(name, params, args)                                 \
   extern "C" NCCLFI_EXPORT ncclResult_t name params {                              \
     NCCLFI_REAL(name);                                                             \
+    ::ncclfi::preload::WriteEnvReadsOnReturn env_reads_written;                    \
     if (fast_path()) return fn args;                                               \
     return intercept_teardown(comm, std::string_view(#name) != "ncclCommFinalize", \
                               std::string_view(#name) == "ncclCommAbort",          \

@@ -2,6 +2,7 @@
 // run directory and the suite reports, proc faults, deadlines, restarts, `report` and `sweep`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <sstream>
@@ -196,6 +197,36 @@ TEST(CliRun, HydraLauncherGivesEachRankItsVariablesAndKillsRanksThroughIt) {
   EXPECT_NE(log.find("[2] rank=2 of=3 events=set"), std::string::npos) << log;
   const json verdict = read_json(run + "/verdict.json");
   EXPECT_EQ(verdict["outcome"], "detected") << verdict.dump(2);
+}
+
+TEST(CliRun, SettingsNcclDidNotReadAreNotesNotFailures) {
+  TempDir dir;
+  // No preload here: what tells is NCCL's own INFO line (which a rank prints as NCCL_DEBUG=INFO would) and
+  // NCCL's names. NCCL_TIMEOUT exists in no NCCL; NCCL took NCCL_SOCKET_IFNAME otherwise than written.
+  json s = shell_scenario("nccl-env-notes", 1,
+                          "echo 'vm:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to lo'; echo "
+                          "'vm:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda12.9'; exit 0",
+                          {{"outcome", "clean"}});
+  s["env"] = {{"NCCL_TIMEOUT", "5"}, {"NCCL_SOCKET_IFNAME", "eth0"}};
+  const auto file = write_scenario(dir.path, s);
+  const auto validated = run_cli({"validate", file});
+  EXPECT_NE(validated.out.find("/env: NCCL_TIMEOUT=5: NCCL 2.28.9 has no variable of this name (did you mean "
+                               "NCCL_IB_TIMEOUT?)"),
+            std::string::npos)
+      << validated.out;
+  const auto r = run_cli({"run", file, "--out", dir.path + "/runs"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json verdict = read_json(latest_run(dir.path + "/runs", "nccl-env-notes") + "/verdict.json");
+  EXPECT_EQ(verdict["verdict"], "pass") << verdict.dump(2);
+  const json notes = {
+      "NCCL_SOCKET_IFNAME=eth0: NCCL 2.28.9 took it as lo",
+      "NCCL_TIMEOUT=5: NCCL 2.28.9 has no variable of this name (did you mean NCCL_IB_TIMEOUT?)"};
+  for (const auto& note : notes) {  // and any NCCL_* of the environment the test runs in
+    const auto& got = verdict["notes"];
+    EXPECT_NE(std::find(got.begin(), got.end(), note), got.end()) << note << "\n" << verdict.dump(2);
+  }
+  EXPECT_NE(r.out.find("notes:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NCCL_SOCKET_IFNAME=eth0: NCCL 2.28.9 took it as lo"), std::string::npos) << r.out;
 }
 
 TEST(CliRun, ReportRerendersARun) {

@@ -383,5 +383,10 @@ int main(int argc, char** argv) {
   if (mode == "init" && pos.size() == 1) return init(pos[0], o);
   if (mode == "initall" && pos.size() == 1) return initall(std::atoi(pos[0].c_str()));
   if (mode == "old-nccl") return old_nccl();
+  if (mode == "getenv" && pos.size() == 1) {  // the program's own lookup, not NCCL's
+    const char* value = std::getenv(pos[0].c_str());
+    say("getenv " + pos[0] + "=" + (value != nullptr ? value : "(unset)"));
+    return 0;
+  }
   return 64;
 }

@@ -205,6 +205,10 @@ class MatrixRun {
       const auto& r = healthy.back();
       report_.gpu = r.gpu;
       harness_error_ = harness_error_ || !r.harness_error.empty();
+      for (const auto& n : r.judgement.notes) {
+        if (std::find(report_.notes.begin(), report_.notes.end(), n) == report_.notes.end())
+          report_.notes.push_back(n);
+      }
       note("healthy trial " + std::to_string(t + 1) + ": " +
            std::string(harness::to_string(r.judgement.outcome)) +
            (r.harness_error.empty() ? "" : " (harness error: " + r.harness_error + ")") + "  " + r.run_dir);

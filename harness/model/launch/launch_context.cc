@@ -75,6 +75,8 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
     env["LD_PRELOAD"] = ctx.install.lib_dir + "/libncclfi-preload.so";  // a scenario's env may not set it
   }
   if (s.time_ops) env["NCCLFI_TIME_OPS"] = "1";
+  // Where the preload is loaded it records what libnccl read of the environment (nccl_env.h).
+  env["NCCLFI_RECORD_NCCL_ENV"] = "1";
   if (s.layer_net) {
     env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
     if (!s.env.count("NCCL_NET")) env["NCCL_NET"] = "ncclfi";

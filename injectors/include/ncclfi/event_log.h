@@ -19,7 +19,9 @@ inline constexpr const char* kStart = "start";     // workload started: world_si
 inline constexpr const char* kInject = "inject";   // a fault fired: fault_id, kind, layer, point, call, ...
 inline constexpr const char* kOp = "op";           // op milestone: seq, op, bytes, dur_us
 inline constexpr const char* kOpTime = "op_time";  // preload op timing: comm, seq, op, bytes, dur_us
-inline constexpr const char* kOpTrace = "op_enqueue";              // preload op trace: comm, seq, op, bytes
+inline constexpr const char* kOpTrace = "op_enqueue";  // preload op trace: comm, seq, op, bytes
+// the NCCL_* variables libnccl looked up: nccl_version, nccl_lib, read {name: value or null}
+inline constexpr const char* kNcclEnvRead = "nccl_env_read";
 inline constexpr const char* kWatchdogFired = "watchdog_fired";    // op, seq, waited_ms, reason
 inline constexpr const char* kAbort = "abort";                     // reason
 inline constexpr const char* kNcclError = "nccl_error";            // code, where

@@ -18,6 +18,8 @@ struct Params {
   bool log = false;        // NCCLFI_LOG=1: one-line `ncclfi[rank pid]` records on stderr
   bool trace_ops = false;  // NCCLFI_TRACE_OPS=1: preload writes op_enqueue events
   bool time_ops = false;   // NCCLFI_TIME_OPS=1: preload writes op_time events (enqueue to completion)
+  // NCCLFI_RECORD_NCCL_ENV=1: the preload writes the NCCL_* variables libnccl looked up (nccl_env_read)
+  bool record_nccl_env = false;
   // NCCLFI_QUIET=1 (training labs): nothing on a rank's stderr or in NCCL's log names the plan, a fault
   // or an injection; the events file (the instructor's) still records every injection. Wins over
   // NCCLFI_LOG.
