@@ -426,6 +426,14 @@ int TcpTransport::remote_rank(void* comm) const {
   return comm ? static_cast<TcpComm*>(comm)->peer_rank() : -1;
 }
 
+std::string TcpTransport::peer_address(void* comm) const {
+  return comm ? static_cast<TcpComm*>(comm)->peer_address() : "";
+}
+
+void TcpTransport::sever(void* comm) {
+  if (comm) static_cast<TcpComm*>(comm)->sever();
+}
+
 NetStatus TcpTransport::close_listen(void* listen_comm) {
   auto* lc = static_cast<TcpListenComm*>(listen_comm);
   if (!lc) return kNetOk;

@@ -86,6 +86,8 @@ class TcpTransport final : public NetBackend {
   NetStatus close_recv(void* recv_comm) override;
   NetStatus close_listen(void* listen_comm) override;
   int remote_rank(void* comm) const override;
+  std::string peer_address(void* comm) const override;
+  void sever(void* comm) override;
 
   const TcpConfig& config() const { return config_; }
 
