@@ -38,12 +38,12 @@ struct RingRun {
   double seconds = 0;
 };
 
-using Env = std::vector<std::pair<std::string, std::string>>;
+using RankEnv = std::vector<std::pair<std::string, std::string>>;
 
 // Launches `ranks` ncclfi-cpu-ring processes with `args`, optionally under a plan and with more
 // environment; waits up to 60 s.
 RingRun run_ring(int ranks, const std::vector<std::string>& args, const std::string& plan = "",
-                 const Env& env = {}) {
+                 const RankEnv& env = {}) {
   const std::string dir = write_temp_file("marker", "");
   const std::string events = dir + ".events.jsonl";
   const std::string port = std::to_string(free_port());
@@ -196,22 +196,23 @@ TEST(CpuRing, NetErrorExitsTwoWithNcclErrorEvent) {
 // The IB persona: a dead NIC on rank 1 of a 4-rank ring is seen from both ends. Rank 1 and its two
 // neighbours (0 sends to it, 2 receives from it) each print the completion-error WARN of the NCCL release
 // given, in its exact format (NCCL's logger prefix, file and line included), naming the connection's peer
-// address and their own HCA, and fail with the code that release returns.
+// address (each rank its own 127.0.0.R+1, as if on its own node) and their own HCA, and fail with the
+// code that release returns.
 struct IbRun {
   RingRun run;
   std::vector<std::vector<std::string>> ib_lines;  // per rank: its lines that say "Got completion"
 };
 
-IbRun nic_down_in_ib_persona(const std::string& version, const Env& extra = {}) {
+IbRun nic_down_in_ib_persona(const std::string& version, const RankEnv& extra = {}) {
   const std::string plan = plan_file({{"id", "nic"},
                                       {"layer", "net"},
                                       {"kind", "nic_down"},
                                       {"target", {{"ranks", {1}}}},
                                       {"trigger", {{"after_calls", 20}}}});
-  Env env = {{"NCCLFI_NET_PERSONA", "ib"},
-             {"NCCLFI_NCCL_VERSION", version},
-             {"NCCL_DEBUG", "WARN"},
-             {"NCCL_IB_TIMEOUT", "14"}};  // 4.096 us x 2^14 x 8 tries: 0.54 s
+  RankEnv env = {{"NCCLFI_NET_PERSONA", "ib"},
+                 {"NCCLFI_NCCL_VERSION", version},
+                 {"NCCL_DEBUG", "WARN"},
+                 {"NCCL_IB_TIMEOUT", "14"}};  // 4.096 us x 2^14 x 8 tries: 0.54 s
   env.insert(env.end(), extra.begin(), extra.end());
   IbRun out;
   out.run = run_ring(4, {"--bytes", "64K", "--iters", "200", "--check", "--timeout-s", "20"}, plan, env);
@@ -234,7 +235,7 @@ TEST(CpuRing, IbPersonaNicDownIsSeenFromBothEndsInTheFormatOf2_28_7) {
     ASSERT_FALSE(ib.ib_lines[static_cast<size_t>(rank)].empty());
     const std::regex line(
         R"(\S+:\d+:\d+ \[0\] transport/net_ib\.cc:2546 NCCL WARN NET/IB: Got completion from )"
-        R"(peer 127\.0\.0\.1<\d+> with status=IBV_WC_RETRY_EXC_ERR\(12\) )"
+        R"(peer 127\.0\.0\.\d+<\d+> with status=IBV_WC_RETRY_EXC_ERR\(12\) )"
         R"(opcode=(IBV_WC_RDMA_WRITE\(1\) reqSize=\d+ vendor_err=129 req_type=Send|)"
         R"(IBV_WC_SEND\(0\) reqSize=0 vendor_err=129 req_type=Recv) hca mlx5_)" +
         std::to_string(rank));
@@ -242,8 +243,11 @@ TEST(CpuRing, IbPersonaNicDownIsSeenFromBothEndsInTheFormatOf2_28_7) {
       EXPECT_TRUE(std::regex_match(l, line)) << l;
     EXPECT_EQ(ib.run.exit_codes[static_cast<size_t>(rank)], 2);
   }
-  // The sender to the dead NIC fails a send, its receiver a receive (the dead rank may fail either first).
+  // The sender to the dead NIC fails a send, its receiver a receive (the dead rank may fail either first),
+  // and both name the dead rank's node: rank 1 is 127.0.0.2 (one loopback address per rank).
+  EXPECT_NE(ib.ib_lines[0][0].find("peer 127.0.0.2<"), std::string::npos) << ib.ib_lines[0][0];
   EXPECT_NE(ib.ib_lines[0][0].find("req_type=Send"), std::string::npos);
+  EXPECT_NE(ib.ib_lines[2][0].find("peer 127.0.0.2<"), std::string::npos) << ib.ib_lines[2][0];
   EXPECT_NE(ib.ib_lines[2][0].find("req_type=Recv"), std::string::npos);
   // Every rank's failure is ncclRemoteError (6), as 2.28.7's ncclIbTest returns, and only the dead rank's
   // shim fired a fault.
@@ -261,7 +265,7 @@ TEST(CpuRing, IbPersonaWritesTheOldFormsAndCodesOfOlderReleases) {
     ASSERT_FALSE(ib.ib_lines[1].empty()) << ib.run.output[1];
     const std::regex line(
         R"(\S+ \[0\] transport/net_ib\.cc:1911 NCCL WARN NET/IB : Got completion from peer )"
-        R"(127\.0\.0\.1<\d+> with status=12 opcode=[01] len=0 vendor err 129 \((Send|Recv)\))");
+        R"(127\.0\.0\.\d+<\d+> with status=12 opcode=[01] len=0 vendor err 129 \((Send|Recv)\))");
     for (const std::string& l : ib.ib_lines[1]) EXPECT_TRUE(std::regex_match(l, line)) << l;
     for (const auto& e : of_kind(ib.run, "nccl_error")) EXPECT_EQ(e["code"], 6) << e.dump();
   }
@@ -274,7 +278,7 @@ TEST(CpuRing, IbPersonaWritesTheOldFormsAndCodesOfOlderReleases) {
           << ib.run.output[static_cast<size_t>(rank)];
       const std::regex line(
           R"(\S+ \[0\] transport/net_ib\.cc:1199 NCCL WARN NET/IB : Got completion from peer )"
-          R"(127\.0\.0\.1<\d+> with error 12, opcode [01], len 0, vendor err 129)");
+          R"(127\.0\.0\.\d+<\d+> with error 12, opcode [01], len 0, vendor err 129)");
       for (const std::string& l : ib.ib_lines[static_cast<size_t>(rank)]) {
         EXPECT_TRUE(std::regex_match(l, line)) << l;
       }

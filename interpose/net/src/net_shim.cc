@@ -55,6 +55,7 @@ TcpConfig tcp_config_from(const Params& params) {
   config.min_chunk = std::max<size_t>(params.net_min_chunk, 4096);
   config.speed_mbps = params.net_speed_mbps > 0 ? params.net_speed_mbps : 100000;
   config.rank = params.rank;
+  config.loopback_per_rank = ib_persona();
   config.hello_timeout_ms = params.net_hello_timeout_ms;
   if (const char* ifname = std::getenv("NCCL_SOCKET_IFNAME")) config.ifname = ifname;
   return config;
