@@ -71,10 +71,9 @@ struct NetShim::Comm {
   std::atomic<const ArmedFault*> throttled_by{
       nullptr};  // the fault whose throttle holds (until its window closes)
   std::atomic<int64_t> stall_until_ns{0};
-  Request* deferred = nullptr;
-  std::string peer_address;  // "10.0.0.2<48123>" (IB persona lines), "" when the backend cannot tell
-  std::atomic<int64_t> lost_at_ns{0};  // IB persona: when a request first saw the connection gone  // a
-                                       // request whose faults were decided but the backend asked to retry
+  Request* deferred = nullptr;  // a request whose faults were decided but the backend asked to retry
+  std::string peer_address;     // "10.0.0.2<48123>" (IB persona lines), "" when the backend cannot tell
+  std::atomic<int64_t> lost_at_ns{0};  // IB persona: when a request first saw the connection gone
 };
 
 struct NetShim::Request {
@@ -98,6 +97,7 @@ struct NetShim::Request {
   int64_t release_ns = 0;
   int64_t fail_at_ns = 0;  // nic_down, a lost connection: the retries are spent then, and the request fails
   NetStatus fail_status = kNetOk;  // what it fails with (kNetOk: nic_down's code)
+  bool failure_logged = false;     // its completion error was written (once, as a CQE is polled once)
 };
 
 NetShim& NetShim::instance(const ShimOptions& options) {
@@ -498,20 +498,25 @@ int64_t NetShim::nic_retry_budget_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(*budget).count();
 }
 
-NetStatus NetShim::fail_retries_exhausted(const Request* req) const {
+NetStatus NetShim::fail_retries_exhausted(Request* req) const {
   // What NCCL's IB transport writes for a work completion with IBV_WC_RETRY_EXC_ERR (status 12), in the
-  // release in use; the peer is the connection's socket address, as NCCL takes it from its own socket.
-  IbCompletionFailure failure;
-  failure.peer = req->comm->peer_address.empty() ? "0.0.0.0<0>" : req->comm->peer_address;
-  failure.send = req->is_send;
-  failure.bytes = req->bytes;
-  failure.hca = hca_name_for_rank(rank_);
-  failure.request = req;
-  failure.comm = req->comm;
-  failure.wr_id = req->id & 0xff;  // NCCL's wr_id carries the request's slot (0..255)
-  failure.qp_num = static_cast<uint32_t>(0x100 + (reinterpret_cast<uintptr_t>(req->comm) >> 4) % 0x10000);
-  const NcclVersion version = nccl_version_for_lines();
-  for (const NcclLogLine& line : ib_completion_error_lines(version, failure)) log_nccl_line(line);
+  // release in use, once per request (a failed CQE is polled once); the peer is the connection's socket
+  // address, as NCCL takes it from its own socket.
+  if (!req->failure_logged) {
+    IbCompletionFailure failure;
+    failure.peer = req->comm->peer_address.empty() ? "0.0.0.0<0>" : req->comm->peer_address;
+    failure.send = req->is_send;
+    failure.bytes = req->bytes;
+    failure.hca = hca_name_for_rank(rank_);
+    failure.request = req;
+    failure.comm = req->comm;
+    failure.wr_id = req->id & 0xff;  // NCCL's wr_id carries the request's slot (0..255)
+    failure.qp_num = static_cast<uint32_t>(0x100 + (reinterpret_cast<uintptr_t>(req->comm) >> 4) % 0x10000);
+    for (const NcclLogLine& line : ib_completion_error_lines(nccl_version_for_lines(), failure)) {
+      log_nccl_line(line);
+    }
+    req->failure_logged = true;
+  }
   if (req->fail_status != kNetOk) return req->fail_status;
   return nic_down_status_.load();
 }

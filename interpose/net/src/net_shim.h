@@ -95,7 +95,7 @@ class NetShim {
   // it ends in.
   static int64_t nic_retry_budget_ns();
   // Writes NCCL's completion-error lines for `req` (IBV_WC_RETRY_EXC_ERR) and returns its failure.
-  NetStatus fail_retries_exhausted(const Request* req) const;
+  NetStatus fail_retries_exhausted(Request* req) const;
   // IB persona: a request whose connection was lost waits out the retry budget, then fails as NCCL's IB
   // transport fails it.
   void hold_until_retries_exhausted(Request* req);
