@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -287,6 +289,29 @@ TEST(Drill, FrozenRankReportSaysWhatWhereWhenAndWhoDetected) {
   EXPECT_EQ(printed.out, md);
   const auto html = run_cli({"report", run});
   EXPECT_NE(read_text(run + "/report.html").find("drill report"), std::string::npos) << html.err;
+}
+
+// A drill runs its ranks quiet: what they print says neither ncclfi nor inject, though the fault fired
+// (the events say so) and the job noticed it.
+TEST(Drill, RanksPrintNothingThatNamesNcclfiOrAnInjection) {
+  REQUIRE_CPU_RING();
+  TempDir dir;
+  const auto r = run_cli({"run", drill_file("drill-nic-drop-one-rank"), "--out", dir.path, "-q"}, 110);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string run = dir.path + "/drill-nic-drop-one-rank/latest";
+  EXPECT_FALSE(events_named(run + "/events.jsonl", "inject").empty());
+  int logs = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::canonical(run))) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() || name.rfind("rank-", 0) != 0) continue;
+    ++logs;
+    std::string text = read_text(entry.path().string());
+    const std::string printed = text;
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    EXPECT_EQ(text.find("ncclfi"), std::string::npos) << name << ":\n" << printed;
+    EXPECT_EQ(text.find("inject"), std::string::npos) << name << ":\n" << printed;
+  }
+  EXPECT_EQ(logs, 4) << "one output file per rank";
 }
 
 TEST(Drill, FlappingLinkInjectsAndHealsEveryWindow) {

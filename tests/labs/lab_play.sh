@@ -63,6 +63,11 @@ for ws in "$out/ws-a" "$out/ws-b"; do
   patterns=(-e inject -e 'fault_id' -e 'NCCLFI_' -e 'plan\.json' -e nic_down -e connect_fail -e throttle -e corrupt -e stall)
   while read -r id; do [[ -n "$id" ]] && patterns+=(-e "$id"); done <<<"$ids"
   if grep -rniI "${patterns[@]}" "$ws"; then fail "the workspace names the truth (above)"; fi
+  # What the ranks printed (NCCLFI_QUIET): nothing names ncclfi or an injection, as on a real cluster.
+  if find "$ws" -name 'rank-*.log' -print0 | xargs -0 -r grep -niI -e ncclfi -e inject; then
+    fail "a rank's output names ncclfi or an injection (above)"
+  fi
+  find "$ws" -name 'rank-*.log' | grep -q . || fail "no rank output in the workspace"
   # The briefing may name the course topic ("fault classification") and the topology (NVLink, PCIe);
   # what the job left may name neither a fault nor the cause.
   # NCCL's own result strings (ncclGetErrorString) are the evidence an error-code lab teaches to read, the

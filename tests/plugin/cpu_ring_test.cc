@@ -1,11 +1,13 @@
 // ncclfi-cpu-ring end to end over the shim: clean runs verify, drop trips the watchdog within
 // timeout + 1 s, corrupt fails verification, usage errors exit 64.
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -32,21 +34,32 @@ int free_port() {
 struct RingRun {
   std::vector<int> exit_codes;
   std::vector<nlohmann::json> events;
+  std::vector<std::string> output;  // each rank's stdout and stderr
   double seconds = 0;
 };
 
-// Launches `ranks` ncclfi-cpu-ring processes with `args`, optionally under a plan; waits up to 60 s.
-RingRun run_ring(int ranks, const std::vector<std::string>& args, const std::string& plan = "") {
+using RankEnv = std::vector<std::pair<std::string, std::string>>;
+
+// Launches `ranks` ncclfi-cpu-ring processes with `args`, optionally under a plan and with more
+// environment; waits up to 60 s.
+RingRun run_ring(int ranks, const std::vector<std::string>& args, const std::string& plan = "",
+                 const RankEnv& env = {}) {
   const std::string dir = write_temp_file("marker", "");
   const std::string events = dir + ".events.jsonl";
   const std::string port = std::to_string(free_port());
   const std::string exe = bin_dir() + "/ncclfi-cpu-ring";
   std::vector<pid_t> pids;
+  std::vector<std::string> logs;
   const double t0 = now_ms();
   for (int r = 0; r < ranks; ++r) {
+    logs.push_back(dir + ".rank-" + std::to_string(r) + ".log");
     std::fflush(nullptr);
     const pid_t pid = fork();
     if (pid == 0) {
+      const int out = open(logs.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(out, STDOUT_FILENO);
+      dup2(out, STDERR_FILENO);
+      for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
       setenv("RANK", std::to_string(r).c_str(), 1);
       setenv("WORLD_SIZE", std::to_string(ranks).c_str(), 1);
       setenv("MASTER_ADDR", "127.0.0.1", 1);
@@ -74,6 +87,7 @@ RingRun run_ring(int ranks, const std::vector<std::string>& args, const std::str
     run.exit_codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   }
   run.seconds = (now_ms() - t0) / 1000;
+  for (const std::string& log : logs) run.output.push_back(read_file(log));
   std::stringstream lines(read_file(events));
   std::string line;
   while (std::getline(lines, line)) {
@@ -177,6 +191,126 @@ TEST(CpuRing, NetErrorExitsTwoWithNcclErrorEvent) {
   const auto errors = of_kind(run, "nccl_error");
   ASSERT_FALSE(errors.empty());
   EXPECT_EQ(errors[0]["code"], 2);
+}
+
+// The IB persona: a dead NIC on rank 1 of a 4-rank ring is seen from both ends. Rank 1 and its two
+// neighbours (0 sends to it, 2 receives from it) each print the completion-error WARN of the NCCL release
+// given, in its exact format (NCCL's logger prefix, file and line included), naming the connection's peer
+// address (each rank its own 127.0.0.R+1, as if on its own node) and their own HCA, and fail with the
+// code that release returns.
+struct IbRun {
+  RingRun run;
+  std::vector<std::vector<std::string>> ib_lines;  // per rank: its lines that say "Got completion"
+};
+
+IbRun nic_down_in_ib_persona(const std::string& version, const RankEnv& extra = {}) {
+  const std::string plan = plan_file({{"id", "nic"},
+                                      {"layer", "net"},
+                                      {"kind", "nic_down"},
+                                      {"target", {{"ranks", {1}}}},
+                                      {"trigger", {{"after_calls", 20}}}});
+  RankEnv env = {{"NCCLFI_NET_PERSONA", "ib"},
+                 {"NCCLFI_NCCL_VERSION", version},
+                 {"NCCL_DEBUG", "WARN"},
+                 {"NCCL_IB_TIMEOUT", "14"}};  // 4.096 us x 2^14 x 8 tries: 0.54 s
+  env.insert(env.end(), extra.begin(), extra.end());
+  IbRun out;
+  out.run = run_ring(4, {"--bytes", "64K", "--iters", "200", "--check", "--timeout-s", "20"}, plan, env);
+  for (const std::string& text : out.run.output) {
+    std::vector<std::string> lines;
+    std::stringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("Got completion") != std::string::npos) lines.push_back(line);
+    }
+    out.ib_lines.push_back(lines);
+  }
+  return out;
+}
+
+TEST(CpuRing, IbPersonaNicDownIsSeenFromBothEndsInTheFormatOf2_28_7) {
+  const IbRun ib = nic_down_in_ib_persona("2.28.7");
+  // NCCL 2.28.7's WARN at transport/net_ib.cc:2543-2546, through its logger's prefix.
+  for (int rank : {0, 1, 2}) {
+    SCOPED_TRACE("rank " + std::to_string(rank) + ":\n" + ib.run.output[static_cast<size_t>(rank)]);
+    ASSERT_FALSE(ib.ib_lines[static_cast<size_t>(rank)].empty());
+    const std::regex line(
+        R"(\S+:\d+:\d+ \[0\] transport/net_ib\.cc:2546 NCCL WARN NET/IB: Got completion from )"
+        R"(peer 127\.0\.0\.\d+<\d+> with status=IBV_WC_RETRY_EXC_ERR\(12\) )"
+        R"(opcode=(IBV_WC_RDMA_WRITE\(1\) reqSize=\d+ vendor_err=129 req_type=Send|)"
+        R"(IBV_WC_SEND\(0\) reqSize=0 vendor_err=129 req_type=Recv) hca mlx5_)" +
+        std::to_string(rank));
+    for (const std::string& l : ib.ib_lines[static_cast<size_t>(rank)])
+      EXPECT_TRUE(std::regex_match(l, line)) << l;
+    EXPECT_EQ(ib.run.exit_codes[static_cast<size_t>(rank)], 2);
+  }
+  // The rank receiving from the dead NIC fails a receive naming the dead rank's node (rank 1 is 127.0.0.2:
+  // one loopback address per rank), once its own retry budget has passed since the link went. (Rank 0's
+  // send may have left before the NIC died: it fails on whichever connection it uses next, as on IB.)
+  EXPECT_NE(ib.ib_lines[2][0].find("peer 127.0.0.2<"), std::string::npos) << ib.ib_lines[2][0];
+  EXPECT_NE(ib.ib_lines[2][0].find("req_type=Recv"), std::string::npos);
+  const auto injected = of_kind(ib.run, "inject");
+  ASSERT_EQ(injected.size(), 1u);
+  for (const auto& e : of_kind(ib.run, "nccl_error")) {
+    if (e["rank"] != 2) continue;
+    const double after_s =
+        static_cast<double>(e["mono_ns"].get<int64_t>() - injected[0]["mono_ns"].get<int64_t>()) / 1e9;
+    EXPECT_GE(after_s, 0.53) << "the peer waited out its retries";  // 536.9 ms, less the post's head start
+    EXPECT_LE(after_s, 3.0);
+  }
+  // Every rank's failure is ncclRemoteError (6), as 2.28.7's ncclIbTest returns, and only the dead rank's
+  // shim fired a fault.
+  for (const auto& e : of_kind(ib.run, "nccl_error")) EXPECT_EQ(e["code"], 6) << e.dump();
+  EXPECT_EQ(injected[0]["rank"], 1);
+  // Nothing in the shim's own voice: the persona prints what NCCL's IB transport would, no more.
+  for (const std::string& text : ib.run.output) EXPECT_EQ(text.find("NET/ncclfi"), std::string::npos) << text;
+}
+
+TEST(CpuRing, IbPersonaWritesTheOldFormsAndCodesOfOlderReleases) {
+  {
+    const IbRun ib = nic_down_in_ib_persona("2.21.5");
+    ASSERT_FALSE(ib.ib_lines[1].empty()) << ib.run.output[1];
+    const std::regex line(
+        R"(\S+ \[0\] transport/net_ib\.cc:1911 NCCL WARN NET/IB : Got completion from peer )"
+        R"(127\.0\.0\.\d+<\d+> with status=12 opcode=[01] len=0 vendor err 129 \((Send|Recv)\))");
+    for (const std::string& l : ib.ib_lines[1]) EXPECT_TRUE(std::regex_match(l, line)) << l;
+    for (const auto& e : of_kind(ib.run, "nccl_error")) EXPECT_EQ(e["code"], 6) << e.dump();
+  }
+  {
+    // 2.12.12: "with error 12, opcode", and ncclSystemError (2) for the peers, whose code is the release's
+    // (the dead rank's is nic_down's own code).
+    const IbRun ib = nic_down_in_ib_persona("21212");
+    for (int rank : {0, 2}) {
+      ASSERT_FALSE(ib.ib_lines[static_cast<size_t>(rank)].empty())
+          << ib.run.output[static_cast<size_t>(rank)];
+      const std::regex line(
+          R"(\S+ \[0\] transport/net_ib\.cc:1199 NCCL WARN NET/IB : Got completion from peer )"
+          R"(127\.0\.0\.\d+<\d+> with error 12, opcode [01], len 0, vendor err 129)");
+      for (const std::string& l : ib.ib_lines[static_cast<size_t>(rank)]) {
+        EXPECT_TRUE(std::regex_match(l, line)) << l;
+      }
+      EXPECT_EQ(ib.run.exit_codes[static_cast<size_t>(rank)], 2);
+    }
+    bool peer_system_error = false;
+    for (const auto& e : of_kind(ib.run, "nccl_error")) peer_system_error |= e["rank"] != 1 && e["code"] == 2;
+    EXPECT_TRUE(peer_system_error);
+  }
+}
+
+// NCCLFI_QUIET (labs, drills): a rank's output names neither ncclfi nor an injection, and still carries
+// the IB lines of the failure.
+TEST(CpuRing, QuietRanksPrintNothingThatNamesNcclfiOrAnInjection) {
+  const IbRun ib = nic_down_in_ib_persona("2.30.7", {{"NCCLFI_QUIET", "1"}, {"NCCLFI_NET_PERSONA", ""}});
+  const std::regex giveaway("ncclfi|inject", std::regex::icase);
+  for (size_t rank = 0; rank < ib.run.output.size(); ++rank) {
+    EXPECT_FALSE(std::regex_search(ib.run.output[rank], giveaway)) << "rank " << rank << ":\n"
+                                                                   << ib.run.output[rank];
+  }
+  ASSERT_FALSE(ib.ib_lines[1].empty()) << ib.run.output[1];
+  EXPECT_NE(ib.ib_lines[1][0].find("transport/net_ib/p2p.cc:690 NCCL WARN NET/IB: Got completion from peer"),
+            std::string::npos)
+      << ib.ib_lines[1][0];
+  EXPECT_NE(ib.run.output[1].find("NET/IB: Got CQE with error"), std::string::npos);
+  EXPECT_FALSE(of_kind(ib.run, "inject").empty()) << "the events still record the injection";
 }
 
 TEST(CpuRing, UsageErrorsExit64) {

@@ -107,6 +107,28 @@ TEST(PluginLogging, GoesThroughNcclLoggerWithAFixedPrefix) {
   EXPECT_EQ(code, 0);
 }
 
+// The persona decides the name NCCL selects the plugin by (NCCL_NET) and its prefix: "ncclfi" by default,
+// NCCL's "IB" under NCCLFI_NET_PERSONA=ib and under NCCLFI_QUIET (labs, drills).
+TEST(PluginLogging, TheIbPersonaCallsThePluginIbAndWritesNoOwnName) {
+  for (const auto& [env, name] : std::vector<std::pair<Env, std::string>>{
+           {{}, "ncclfi"}, {{{"NCCLFI_NET_PERSONA", "ib"}}, "IB"}, {{{"NCCLFI_QUIET", "1"}}, "IB"}}) {
+    Env with_bad_inner = env;
+    with_bad_inner["NCCLFI_NET_INNER"] = "no-such-plugin-xyz";
+    const int code = run_child(with_bad_inner, [want = name] {
+      std::string error;
+      auto plugin = net::LoadedNetPlugin::open(shim_path(), &error);
+      CHILD_CHECK(plugin != nullptr, "%s", error.c_str());
+      CHILD_CHECK(want == plugin->name(), "the plugin calls itself %s", plugin->name());
+      void* ctx = nullptr;
+      CHILD_CHECK(plugin->init(&ctx, 1, nullptr, capture_logger) != ncclSuccess, "init");
+      const std::string prefix = "2:16:NET/" + want + " : ";
+      CHILD_CHECK(g_logged.find(prefix) != std::string::npos, "logged: %s", g_logged.c_str());
+      return 0;
+    });
+    EXPECT_EQ(code, 0) << name;
+  }
+}
+
 // The first non-loopback interface with an IPv4 address, or "" when the host has none.
 std::string first_external_interface() {
   ifaddrs* list = nullptr;

@@ -45,21 +45,27 @@ using ncclfi::net::LoadedNetPlugin;
 
 int g_log_level = 0;  // NCCL_DEBUG: 0 none, 2 WARN, 3 INFO
 
-void plugin_logger(ncclDebugLogLevel level, unsigned long, const char*, int, const char* fmt, ...) {
+void plugin_logger(ncclDebugLogLevel level, unsigned long, const char* file, int line, const char* fmt, ...) {
   if (static_cast<int>(level) > g_log_level) return;
   char text[1024];
   va_list args;
   va_start(args, fmt);
   vsnprintf(text, sizeof(text), fmt, args);
   va_end(args);
-  // NCCL's own line format: host:pid:tid [device] NCCL LEVEL message.
+  // NCCL's own line format (debug.cc): host:pid:tid [device] NCCL INFO message, and a WARN names the
+  // caller's file and line: host:pid:tid [device] file:line NCCL WARN message.
   static const std::string host = [] {
     char name[256] = {};
     if (gethostname(name, sizeof(name) - 1) != 0) return std::string("localhost");
     return std::string(name);
   }();
-  std::fprintf(stderr, "%s:%d:%d [0] NCCL %s %s\n", host.c_str(), getpid(), static_cast<int>(gettid()),
-               level == NCCL_LOG_WARN ? "WARN" : "INFO", text);
+  if (level == NCCL_LOG_WARN) {
+    std::fprintf(stderr, "%s:%d:%d [0] %s:%d NCCL WARN %s\n", host.c_str(), getpid(),
+                 static_cast<int>(gettid()), file ? file : "", line, text);
+  } else {
+    std::fprintf(stderr, "%s:%d:%d [0] NCCL INFO %s\n", host.c_str(), getpid(), static_cast<int>(gettid()),
+                 text);
+  }
 }
 
 std::string default_plugin_path() {
@@ -235,7 +241,7 @@ int run(const Options& opt) {
   try {
     info = ncclfi::rendezvous_from_env();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ncclfi-cpu-ring: rendezvous: %s\n", e.what());
+    std::fprintf(stderr, "%s: rendezvous: %s\n", ncclfi::cpu_ring::program_tag(), e.what());
     return ncclfi::kExitBootstrap;
   }
   EventLog events(ncclfi::Params::get().events_path, "cpu-ring", info.rank);
@@ -252,8 +258,8 @@ int run(const Options& opt) {
   if (links.world_size > 1) close_ring(*plugin, links);
   plugin->finalize(ctx);
   events.write(ev::kDone, {{"iters", opt.iters}, {"seconds", seconds}, {"verified", all_verified}});
-  std::printf("ncclfi-cpu-ring: rank %d/%d: %d iterations of %llu bytes in %.3f s, %s\n", links.rank,
-              links.world_size, opt.warmup + opt.iters,
+  std::printf("%s: rank %d/%d: %d iterations of %llu bytes in %.3f s, %s\n", ncclfi::cpu_ring::program_tag(),
+              links.rank, links.world_size, opt.warmup + opt.iters,
               static_cast<unsigned long long>(count * sizeof(uint32_t)), seconds,
               all_verified ? "verified" : "MISMATCH");
   return ncclfi::kExitOk;
@@ -292,10 +298,10 @@ int main(int argc, char** argv) {
     std::printf("%s", app.help().c_str());
     return ncclfi::kExitOk;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ncclfi-cpu-ring: %s\nRun with --help for usage.\n", e.what());
+    std::fprintf(stderr, "%s: %s\nRun with --help for usage.\n", ncclfi::cpu_ring::program_tag(), e.what());
     return ncclfi::kExitUsage;
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "ncclfi-cpu-ring: --bytes: %s\n", e.what());
+    std::fprintf(stderr, "%s: --bytes: %s\n", ncclfi::cpu_ring::program_tag(), e.what());
     return ncclfi::kExitUsage;
   }
   if (opt.plugin.empty()) opt.plugin = default_plugin_path();

@@ -7,13 +7,18 @@
 #include <thread>
 
 #include "ncclfi/nccl_results.h"
+#include "ncclfi/params.h"
 #include "ncclfi/workload_contract.h"
 
 namespace ncclfi::cpu_ring {
 
+const char* program_tag() {
+  return Params::get().quiet ? "cpu-ring" : "ncclfi-cpu-ring";
+}
+
 void die(const EventLog& events, int code, const std::string& reason) {
   events.write(ev::kAbort, {{"reason", reason}, {"exit_code", code}});
-  std::fprintf(stderr, "ncclfi-cpu-ring: %s\n", reason.c_str());
+  std::fprintf(stderr, "%s: %s\n", program_tag(), reason.c_str());
   std::fflush(stderr);
   _exit(code);  // peers and helper threads may be blocked; nothing left to unwind safely
 }

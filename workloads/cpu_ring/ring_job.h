@@ -32,6 +32,9 @@ struct Options {
 
 // Writes the abort event and exits at once with `code`: peers and helper threads may be blocked, and
 // nothing is left to unwind safely.
+// What the workload calls itself in what it prints: "ncclfi-cpu-ring", or "cpu-ring" under NCCLFI_QUIET
+// (training labs and drills), where a rank's output must not name ncclfi.
+const char* program_tag();
 [[noreturn]] void die(const EventLog& events, int code, const std::string& reason);
 // A net plugin call failed: the nccl_error event, then die() with the code and its name.
 [[noreturn]] void plugin_failed(const EventLog& events, const PluginError& error);

@@ -29,7 +29,7 @@ bool checked_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std:
       all_verified = false;
       events.write(ev::kResultMismatch,
                    {{"op", "allreduce"}, {"seq", seq}, {"wrong", wrong}, {"checked", count}});
-      std::fprintf(stderr, "ncclfi-cpu-ring: rank %d allreduce seq %d: %llu of %zu elements wrong\n",
+      std::fprintf(stderr, "%s: rank %d allreduce seq %d: %llu of %zu elements wrong\n", program_tag(),
                    links.rank, seq, static_cast<unsigned long long>(wrong), count);
       if (opt.check) die(events, kExitVerification, "verification failed (--check)");
     }

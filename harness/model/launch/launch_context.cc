@@ -1,6 +1,7 @@
 // Where ncclfi's files are, the injection variables and the workload's argv (launch_context.h).
 #include "launch_context.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -55,9 +56,22 @@ void add_shared_gpu_env(std::map<std::string, std::string>& env, const LaunchCon
 
 }  // namespace
 
+bool ranks_run_quiet(const LaunchContext& ctx) {
+  const Scenario& s = *ctx.scenario;
+  const auto on = [](const std::map<std::string, std::string>& env) {
+    const auto it = env.find("NCCLFI_QUIET");
+    return it != env.end() && !it->second.empty() && it->second != "0";
+  };
+  return on(s.env) || on(ctx.parent_env) || std::find(s.tags.begin(), s.tags.end(), "drill") != s.tags.end();
+}
+
 std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int rank) {
   const Scenario& s = *ctx.scenario;
   std::map<std::string, std::string> env = s.env;
+  // A drill's or a lab's ranks leave in their output only what the real failure would: the preload, the
+  // shim and cpu-ring name neither ncclfi nor an injection (params.h), and the shim is NCCL's "IB".
+  const bool quiet = ranks_run_quiet(ctx);
+  if (quiet) env["NCCLFI_QUIET"] = "1";
   if (ctx.inject && !s.plan.faults.empty()) env["NCCLFI_PLAN"] = ctx.plan_path;
   // With node agents, each node's ranks write their events and open their control FIFOs in the node's
   // spool directory, which its agent reads: no file is shared between hosts.
@@ -79,7 +93,8 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   env["NCCLFI_RECORD_NCCL_ENV"] = "1";
   if (s.layer_net) {
     env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
-    if (!s.env.count("NCCL_NET")) env["NCCL_NET"] = "ncclfi";
+    if (!s.env.count("NCCL_NET"))
+      env["NCCL_NET"] = quiet ? "IB" : "ncclfi";                    // the name the shim gives itself
     if (!s.net_wrap.empty()) env["NCCLFI_NET_INNER"] = s.net_wrap;  // travels with -x / env like the rest
   }
   if (s.layer_verbs) {

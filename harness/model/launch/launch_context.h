@@ -88,6 +88,9 @@ class RankLauncher {
 };
 
 // The injection variables and the workload's argv, shared by every launcher.
+// Whether the ranks run under NCCLFI_QUIET: a drill (tag "drill"), a lab (`ncclfi lab start` sets it in
+// its own environment) or a scenario whose env asks.
+bool ranks_run_quiet(const LaunchContext& ctx);
 // The injection variables a rank gets (no RANK/WORLD_SIZE rendezvous variables): NCCLFI_*, the
 // scenario's env, LD_PRELOAD and NCCL_NET_PLUGIN per the scenario's layers. In shared-GPU mode also the
 // variables that make the rank a host of its own (ncclfi/shared_gpu.h): set here for a known rank;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "ncclfi_net/net_types.h"
 
@@ -50,6 +51,12 @@ class NetBackend {
   virtual NetStatus close_listen(void* listen_comm) = 0;
   // The process rank at the other end of an established comm, or -1 when the backend cannot tell.
   virtual int remote_rank(void* /*comm*/) const { return -1; }
+  // The other end's socket address as NCCL writes it ("10.0.0.2<48123>"), or "" when the backend cannot
+  // tell (an inner plugin's comm is opaque).
+  virtual std::string peer_address(void* /*comm*/) const { return ""; }
+  // Cuts an established comm as a dead link would, so the other end sees it go (nic_down in the IB
+  // persona). A backend that cannot leaves it alone.
+  virtual void sever(void* /*comm*/) {}
   // GPUDirect, in wrap mode only (our TCP transport moves host memory): DMA-BUF registration and the flush
   // of received device memory, forwarded when the inner plugin has them.
   virtual bool has_reg_mr_dma_buf() const { return false; }

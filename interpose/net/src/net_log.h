@@ -1,8 +1,9 @@
 // Logging through NCCL's own logger (so messages appear under NCCL_DEBUG=INFO/WARN, with NCCL's
-// prefixes), each message prefixed "NET/ncclfi : ". Without a logger (before init) nothing is printed:
-// the shim stays silent unless NCCL asks.
+// prefixes), each message prefixed "NET/ncclfi : " ("NET/IB : " in the IB persona, ib_persona.h). Without
+// a logger (before init) nothing is printed: the shim stays silent unless NCCL asks.
 #pragma once
 
+#include "ncclfi_net/ib_completion_lines.h"
 #include "ncclfi_net/net_types.h"
 
 namespace ncclfi::net {
@@ -10,10 +11,8 @@ namespace ncclfi::net {
 void set_logger(ncclDebugLogger_t logger);
 void log_message(ncclDebugLogLevel level, const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
-// Without the "NET/ncclfi : " prefix: for the lines a fault imitates from another transport (nic_down
-// writes what NCCL's IB transport writes).
-void log_unprefixed(ncclDebugLogLevel level, const char* file, int line, const char* fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+// A line NCCL itself prints, with NCCL's own file and line (what the IB persona imitates).
+void log_nccl_line(const NcclLogLine& line);
 // NCCLFI_QUIET (training labs): the shim's own messages about faults are left out of NCCL's log.
 bool quiet();
 

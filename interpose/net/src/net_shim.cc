@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "device_memory.h"
+#include "ib_persona.h"
 #include "inner_backend.h"
 #include "ncclfi/effects.h"
 #include "ncclfi/fault_points.h"
@@ -54,6 +55,7 @@ TcpConfig tcp_config_from(const Params& params) {
   config.min_chunk = std::max<size_t>(params.net_min_chunk, 4096);
   config.speed_mbps = params.net_speed_mbps > 0 ? params.net_speed_mbps : 100000;
   config.rank = params.rank;
+  config.loopback_per_rank = ib_persona();
   config.hello_timeout_ms = params.net_hello_timeout_ms;
   if (const char* ifname = std::getenv("NCCL_SOCKET_IFNAME")) config.ifname = ifname;
   return config;
@@ -70,6 +72,8 @@ struct NetShim::Comm {
       nullptr};  // the fault whose throttle holds (until its window closes)
   std::atomic<int64_t> stall_until_ns{0};
   Request* deferred = nullptr;  // a request whose faults were decided but the backend asked to retry
+  std::string peer_address;     // "10.0.0.2<48123>" (IB persona lines), "" when the backend cannot tell
+  std::atomic<int64_t> lost_at_ns{0};  // IB persona: when a request first saw the connection gone
 };
 
 struct NetShim::Request {
@@ -91,7 +95,9 @@ struct NetShim::Request {
   bool inner_done = false;
   int size = 0;
   int64_t release_ns = 0;
-  int64_t fail_at_ns = 0;  // nic_down: the retries are spent then, and the request fails
+  int64_t fail_at_ns = 0;  // nic_down, a lost connection: the retries are spent then, and the request fails
+  NetStatus fail_status = kNetOk;  // what it fails with (kNetOk: nic_down's code)
+  bool failure_logged = false;     // its completion error was written (once, as a CQE is polled once)
 };
 
 NetShim& NetShim::instance(const ShimOptions& options) {
@@ -102,6 +108,7 @@ NetShim& NetShim::instance(const ShimOptions& options) {
 NetShim::NetShim(const ShimOptions& options) {
   const Params& params = Params::get();
   rank_ = params.rank;
+  ib_persona_ = ib_persona();
   if (options.allow_wrap && !params.net_inner.empty()) {
     backend_ = make_inner_backend(params.net_inner, &setup_error_);
   } else {
@@ -134,7 +141,7 @@ NetStatus NetShim::init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* confi
   }
   NetStatus status = backend_->init(ctx, comm_id, config, logger);
   if (status == kNetOk) {
-    if (!quiet()) {
+    if (!quiet() && !ib_persona_) {  // NCCL's IB transport says nothing of ncclfi's backend or faults
       NCCLFI_NET_INFO("initialised: backend %s, faults %s", backend_->kind(), faults_on() ? "armed" : "none");
     }
   }
@@ -205,7 +212,7 @@ NetStatus NetShim::listen(void* ctx, int dev, void* handle, void** listen_comm) 
 NetStatus NetShim::connect(void* ctx, int dev, void* handle, void** send_comm) {
   *send_comm = nullptr;
   if (!backend_) return nccl_status(ncclInvalidUsage);
-  if (!faults_on()) return backend_->connect(ctx, dev, handle, send_comm);
+  if (!wraps()) return backend_->connect(ctx, dev, handle, send_comm);
   const CallSite s = site("connect", -1, Direction::kSend, 0);
   if (const ArmedFault* f = g_connect_point.check(s)) {
     if (NetStatus st = connection_fault(points::kNetConnect, f, s)) return st;
@@ -217,14 +224,15 @@ NetStatus NetShim::connect(void* ctx, int dev, void* handle, void** send_comm) {
   comm->inner = inner;
   comm->is_send = true;
   comm->peer = backend_->remote_rank(inner);
-  *send_comm = comm;
+  comm->peer_address = backend_->peer_address(inner);
+  *send_comm = track(comm);
   return kNetOk;
 }
 
 NetStatus NetShim::accept(void* listen_comm, void** recv_comm) {
   *recv_comm = nullptr;
   if (!backend_) return nccl_status(ncclInvalidUsage);
-  if (!faults_on()) return backend_->accept(listen_comm, recv_comm);
+  if (!wraps()) return backend_->accept(listen_comm, recv_comm);
   const CallSite s = site("accept", -1, Direction::kRecv, 0);
   if (const ArmedFault* f = g_accept_point.check(s)) {
     if (NetStatus st = connection_fault(points::kNetAccept, f, s)) return st;
@@ -236,12 +244,13 @@ NetStatus NetShim::accept(void* listen_comm, void** recv_comm) {
   comm->inner = inner;
   comm->is_send = false;
   comm->peer = backend_->remote_rank(inner);
-  *recv_comm = comm;
+  comm->peer_address = backend_->peer_address(inner);
+  *recv_comm = track(comm);
   return kNetOk;
 }
 
 NetStatus NetShim::reg_mr(void* comm, void* data, size_t size, int type, void** mhandle) {
-  if (!faults_on()) return backend_->reg_mr(comm, data, size, type, mhandle);
+  if (!wraps()) return backend_->reg_mr(comm, data, size, type, mhandle);
   *mhandle = nullptr;
   auto mr = std::make_unique<Mr>();
   mr->device = type != NCCL_PTR_HOST;
@@ -254,7 +263,7 @@ NetStatus NetShim::reg_mr(void* comm, void* data, size_t size, int type, void** 
 NetStatus NetShim::reg_mr_dma_buf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
                                   void** mhandle) {
   if (!backend_ || !backend_->has_reg_mr_dma_buf()) return nccl_status(ncclInternalError);
-  if (!faults_on()) return backend_->reg_mr_dma_buf(comm, data, size, type, offset, fd, mhandle);
+  if (!wraps()) return backend_->reg_mr_dma_buf(comm, data, size, type, offset, fd, mhandle);
   *mhandle = nullptr;
   auto mr = std::make_unique<Mr>();
   mr->device = type != NCCL_PTR_HOST;
@@ -269,7 +278,7 @@ NetStatus NetShim::reg_mr_dma_buf(void* comm, void* data, size_t size, int type,
 NetStatus NetShim::iflush(void* recv_comm, int n, void** data, int* sizes, void** mhandles, void** request) {
   *request = nullptr;
   if (!backend_ || !backend_->has_iflush()) return nccl_status(ncclInternalError);
-  if (!faults_on()) return backend_->iflush(recv_comm, n, data, sizes, mhandles, request);
+  if (!wraps()) return backend_->iflush(recv_comm, n, data, sizes, mhandles, request);
   if (n < 0 || n > kMaxGroupedRecvs) return -EINVAL;
   auto* comm = static_cast<Comm*>(recv_comm);
   InnerMrs inner_mrs{};
@@ -287,7 +296,7 @@ NetStatus NetShim::iflush(void* recv_comm, int n, void** data, int* sizes, void*
 }
 
 NetStatus NetShim::dereg_mr(void* comm, void* mhandle) {
-  if (!faults_on()) return backend_->dereg_mr(comm, mhandle);
+  if (!wraps()) return backend_->dereg_mr(comm, mhandle);
   std::unique_ptr<Mr> mr(static_cast<Mr*>(mhandle));
   return backend_->dereg_mr(static_cast<Comm*>(comm)->inner, mr ? mr->inner : nullptr);
 }
@@ -344,7 +353,10 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                    // the retries (test() applies it to requests posted after this one).
                    nic_down_status_.store(nccl_status(to_nccl_result(exhausted.code)));
                    int64_t expected = 0;
-                   nic_down_since_ns_.compare_exchange_strong(expected, req->post_ns);
+                   // The first firing cuts the links in the IB persona: the peers see the NIC go.
+                   if (nic_down_since_ns_.compare_exchange_strong(expected, req->post_ns) && ib_persona_) {
+                     sever_all_comms();
+                   }
                    req->fail_at_ns = req->post_ns + nic_retry_budget_ns();
                    extra["code"] = to_int(exhausted.code);
                    extra["retry_budget_ms"] = static_cast<double>(nic_retry_budget_ns()) / 1e6;
@@ -360,7 +372,7 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
 NetStatus NetShim::isend(void* send_comm, void* data, size_t size, int tag, void* mhandle, void* phandle,
                          void** request) {
   *request = nullptr;
-  if (!faults_on()) return backend_->isend(send_comm, data, size, tag, mhandle, phandle, request);
+  if (!wraps()) return backend_->isend(send_comm, data, size, tag, mhandle, phandle, request);
   auto* comm = static_cast<Comm*>(send_comm);
   Request* req = comm->deferred;
   comm->deferred = nullptr;
@@ -383,6 +395,11 @@ NetStatus NetShim::isend(void* send_comm, void* data, size_t size, int tag, void
     }
   }
   NetStatus st = backend_->isend(comm->inner, data, size, tag, inner_mr(mhandle), phandle, &req->inner);
+  if (st != kNetOk && ib_persona_ && to_nccl_result(st) == ncclRemoteError) {
+    hold_until_retries_exhausted(req);  // a queue pair to a vanished peer takes the post, then fails
+    *request = req;
+    return kNetOk;
+  }
   if (st != kNetOk) {
     delete req;
     return st;
@@ -399,7 +416,7 @@ NetStatus NetShim::irecv(void* recv_comm, int n, void** data, size_t* sizes, int
                          void** phandles, void** request) {
   // NCCL may pre-set *request to NCCL_NET_OPTIONAL_RECV_COMPLETION: always overwrite it.
   *request = nullptr;
-  if (!faults_on()) return backend_->irecv(recv_comm, n, data, sizes, tags, mhandles, phandles, request);
+  if (!wraps()) return backend_->irecv(recv_comm, n, data, sizes, tags, mhandles, phandles, request);
   if (n < 0 || n > kMaxGroupedRecvs) return -EINVAL;
   auto* comm = static_cast<Comm*>(recv_comm);
   Request* req = comm->deferred;
@@ -425,6 +442,11 @@ NetStatus NetShim::irecv(void* recv_comm, int n, void** data, size_t* sizes, int
   InnerMrs inner_mrs{};
   for (int i = 0; i < n; ++i) inner_mrs[static_cast<size_t>(i)] = inner_mr(mhandles ? mhandles[i] : nullptr);
   NetStatus st = backend_->irecv(comm->inner, n, data, sizes, tags, inner_mrs.data(), phandles, &req->inner);
+  if (st != kNetOk && ib_persona_ && to_nccl_result(st) == ncclRemoteError) {
+    hold_until_retries_exhausted(req);
+    *request = req;
+    return kNetOk;
+  }
   if (st != kNetOk) {
     delete req;
     return st;
@@ -476,18 +498,58 @@ int64_t NetShim::nic_retry_budget_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(*budget).count();
 }
 
-NetStatus NetShim::fail_retries_exhausted(const Request* req) const {
-  // What NCCL's IB transport writes for a work completion with IBV_WC_RETRY_EXC_ERR (status 12).
-  log_unprefixed(NCCL_LOG_WARN, __FILE__, __LINE__,
-                 "NET/IB : Got completion from peer rank %d with status=transport retry counter exceeded(12) "
-                 "opcode=%d len=%zu vendor err 129 (%s) hca mlx5_%d",
-                 req->peer, req->is_send ? 0 : 128, req->bytes, req->is_send ? "Send" : "Recv",
-                 rank_ < 0 ? 0 : rank_ % 8);
+NetStatus NetShim::fail_retries_exhausted(Request* req) const {
+  // What NCCL's IB transport writes for a work completion with IBV_WC_RETRY_EXC_ERR (status 12), in the
+  // release in use, once per request (a failed CQE is polled once); the peer is the connection's socket
+  // address, as NCCL takes it from its own socket.
+  if (!req->failure_logged) {
+    IbCompletionFailure failure;
+    failure.peer = req->comm->peer_address.empty() ? "0.0.0.0<0>" : req->comm->peer_address;
+    failure.send = req->is_send;
+    failure.bytes = req->bytes;
+    failure.hca = hca_name_for_rank(rank_);
+    failure.request = req;
+    failure.comm = req->comm;
+    failure.wr_id = req->id & 0xff;  // NCCL's wr_id carries the request's slot (0..255)
+    failure.qp_num = static_cast<uint32_t>(0x100 + (reinterpret_cast<uintptr_t>(req->comm) >> 4) % 0x10000);
+    for (const NcclLogLine& line : ib_completion_error_lines(nccl_version_for_lines(), failure)) {
+      log_nccl_line(line);
+    }
+    req->failure_logged = true;
+  }
+  if (req->fail_status != kNetOk) return req->fail_status;
   return nic_down_status_.load();
 }
 
+void NetShim::hold_until_retries_exhausted(Request* req) {
+  int64_t expected = 0;
+  const int64_t now = Clock::mono_ns();
+  req->comm->lost_at_ns.compare_exchange_strong(expected, now);
+  // The queue pair kept retrying since the connection went quiet: the budget counts from then (or from
+  // the post, for a request posted later).
+  req->fail_at_ns = std::max(req->post_ns, req->comm->lost_at_ns.load()) + nic_retry_budget_ns();
+  req->fail_status = nccl_status(ib_completion_error_is_remote(nccl_version_for_lines()) ? ncclRemoteError
+                                                                                         : ncclSystemError);
+}
+
+void NetShim::sever_all_comms() {
+  std::lock_guard<std::mutex> lock(comms_mu_);
+  for (Comm* comm : comms_) backend_->sever(comm->inner);
+}
+
+NetShim::Comm* NetShim::track(Comm* comm) {
+  std::lock_guard<std::mutex> lock(comms_mu_);
+  comms_.insert(comm);
+  return comm;
+}
+
+void NetShim::untrack(Comm* comm) {
+  std::lock_guard<std::mutex> lock(comms_mu_);
+  comms_.erase(comm);
+}
+
 NetStatus NetShim::test(void* request, int* done, int* sizes) {
-  if (!faults_on()) return backend_->test(request, done, sizes);
+  if (!wraps()) return backend_->test(request, done, sizes);
   *done = 0;
   auto* req = static_cast<Request*>(request);
   if (req->fail_at_ns == 0) {
@@ -502,7 +564,11 @@ NetStatus NetShim::test(void* request, int* done, int* sizes) {
   if (!req->inner_done) {
     int inner_done = 0;
     int size = 0;
-    if (NetStatus st = backend_->test(req->inner, &inner_done, &size)) return st;
+    if (NetStatus st = backend_->test(req->inner, &inner_done, &size)) {
+      if (!ib_persona_ || to_nccl_result(st) != ncclRemoteError) return st;
+      hold_until_retries_exhausted(req);  // the connection went: retried until the budget is spent
+      return kNetOk;
+    }
     if (!inner_done) return kNetOk;
     req->inner_done = true;
     req->size = size;
@@ -528,8 +594,9 @@ NetStatus NetShim::test(void* request, int* done, int* sizes) {
 }
 
 NetStatus NetShim::close_send(void* send_comm) {
-  if (!faults_on()) return backend_->close_send(send_comm);
+  if (!wraps()) return backend_->close_send(send_comm);
   auto* comm = static_cast<Comm*>(send_comm);
+  untrack(comm);
   NetStatus st = backend_->close_send(comm->inner);
   delete comm->deferred;
   delete comm;
@@ -537,8 +604,9 @@ NetStatus NetShim::close_send(void* send_comm) {
 }
 
 NetStatus NetShim::close_recv(void* recv_comm) {
-  if (!faults_on()) return backend_->close_recv(recv_comm);
+  if (!wraps()) return backend_->close_recv(recv_comm);
   auto* comm = static_cast<Comm*>(recv_comm);
+  untrack(comm);
   NetStatus st = backend_->close_recv(comm->inner);
   delete comm->deferred;
   delete comm;

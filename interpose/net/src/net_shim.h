@@ -21,7 +21,10 @@
 //   stall         isend/irecv: the connection reports no completion for `ms`, then resumes.
 //   nic_down      isend/irecv: from this request on, no request of the process completes; each fails
 //                 with `code` (default ncclRemoteError) once the IB retry budget has passed since its
-//                 post, after the WARN NCCL's IB transport writes for IBV_WC_RETRY_EXC_ERR.
+//                 post, after the lines NCCL's IB transport writes for IBV_WC_RETRY_EXC_ERR in the NCCL
+//                 release in use (ib_completion_lines.h). In the IB persona (ib_persona.h) the process's
+//                 connections are cut as well, so its peers see the NIC go from their side: their
+//                 requests on those connections fail the same way, once their own retry budget passed.
 // Targets: rank (Params), peer (irecv: the tag, i.e. the remote rank; isend: the rank the listener put
 // in the handle, known with our own transport only), direction, min_bytes (posted bytes; completed
 // bytes at net/test). Every firing is an `inject` event with request id, bytes and peer.
@@ -30,6 +33,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "ncclfi/injector.h"
@@ -76,6 +81,9 @@ class NetShim {
   struct Request;
   explicit NetShim(const ShimOptions& options);
   bool faults_on() const { return injector_ != nullptr; }
+  // Comms and requests are wrapped when faults are armed, and in the IB persona (a lost connection then
+  // fails as an IB queue pair does, whether or not a fault fired in this process).
+  bool wraps() const { return injector_ != nullptr || ib_persona_; }
   CallSite site(const char* op, int peer, Direction direction, uint64_t bytes) const;
   // Applies a fault that fired at a connection point (connect/accept). Returns the status the
   // call must return (kNetOk: go on).
@@ -86,9 +94,19 @@ class NetShim {
   // nic_down: NCCL_IB_TIMEOUT x NCCL_IB_RETRY_CNT of this rank (ib_retry_budget.h), and the failure
   // it ends in.
   static int64_t nic_retry_budget_ns();
-  NetStatus fail_retries_exhausted(const Request* req) const;
+  // Writes NCCL's completion-error lines for `req` (IBV_WC_RETRY_EXC_ERR) and returns its failure.
+  NetStatus fail_retries_exhausted(Request* req) const;
+  // IB persona: a request whose connection was lost waits out the retry budget, then fails as NCCL's IB
+  // transport fails it.
+  void hold_until_retries_exhausted(Request* req);
+  void sever_all_comms();
+  Comm* track(Comm* comm);
+  void untrack(Comm* comm);
   std::atomic<int64_t> nic_down_since_ns_{0};
   std::atomic<NetStatus> nic_down_status_{kNetOk};
+  bool ib_persona_ = false;
+  std::mutex comms_mu_;
+  std::set<Comm*> comms_;  // established comms (wrapped), for sever_all_comms
 
   std::unique_ptr<NetBackend> backend_;
   std::string setup_error_;

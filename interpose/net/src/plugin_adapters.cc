@@ -7,13 +7,11 @@
 #include <cstring>
 #include <exception>
 
+#include "ib_persona.h"
 #include "ncclfi/effects.h"
 #include "net_log.h"
 #include "net_shim.h"
 
-#ifndef NCCLFI_NET_PLUGIN_NAME
-#define NCCLFI_NET_PLUGIN_NAME "ncclfi"
-#endif
 #ifndef NCCLFI_NET_MAX_VERSION
 #define NCCLFI_NET_MAX_VERSION 11
 #endif
@@ -45,12 +43,25 @@ template <typename Call>
 ncclResult_t guarded(const char* what, Call&& call) {
   return ncclfi::guarded(report, what, ncclInternalError, [&] {
     const NetStatus status = call();
-    if (status != ncclfi::net::kNetOk) {
+    // In the IB persona the failure was told the way NCCL's IB transport tells it (or not at all, as it
+    // does): NCCL's own trail of the returned code follows.
+    if (status != ncclfi::net::kNetOk && !ncclfi::net::ib_persona()) {
       NCCLFI_NET_WARN("%s failed: %s", what, ncclfi::net::net_status_name(status));
     }
     return ncclfi::net::to_nccl_result(status);
   });
 }
+
+// The name NCCL knows the plugin by, chosen when the library is loaded (NCCL reads it right after
+// dlopen, before init): "ncclfi", or "IB" in the IB persona. A test-only copy keeps its build-time name.
+#ifdef NCCLFI_NET_PLUGIN_NAME
+char g_plugin_name[32] = NCCLFI_NET_PLUGIN_NAME;
+#else
+char g_plugin_name[32] = "ncclfi";
+__attribute__((constructor)) void choose_plugin_name() {
+  std::strncpy(g_plugin_name, ncclfi::net::plugin_name(), sizeof(g_plugin_name) - 1);
+}
+#endif
 
 // v10 and older get init once per process (as NCCL's own plugin loader does): that call's context serves
 // every comm.
@@ -195,9 +206,12 @@ ncclResult_t irecv_v8(void* recv_comm, int n, void** data, int* sizes, int* tags
 
 extern "C" {
 
+// One entry a line, in the order of each table's fields.
+// clang-format off
+
 #if NCCLFI_NET_MAX_VERSION >= 11
 __attribute__((visibility("default"))) extern const ncclNet_v11_t ncclNetPlugin_v11 = {
-    NCCLFI_NET_PLUGIN_NAME,
+    g_plugin_name,
     init_v11,
     devices,
     get_properties_v11,
@@ -224,7 +238,7 @@ __attribute__((visibility("default"))) extern const ncclNet_v11_t ncclNetPlugin_
 
 #if NCCLFI_NET_MAX_VERSION >= 10
 __attribute__((visibility("default"))) extern const ncclNet_v10_t ncclNetPlugin_v10 = {
-    NCCLFI_NET_PLUGIN_NAME,
+    g_plugin_name,
     init_v10,
     devices,
     get_properties_v10,
@@ -249,7 +263,7 @@ __attribute__((visibility("default"))) extern const ncclNet_v10_t ncclNetPlugin_
 
 #if NCCLFI_NET_MAX_VERSION >= 9
 __attribute__((visibility("default"))) extern const ncclNet_v9_t ncclNetPlugin_v9 = {
-    NCCLFI_NET_PLUGIN_NAME,
+    g_plugin_name,
     init_v9,
     devices,
     get_properties_v10,
@@ -273,7 +287,7 @@ __attribute__((visibility("default"))) extern const ncclNet_v9_t ncclNetPlugin_v
 #endif
 
 __attribute__((visibility("default"))) extern const ncclNet_v8_t ncclNetPlugin_v8 = {
-    NCCLFI_NET_PLUGIN_NAME,
+    g_plugin_name,
     init_v9,
     devices,
     get_properties_v8,
@@ -293,5 +307,7 @@ __attribute__((visibility("default"))) extern const ncclNet_v8_t ncclNetPlugin_v
     nullptr,
     nullptr,
 };
+
+// clang-format on
 
 }  // extern "C"

@@ -1,7 +1,9 @@
 #include "tcp_comm.h"
 
+#include <netdb.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,6 +60,24 @@ TcpComm::TcpComm(const TcpConfig& config, bool is_send, std::vector<int> fds, in
     Worker* w = worker.get();
     w->thread = std::thread([this, w] { worker_loop(w); });
   }
+}
+
+std::string TcpComm::peer_address() const {
+  if (channels_.empty()) return "";
+  TcpAddress addr{};
+  socklen_t len = sizeof(addr);
+  if (getpeername(channels_[0]->fd, &addr.sa, &len) != 0) return "";
+  char host[NI_MAXHOST] = "";
+  char port[NI_MAXSERV] = "";
+  if (getnameinfo(&addr.sa, len, host, sizeof(host), port, sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) !=
+      0) {
+    return "";
+  }
+  return std::string(host) + "<" + port + ">";
+}
+
+void TcpComm::sever() {
+  for (auto& channel : channels_) shutdown(channel->fd, SHUT_RDWR);
 }
 
 TcpComm::~TcpComm() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -79,6 +80,12 @@ class TcpComm {
 
   bool is_send() const { return is_send_; }
   int peer_rank() const { return peer_rank_; }
+  // The other end of the control socket as NCCL writes a socket address ("10.0.0.2<48123>"); "" when the
+  // socket cannot say.
+  std::string peer_address() const;
+  // Cuts every socket of the connection (both directions) as a dead link would: the other end sees the
+  // connection go; our own requests fail too.
+  void sever();
   NetStatus post_send(void* data, size_t size, void** request);
   NetStatus post_recv(void* data, size_t capacity, void** request);
   NetStatus test(TcpRequest* req, int* done, int* size);

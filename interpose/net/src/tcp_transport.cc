@@ -155,7 +155,9 @@ NetStatus TcpTransport::resolve_local_address() {
   std::memset(&local_, 0, sizeof(local_));
   if (config_.ifname.empty() || config_.ifname == "lo" || config_.ifname == "=lo") {
     local_.in4.sin_family = AF_INET;
-    local_.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const uint32_t host =
+        config_.loopback_per_rank && config_.rank > 0 ? static_cast<uint32_t>(config_.rank % 254) : 0;
+    local_.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK + host);
     local_len_ = sizeof(sockaddr_in);
     config_.device_name = "lo";
     return kNetOk;
@@ -272,6 +274,12 @@ NetStatus TcpTransport::connect(void*, int dev, void* handle, void** send_comm) 
     const size_t nfds = size_t{1} + h->nsocks;
     for (size_t i = 0; i < nfds; ++i) {
       const int fd = socket(h->addr.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      if (fd >= 0 && config_.loopback_per_rank && local_len_ != 0 && local_.sa.sa_family == AF_INET &&
+          h->addr.sa.sa_family == AF_INET) {
+        TcpAddress from = local_;  // our own 127.0.0.x, so the accepting side sees which rank connected
+        from.in4.sin_port = 0;
+        bind(fd, &from.sa, sizeof(sockaddr_in));  // best effort: a failure leaves the kernel's choice
+      }
       if (fd < 0 || (::connect(fd, &h->addr.sa, address_length(h->addr)) != 0 && errno != EINPROGRESS)) {
         const int err = errno;
         if (fd >= 0) close(fd);
@@ -424,6 +432,14 @@ NetStatus TcpTransport::close_recv(void* recv_comm) {
 
 int TcpTransport::remote_rank(void* comm) const {
   return comm ? static_cast<TcpComm*>(comm)->peer_rank() : -1;
+}
+
+std::string TcpTransport::peer_address(void* comm) const {
+  return comm ? static_cast<TcpComm*>(comm)->peer_address() : "";
+}
+
+void TcpTransport::sever(void* comm) {
+  if (comm) static_cast<TcpComm*>(comm)->sever();
 }
 
 NetStatus TcpTransport::close_listen(void* listen_comm) {

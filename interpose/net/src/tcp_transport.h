@@ -34,6 +34,10 @@ struct TcpConfig {
   std::string ifname;            // NCCL_SOCKET_IFNAME's first entry; empty: loopback
   std::string device_name = "ncclfi";
   int rank = -1;  // this process's rank, told to the peer (fault targets by peer)
+  // On loopback, rank R takes 127.0.0.(R mod 254 + 1) for its listener and its outgoing connections, so
+  // the ranks of one host read as separate nodes in the peer addresses NCCL-style lines name (the IB
+  // persona); else every rank is 127.0.0.1.
+  bool loopback_per_rank = false;
   // An accepted socket that has not said its hello by then is closed (a silent stranger held its fd for
   // the listener's life); so is a connection whose other sockets have not all said theirs.
   int hello_timeout_ms = 20000;
@@ -86,6 +90,8 @@ class TcpTransport final : public NetBackend {
   NetStatus close_recv(void* recv_comm) override;
   NetStatus close_listen(void* listen_comm) override;
   int remote_rank(void* comm) const override;
+  std::string peer_address(void* comm) const override;
+  void sever(void* comm) override;
 
   const TcpConfig& config() const { return config_; }
 

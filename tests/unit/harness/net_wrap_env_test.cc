@@ -47,6 +47,31 @@ LaunchContext context_for(const Scenario& s) {
   return ctx;
 }
 
+// Drills and labs run their ranks quiet: NCCLFI_QUIET=1, and NCCL selects the shim by the name it then
+// gives itself, NCCL's "IB". Other scenarios keep "ncclfi" and no quiet.
+TEST(NetWrap, DrillsAndLabsRunQuietWithTheShimCalledIb) {
+  const Scenario plain = scenario_from_json(doc_with(kNetDrop), "w.json");
+  auto env = injection_env(context_for(plain), 0);
+  EXPECT_EQ(env.count("NCCLFI_QUIET"), 0U);
+  EXPECT_EQ(env.at("NCCL_NET"), "ncclfi");
+
+  json drill = kNetDrop;
+  drill["tags"] = {"drill", "cpu"};
+  const Scenario d = scenario_from_json(doc_with(drill), "w.json");
+  env = injection_env(context_for(d), 0);
+  EXPECT_EQ(env.at("NCCLFI_QUIET"), "1");
+  EXPECT_EQ(env.at("NCCL_NET"), "IB");
+
+  LaunchContext lab = context_for(plain);  // `ncclfi lab start` sets NCCLFI_QUIET in its own environment
+  lab.parent_env["NCCLFI_QUIET"] = "1";
+  env = injection_env(lab, 0);
+  EXPECT_EQ(env.at("NCCLFI_QUIET"), "1");
+  EXPECT_EQ(env.at("NCCL_NET"), "IB");
+
+  lab.parent_env["NCCLFI_QUIET"] = "0";
+  EXPECT_FALSE(ranks_run_quiet(lab));
+}
+
 TEST(NetWrap, ThePluginReachesEveryRankBesideTheShim) {
   json extra = kNetDrop;
   extra["net_wrap"] = "ib";

@@ -12,6 +12,7 @@
 #include "history_builder.h"
 #include "judge.h"
 #include "mechanisms.h"
+#include "ncclfi_net/ib_completion_lines.h"
 #include "observe.h"
 #include "signature_family.h"
 
@@ -278,6 +279,73 @@ TEST(SignatureCatalogue, NeighbouringLinesMatchNothing) {
         "  Rank 0 has launched up to operation 33 -- GPU 0 managed by process 10170 on node 192.0.2.2"}) {
     const auto match = classifier.classify(line);
     EXPECT_FALSE(match.has_value()) << line << " matched " << (match ? match->pattern->name : "");
+  }
+}
+
+// The net shim's IB persona writes NCCL's IB completion-error lines (ib_completion_lines.h): each
+// release's line, printed as NCCL's logger prints it, is classified exactly as the real line of that
+// release, and a real line of each era is classified as the entry the shim's line gets.
+std::string as_nccl_prints(const net::NcclLogLine& line) {
+  if (!line.warn) return "n1:11:12 [0] NCCL INFO " + line.text;
+  return "n1:11:12 [0] " + line.file + ":" + std::to_string(line.line) + " NCCL WARN " + line.text;
+}
+
+struct ShimEra {
+  net::NcclVersion version;
+  const char* real_line;  // a real line of that release (kRealLines' or a user's paste)
+};
+
+TEST(SignatureCatalogue, TheNetShimsIbLinesClassifyAsTheRealOnes) {
+  const ShimEra eras[] = {
+      {{2, 9, 9}, "NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129"},
+      {{2, 12, 12},
+       "n1:1:2 [0] transport/net_ib.cc:1129 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<41522> with "
+       "error 12, opcode 0, len 0, vendor err 129"},
+      {{2, 18, 1},  // a user's paste of 2.18.1 (the line break of the paste removed)
+       "node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer "
+       "10.2.0.5<33092> with error 12, opcode 0, len 0, vendor err 129 (Recv)"},
+      {{2, 21, 5},
+       "hostname-test:984:1357 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer "
+       "172.36.143.59<44206> with status=12 opcode=129 len=65536 vendor err 129 (Recv)"},
+      {{2, 27, 7},
+       "n1:1:2 [0] transport/net_ib.cc:2143 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<5000> with "
+       "status=12 opcode=1 len=0 vendor err 129 (Send) hca mlx5_1"},
+      {{2, 28, 9},
+       "n1:1:2 [0] transport/net_ib.cc:2543 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<5000> with "
+       "status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RDMA_WRITE(1) reqSize=65536 vendor_err=129 "
+       "req_type=Send hca mlx5_1"},
+      {{2, 30, 7},
+       "n1:1:2 [0] transport/net_ib/p2p.cc:310 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<5000> "
+       "with "
+       "status=IBV_WC_LOC_PROT_ERR(4) opcode=IBV_WC_RECV(128) vendor_err=81  hca mlx5_0"},
+  };
+  const LogClassifier classifier = LogClassifier::builtin();
+  for (const ShimEra& era : eras) {
+    for (const bool send : {true, false}) {
+      net::IbCompletionFailure failure;
+      failure.peer = net::nccl_socket_string("10.0.0.2", 48123);
+      failure.send = send;
+      failure.bytes = 65536;
+      for (const net::NcclLogLine& line : net::ib_completion_error_lines(era.version, failure)) {
+        const std::string printed = as_nccl_prints(line);
+        SCOPED_TRACE(printed);
+        const auto shim = classifier.classify(printed);
+        if (line.text.find("Got completion") == std::string::npos) {
+          // The lines around it (2.29.7's "Got CQE with error", 2.30.7's HINTs) are not the failure's
+          // evidence: they must not be taken for another failure either.
+          if (shim) {
+            EXPECT_EQ(shim->pattern->name.rfind("nccl.ib_", 0), std::string::npos) << shim->pattern->name;
+          }
+          continue;
+        }
+        const auto real = classifier.classify(era.real_line);
+        ASSERT_TRUE(real.has_value()) << era.real_line;
+        ASSERT_TRUE(shim.has_value());
+        EXPECT_EQ(shim->pattern->name, real->pattern->name);
+        EXPECT_EQ(shim->pattern->mechanism, real->pattern->mechanism);
+        EXPECT_EQ(shim->pattern->mechanism, "async_error");
+      }
+    }
   }
 }
 

@@ -1,0 +1,64 @@
+#include "ib_persona.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "ncclfi/params.h"
+
+namespace ncclfi::net {
+namespace {
+
+// The persona's settings are the net shim's alone, read here like NCCL_SOCKET_IFNAME is in net_shim.cc.
+std::string env_string(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+NcclVersion version_from_env(const std::string& text) {
+  if (text.find('.') != std::string::npos) return NcclVersion::parse(text);
+  char* end = nullptr;
+  const long code = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0') return {0, 0, 0};
+  return NcclVersion::from_code(static_cast<int>(code));
+}
+
+NcclVersion loaded_nccl_version() {
+  // The plugin is loaded by libnccl itself, so its ncclGetVersion is already in the process; a stand-in
+  // workload (ncclfi-cpu-ring) has none.
+  using GetVersion = int (*)(int*);
+  auto* get = reinterpret_cast<GetVersion>(dlsym(RTLD_DEFAULT, "ncclGetVersion"));
+  int code = 0;
+  if (get == nullptr || get(&code) != 0) return {0, 0, 0};
+  return NcclVersion::from_code(code);
+}
+
+}  // namespace
+
+bool ib_persona() {
+  static const bool ib = [] {
+    const std::string persona = env_string("NCCLFI_NET_PERSONA");
+    return persona == "ib" || Params::get().quiet;
+  }();
+  return ib;
+}
+
+const char* plugin_name() {
+  return ib_persona() ? "IB" : "ncclfi";
+}
+
+NcclVersion nccl_version_for_lines() {
+  static const NcclVersion version = [] {
+    if (NcclVersion v = version_from_env(env_string("NCCLFI_NCCL_VERSION")); v.known()) return v;
+    if (NcclVersion v = loaded_nccl_version(); v.known()) return v;
+    return kNewestKnownNccl;
+  }();
+  return version;
+}
+
+std::string hca_name_for_rank(int rank) {
+  return "mlx5_" + std::to_string(rank < 0 ? 0 : rank % 8);
+}
+
+}  // namespace ncclfi::net
