@@ -86,8 +86,8 @@ int cmd_start(const std::string& catalogue, const std::string& name, const std::
   }
   const uint64_t s = seed.value_or(seed_for_student(student));
   if (variant_index && *variant_index >= lab->variant_count())
-    throw std::runtime_error("--variant " + std::to_string(*variant_index) + ": " + lab->name + " has variants 0 to " +
-                             std::to_string(lab->variant_count() - 1));
+    throw std::runtime_error("--variant " + std::to_string(*variant_index) + ": " + lab->name +
+                             " has variants 0 to " + std::to_string(lab->variant_count() - 1));
   const LabVariant variant = resolve_variant(*lab, variant_index.value_or(pick_variant(*lab, s)));
   if (dir.empty()) dir = "lab-" + lab->name + "-" + student;
   if (fs::exists(dir) && !fs::is_empty(dir)) throw std::runtime_error(dir + ": the workspace exists already");
@@ -280,9 +280,8 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
                            {"--catalogue", ValueKind::kDirectory, "DIR"}});
   start->callback([args, &status] {
     try {
-      status =
-          cmd_start(args->catalogue, args->lab, args->student, args->seed, args->variant, args->dir,
-                    args->start_key_dir);
+      status = cmd_start(args->catalogue, args->lab, args->student, args->seed, args->variant, args->dir,
+                         args->start_key_dir);
     } catch (const ScenarioError& e) {
       std::cerr << "ncclfi lab: " << e.what() << "\n";
       status = kBadInput;

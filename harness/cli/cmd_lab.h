@@ -24,7 +24,7 @@ struct LabArgs {
   bool as_json = false;
   std::string lab, student, dir, start_key_dir;  // start (its --key-dir has a default of its own)
   std::optional<uint64_t> seed;
-  std::optional<size_t> variant;  // instead of the seed's: rehearsing a lab, scoring the diagnosis
+  std::optional<size_t> variant;   // instead of the seed's: rehearsing a lab, scoring the diagnosis
   std::string workspace, key_dir;  // hint, answer, debrief, key
   std::vector<int> ranks;          // answer
   std::string cause;

@@ -9,8 +9,8 @@
 #include "console_text.h"
 #include "lab_workspace.h"
 #include "log_diagnosis_text.h"
-#include "reports.h"
 #include "ncclfi/bounded_input.h"
+#include "reports.h"
 
 namespace ncclfi::cli {
 namespace fs = std::filesystem;
@@ -60,10 +60,12 @@ void print_log_diagnosis(const std::string& run_dir) {
   const harness::RunRecord record = harness::run_record_from_json(doc);
   if (!record.diagnosis) return;
   const std::string agreement = harness::diagnosis_agreement_text(*record.diagnosis);
-  std::cout << "  from the logs alone (ncclfi diagnose): " << harness::diagnosis_answer_text(*record.diagnosis)
+  std::cout << "  from the logs alone (ncclfi diagnose): "
+            << harness::diagnosis_answer_text(*record.diagnosis)
             << (agreement.empty() ? "" : "; it " + agreement + " with the truth") << "\n";
   if (!record.diagnosis->first_failure.empty())
-    std::cout << "  first failure in the logs: " << harness::terminal_safe(record.diagnosis->first_failure) << "\n";
+    std::cout << "  first failure in the logs: " << harness::terminal_safe(record.diagnosis->first_failure)
+              << "\n";
 }
 
 int cmd_debrief(const std::string& workspace, const std::string& key_dir) {

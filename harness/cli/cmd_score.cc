@@ -37,7 +37,8 @@ void add_score_command(CLI::App& app, int& status) {
   auto json_path = std::make_shared<std::string>();
   auto floors = std::make_shared<Floors>();
   auto* cmd = app.add_subcommand(
-      "score", "How often ncclfi diagnose names the truth: accuracy over runs and lab tickets with ground truth.");
+      "score",
+      "How often ncclfi diagnose names the truth: accuracy over runs and lab tickets with ground truth.");
   cmd->add_option("paths", *paths,
                   "run directories, an --out directory of ncclfi run, lab tickets or a lab key directory")
       ->required();
@@ -46,14 +47,16 @@ void add_score_command(CLI::App& app, int& status) {
        {std::tuple{"--min-rank", &Floors::rank, "rank"}, std::tuple{"--min-site", &Floors::site, "site"},
         std::tuple{"--min-symptom", &Floors::symptom, "symptom"},
         std::tuple{"--min-rank-site", &Floors::rank_and_site, "rank and site together"}})
-    cmd->add_option(name, (*floors).*field, std::string("fail (exit 1) when the ") + what + " accuracy is below this share")
+    cmd->add_option(name, (*floors).*field,
+                    std::string("fail (exit 1) when the ") + what + " accuracy is below this share")
         ->check(CLI::Range(0.0, 1.0));
   describe_values(*cmd, {{"paths", ValueKind::kFile, "PATH"}, {"--json", ValueKind::kFile, "FILE"}});
   cmd->footer(
       "Each case is diagnosed from its logs alone (as ncclfi diagnose does), then held against what the\n"
       "harness knows: the ranks the injections hit, the site their fault kind models and the symptom the\n"
       "scenario expected, or a lab's answer key. Prints a row per case, the accuracy for rank, host, site,\n"
-      "symptom and rank and site together, and the confusion matrix of the sites. Details: docs/diagnose.md.\n"
+      "symptom and rank and site together, and the confusion matrix of the sites. Details: "
+      "docs/diagnose.md.\n"
       "Exit status: 0 every floor met, 1 an accuracy below its floor, 2 bad input (nothing to score).\n"
       "Examples:\n"
       "  ncclfi run scenarios/cpu --out runs && ncclfi score runs\n"
@@ -65,9 +68,9 @@ void add_score_command(CLI::App& app, int& status) {
     std::cout << score::score_text(s);
     if (!json_path->empty()) {
       try {
-        harness::write_file_atomic(*json_path,
-                                   score::score_json(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                                       "\n");
+        harness::write_file_atomic(
+            *json_path,
+            score::score_json(s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
       } catch (const std::exception& e) {
         std::cerr << "ncclfi score: " << e.what() << "\n";
         status = kHarnessError;

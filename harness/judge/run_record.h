@@ -46,8 +46,8 @@ struct RunRecord {
   Judgement judgement;   // meaningless when skipped
   bool skipped = false;  // not run (e.g. GPU scenario without GPUs); skip_reason says why
   std::string skip_reason;
-  std::string harness_error;  // set when the harness itself failed on this run
-  GpuMode gpu;                // where the GPU ranks ran (a verdict holds only for that placement)
+  std::string harness_error;              // set when the harness itself failed on this run
+  GpuMode gpu;                            // where the GPU ranks ran (a verdict holds only for that placement)
   std::optional<LogDiagnosis> diagnosis;  // absent for a skipped run or where the logs could not be read
 };
 

@@ -308,12 +308,15 @@ DrillSection controls_section(const History& h, int64_t zero) {
 // What `ncclfi diagnose` makes of the logs alone, beside what the harness knows: on a real cluster the
 // logs are all there is.
 DrillSection diagnosis_section(const LogDiagnosis& d) {
-  std::string text = "What `ncclfi diagnose` names from the ranks' logs alone (no plan, no injection records), "
-                     "beside the truth: " + diagnosis_answer_text(d) + ".";
+  std::string text =
+      "What `ncclfi diagnose` names from the ranks' logs alone (no plan, no injection records), "
+      "beside the truth: " +
+      diagnosis_answer_text(d) + ".";
   if (const std::string agreement = diagnosis_agreement_text(d); !agreement.empty())
     text += " It " + agreement + ".";
   if (!d.first_failure.empty()) text += " First failure in the logs: `" + d.first_failure + "`.";
-  return {"Diagnosis from the logs alone", text,
+  return {"Diagnosis from the logs alone",
+          text,
           {{"", "from the logs alone", "the truth", "agrees"}, diagnosis_rows(d)}};
 }
 

@@ -37,8 +37,9 @@ std::string diagnosis_truth_text(const LogDiagnosis& d) {
 std::string diagnosis_agreement_text(const LogDiagnosis& d) {
   std::vector<std::string> wrong;
   bool compared = false;
-  for (const auto& [agrees, what] : {std::pair{d.ranks_agree, "the ranks"}, std::pair{d.site_agrees, "the site"},
-                                     std::pair{d.symptom_agrees, "the symptom"}}) {
+  for (const auto& [agrees, what] :
+       {std::pair{d.ranks_agree, "the ranks"}, std::pair{d.site_agrees, "the site"},
+        std::pair{d.symptom_agrees, "the symptom"}}) {
     if (!agrees) continue;
     compared = true;
     if (!*agrees) wrong.push_back(what);
@@ -53,8 +54,10 @@ std::string diagnosis_agreement_text(const LogDiagnosis& d) {
 
 std::vector<std::vector<std::string>> diagnosis_rows(const LogDiagnosis& d) {
   return {
-      {"ranks", d.failure ? ranks_words(d.ranks) : "-", ranks_words(d.truth_ranks), agree_word(d.ranks_agree)},
-      {"site", d.failure ? d.site : "-", d.truth_site.empty() ? "-" : d.truth_site, agree_word(d.site_agrees)},
+      {"ranks", d.failure ? ranks_words(d.ranks) : "-", ranks_words(d.truth_ranks),
+       agree_word(d.ranks_agree)},
+      {"site", d.failure ? d.site : "-", d.truth_site.empty() ? "-" : d.truth_site,
+       agree_word(d.site_agrees)},
       {"symptom", d.failure ? d.symptom : "none", d.truth_symptom, agree_word(d.symptom_agrees)},
   };
 }

@@ -8,7 +8,9 @@ namespace ncclfi::harness {
 
 namespace {
 
-nlohmann::json optional_bool(const std::optional<bool>& b) { return b ? nlohmann::json(*b) : nlohmann::json(); }
+nlohmann::json optional_bool(const std::optional<bool>& b) {
+  return b ? nlohmann::json(*b) : nlohmann::json();
+}
 
 std::optional<bool> optional_bool(const nlohmann::json& doc, const char* key) {
   if (doc.contains(key) && doc[key].is_boolean()) return doc[key].get<bool>();
@@ -48,13 +50,16 @@ LogDiagnosis diagnosis_from_json(const nlohmann::json& doc) {
   d.host = text(doc, "host");
   d.site = text(doc, "site");
   d.symptom = text(doc, "symptom");
-  d.confidence = doc.contains("confidence") && doc["confidence"].is_number() ? doc["confidence"].get<double>() : 0;
+  d.confidence =
+      doc.contains("confidence") && doc["confidence"].is_number() ? doc["confidence"].get<double>() : 0;
   d.first_failure = text(doc, "first_failure");
-  const nlohmann::json truth = doc.contains("truth") && doc["truth"].is_object() ? doc["truth"] : nlohmann::json::object();
+  const nlohmann::json truth =
+      doc.contains("truth") && doc["truth"].is_object() ? doc["truth"] : nlohmann::json::object();
   d.truth_ranks = ranks(truth, "ranks");
   d.truth_site = text(truth, "site");
   d.truth_symptom = text(truth, "symptom");
-  const nlohmann::json agrees = doc.contains("agrees") && doc["agrees"].is_object() ? doc["agrees"] : nlohmann::json::object();
+  const nlohmann::json agrees =
+      doc.contains("agrees") && doc["agrees"].is_object() ? doc["agrees"] : nlohmann::json::object();
   d.ranks_agree = optional_bool(agrees, "ranks");
   d.site_agrees = optional_bool(agrees, "site");
   d.symptom_agrees = optional_bool(agrees, "symptom");
@@ -110,7 +115,8 @@ RunRecord run_record_from_json(const nlohmann::json& doc) {
   }
   r.judgement = judgement_from_json(doc.value("judgement", nlohmann::json::object()));
   r.history = history_from_json(doc.value("history", nlohmann::json::object()));
-  if (const auto d = doc.find("diagnosis"); d != doc.end() && d->is_object()) r.diagnosis = diagnosis_from_json(*d);
+  if (const auto d = doc.find("diagnosis"); d != doc.end() && d->is_object())
+    r.diagnosis = diagnosis_from_json(*d);
   return r;
 }
 

@@ -63,7 +63,8 @@ TEST(CliDiagnose, CleanLogsExitOneAndAMissingPathTwo) {
 // killed rank is one the logs name (its peers lose it, the harness saw the signal).
 TEST(CliDiagnose, AVerdictShowsTheLogsAloneDiagnosisBesideTheTruth) {
   TempDir dir;
-  const auto r = run_cli({"run", "-q", "--out", dir.path, NCCLFI_SOURCE_DIR "/scenarios/cpu/proc-kill-rank.json"});
+  const auto r =
+      run_cli({"run", "-q", "--out", dir.path, NCCLFI_SOURCE_DIR "/scenarios/cpu/proc-kill-rank.json"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   std::ifstream in(dir.path + "/proc-kill-rank/latest/verdict.json");
   std::stringstream text;
@@ -88,8 +89,9 @@ TEST(CliDiagnose, AVerdictShowsTheLogsAloneDiagnosisBesideTheTruth) {
 // and 1 under a floor no diagnosis can reach.
 TEST(CliScore, ScoresRunsAndFailsUnderItsFloor) {
   TempDir dir;
-  const auto r = run_cli({"run", "-q", "--out", dir.path, NCCLFI_SOURCE_DIR "/scenarios/cpu/cpu-ring-clean.json",
-                          NCCLFI_SOURCE_DIR "/scenarios/cpu/proc-kill-rank.json"});
+  const auto r =
+      run_cli({"run", "-q", "--out", dir.path, NCCLFI_SOURCE_DIR "/scenarios/cpu/cpu-ring-clean.json",
+               NCCLFI_SOURCE_DIR "/scenarios/cpu/proc-kill-rank.json"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto s = run_cli({"score", dir.path, "--json", dir.path + "/score.json"});
   ASSERT_EQ(s.exit_code, 0) << s.out << s.err;

@@ -19,26 +19,26 @@ namespace {
 const std::map<std::pair<std::string, std::string>, std::string>& fault_sites() {
   static const std::map<std::pair<std::string, std::string>, std::string> sites = {
       // The net shim: a connection's completions.
-      {{"net", "delay"}, "congestion"},         // completions late: a queue in the fabric
-      {{"net", "throttle"}, "congestion"},      // a rate cap behind a shared link
-      {{"net", "stall"}, "congestion"},         // no completion for a while, then on: a paused port
-      {{"net", "drop"}, "nic"},                 // a completion that never comes: a NIC that lost it
-      {{"net", "corrupt"}, "degraded_link"},    // bit errors the link's checks missed
-      {{"net", "error"}, "nic"},                // the transport returns an error: NCCL's IB completion error
-      {{"net", "nic_down"}, "nic"},             // retries exhausted on a dead port
-      {{"net", "connect_fail"}, "bootstrap"},   // no connection at setup
+      {{"net", "delay"}, "congestion"},        // completions late: a queue in the fabric
+      {{"net", "throttle"}, "congestion"},     // a rate cap behind a shared link
+      {{"net", "stall"}, "congestion"},        // no completion for a while, then on: a paused port
+      {{"net", "drop"}, "nic"},                // a completion that never comes: a NIC that lost it
+      {{"net", "corrupt"}, "degraded_link"},   // bit errors the link's checks missed
+      {{"net", "error"}, "nic"},               // the transport returns an error: NCCL's IB completion error
+      {{"net", "nic_down"}, "nic"},            // retries exhausted on a dead port
+      {{"net", "connect_fail"}, "bootstrap"},  // no connection at setup
       // The API preload.
-      {{"api", "hang"}, "host_hang"},           // the calling thread stops: a host-side hang
-      {{"api", "skip"}, "host_hang"},           // a rank that never joins the collective
-      {{"api", "delay"}, "host_hang"},          // a rank late to every call: a slow host
-      {{"api", "gpu_hang"}, "gpu_hang"},        // the op's stream stops
+      {{"api", "hang"}, "host_hang"},     // the calling thread stops: a host-side hang
+      {{"api", "skip"}, "host_hang"},     // a rank that never joins the collective
+      {{"api", "delay"}, "host_hang"},    // a rank late to every call: a slow host
+      {{"api", "gpu_hang"}, "gpu_hang"},  // the op's stream stops
       {{"api", "crash"}, "dead_rank"},
       {{"api", "init_fail"}, "bootstrap"},
       {{"api", "init_hang"}, "bootstrap"},
       {{"api", "nvlink_error"}, "nvlink"},
       {{"api", "nvlink_down"}, "nvlink"},
       {{"api", "pcie_downgrade"}, "pcie"},
-      {{"api", "bandwidth_cap"}, "pcie"},       // an op held to a lower bus rate: a link trained down
+      {{"api", "bandwidth_cap"}, "pcie"},  // an op held to a lower bus rate: a link trained down
       // Processes.
       {{"proc", "kill"}, "dead_rank"},
       {{"proc", "stop"}, "host_hang"},
@@ -86,8 +86,8 @@ std::string symptom_of(const std::string& outcome, const std::string& layer, con
   if (outcome == "hung") return "hung";
   if (kind == "connect_fail" || kind == "init_fail" || kind == "init_hang" || mechanisms.count("bootstrap"))
     return "failed to start";
-  static const std::set<std::string> hangs = {"drop", "stall", "stop", "hang", "gpu_hang", "skip",
-                                               "delay", "throttle", "rate"};
+  static const std::set<std::string> hangs = {"drop", "stall", "stop",     "hang", "gpu_hang",
+                                              "skip", "delay", "throttle", "rate"};
   if (hangs.count(kind) && !(layer == "link" && kind == "delay")) return "hung";
   return "crashed or died";
 }

@@ -19,13 +19,13 @@ inline constexpr const char* kSymptomNone = "none";
 inline constexpr const char* kSymptomSlow = "slow with no error";
 
 struct Truth {
-  bool fault = false;          // a fault fired (false: a clean run, or a fault that never fired)
-  std::set<int> ranks;         // the ranks it hit
-  std::set<std::string> hosts; // their hosts
-  bool several_hosts = false;  // the job ran on more than one host: the host is worth scoring
+  bool fault = false;           // a fault fired (false: a clean run, or a fault that never fired)
+  std::set<int> ranks;          // the ranks it hit
+  std::set<std::string> hosts;  // their hosts
+  bool several_hosts = false;   // the job ran on more than one host: the host is worth scoring
   std::map<int, std::string> rank_hosts;
-  std::string site;            // the site it models ("" where the plan's faults imply none)
-  std::set<std::string> sites; // the diagnosis's sites that count as right for it (site among them)
+  std::string site;             // the site it models ("" where the plan's faults imply none)
+  std::set<std::string> sites;  // the diagnosis's sites that count as right for it (site among them)
   std::string symptom;
   std::string source;  // what the truth was read from, for the report
 };

@@ -93,7 +93,8 @@ std::string lab_case_name(const std::string& ticket_dir) {
     return ticket_dir;
   const nlohmann::json key = nlohmann::json::parse(text, nullptr, false);
   if (!key.is_object() || !key.contains("lab") || !key["lab"].is_string()) return ticket_dir;
-  const int variant = key.contains("variant") && key["variant"].is_number_integer() ? key["variant"].get<int>() : -1;
+  const int variant =
+      key.contains("variant") && key["variant"].is_number_integer() ? key["variant"].get<int>() : -1;
   return "lab " + key["lab"].get<std::string>() + " variant " + std::to_string(variant) + " (" +
          fs::path(ticket_dir).filename().string() + ")";
 }
@@ -142,8 +143,10 @@ ScoreSummary score_inputs(const std::vector<CaseInput>& inputs, std::vector<std:
       std::vector<std::string> logs;
       if (in.kind == "lab") {
         std::error_code ec;
-        for (fs::directory_iterator it(fs::path(in.path) / "runs", ec), end; !ec && it != end; it.increment(ec))
-          if (diagnose::is_run_dir((it->path() / "latest").string())) logs.push_back((it->path() / "latest").string());
+        for (fs::directory_iterator it(fs::path(in.path) / "runs", ec), end; !ec && it != end;
+             it.increment(ec))
+          if (diagnose::is_run_dir((it->path() / "latest").string()))
+            logs.push_back((it->path() / "latest").string());
         std::sort(logs.begin(), logs.end());
       } else {
         logs.push_back(in.path);
@@ -175,8 +178,8 @@ std::optional<harness::LogDiagnosis> diagnose_beside_truth(const harness::RunRec
     out.symptom = c.answer.symptom;
     out.confidence = c.answer.confidence;
     if (d.first_failure)
-      out.first_failure = d.first_failure->file + ":" + std::to_string(d.first_failure->line) + ": " +
-                          d.first_failure->text;
+      out.first_failure =
+          d.first_failure->file + ":" + std::to_string(d.first_failure->line) + ": " + d.first_failure->text;
     out.truth_ranks.assign(truth.ranks.begin(), truth.ranks.end());
     out.truth_site = truth.site;
     out.truth_symptom = truth.symptom;

@@ -44,7 +44,9 @@ ScoredCase score_case(const std::string& name, const std::string& kind, const Tr
 
 struct Accuracy {
   size_t right = 0, scored = 0;
-  double ratio() const { return scored == 0 ? 0.0 : static_cast<double>(right) / static_cast<double>(scored); }
+  double ratio() const {
+    return scored == 0 ? 0.0 : static_cast<double>(right) / static_cast<double>(scored);
+  }
 };
 
 struct ScoreSummary {

@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "console_text.h"
-#include "text_format.h"
 #include "score.h"
+#include "text_format.h"
 
 namespace ncclfi::score {
 
@@ -30,7 +30,9 @@ nlohmann::json accuracy_json(const Accuracy& a) {
   return {{"right", a.right}, {"scored", a.scored}, {"accuracy", a.ratio()}};
 }
 
-nlohmann::json optional_json(const std::optional<bool>& b) { return b ? nlohmann::json(*b) : nlohmann::json(); }
+nlohmann::json optional_json(const std::optional<bool>& b) {
+  return b ? nlohmann::json(*b) : nlohmann::json();
+}
 
 }  // namespace
 
@@ -41,11 +43,11 @@ std::string score_text(const ScoreSummary& s) {
   out << harness::pad("case", 44) << "  " << harness::pad("truth: ranks site / symptom", 44) << "  "
       << harness::pad("diagnosis: ranks site / symptom", 44) << "  rank host site symptom\n";
   for (const ScoredCase& c : s.cases) {
-    const std::string truth = ranks_or_dash(c.truth.ranks) + " " + (c.truth.site.empty() ? "-" : c.truth.site) +
-                              " / " + c.truth.symptom;
-    const std::string answer = !c.answer.failure ? "- none / none"
-                                                 : ranks_or_dash(c.answer.ranks) + " " + c.answer.site + " / " +
-                                                       c.answer.symptom;
+    const std::string truth = ranks_or_dash(c.truth.ranks) + " " +
+                              (c.truth.site.empty() ? "-" : c.truth.site) + " / " + c.truth.symptom;
+    const std::string answer =
+        !c.answer.failure ? "- none / none"
+                          : ranks_or_dash(c.answer.ranks) + " " + c.answer.site + " / " + c.answer.symptom;
     out << harness::pad(harness::terminal_safe(c.name), 44) << "  " << harness::pad(truth, 44) << "  "
         << harness::pad(answer, 44) << "  " << mark(c.rank) << "    " << mark(c.host) << "    "
         << mark(c.site) << "    " << mark(c.symptom) << "\n";

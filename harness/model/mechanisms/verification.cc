@@ -23,8 +23,7 @@ extern const MechanismSpec kVerificationMechanism{
           R"(     1048576        262144     float     sum      -1    123.4    8.50    8.50      3    120.1    8.73    8.73      0)",
           SignatureRole::kDetection, "", "", "nccl-tests 2.x (`-c 1`)",
           "NVIDIA/nccl-tests src/common.cu (the #wrong columns)", "",
-          "results differed from the expected values", "degraded_link,gpu_fault",
-          "every rank of nccl-tests"},
+          "results differed from the expected values", "degraded_link,gpu_fault", "every rank of nccl-tests"},
          // ncclfi's own workloads check each result; the rank that prints it received the wrong data.
          {"workload.elements_wrong", R"(seq \d+: \d+ of \d+ elements wrong)", "elements wrong",
           "ncclfi's workloads' `... seq N: W of M elements wrong`",

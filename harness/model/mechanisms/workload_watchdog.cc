@@ -14,14 +14,15 @@ extern const MechanismSpec kWorkloadWatchdogMechanism{
     // name (quiet mode drops it).
     .lines =
         {{"workload.cpu_ring_watchdog", R"(watchdog: allreduce seq \d+ did not complete within)",
-          "did not complete within", "ncclfi-cpu-ring's `watchdog: allreduce seq N did not complete within T s`",
+          "did not complete within",
+          "ncclfi-cpu-ring's `watchdog: allreduce seq N did not complete within T s`",
           "ncclfi-cpu-ring: watchdog: allreduce seq 188 did not complete within 2.000000 s",
           SignatureRole::kDetection, "", "watchdog: allreduce seq %d did not complete within %f s",
           "ncclfi 0.x", "workloads/cpu_ring/ring_job.cc (watch)", "",
           "an all-reduce made no progress for the workload's timeout: a peer or the network stopped",
           "host_hang,gpu_hang,dead_rank,congestion", "every rank that waits"},
-         {"workload.gpu_watchdog", R"(watchdog: \S+ \(seq \d+\) made no progress for)", "made no progress for",
-          "ncclfi-workload's `watchdog: OP (seq N) made no progress for M ms`",
+         {"workload.gpu_watchdog", R"(watchdog: \S+ \(seq \d+\) made no progress for)",
+          "made no progress for", "ncclfi-workload's `watchdog: OP (seq N) made no progress for M ms`",
           "ncclfi-workload: rank 1: watchdog: allreduce (seq 42) made no progress for 5003 ms (timeout 5 s, "
           "waiting in the GPU stream): aborting the communicator",
           SignatureRole::kDetection, "",

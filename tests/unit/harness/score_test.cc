@@ -15,10 +15,12 @@ using score::Truth;
 namespace {
 
 nlohmann::json inject(int rank, const std::string& layer, const std::string& kind) {
-  return {{"event", "inject"}, {"rank", rank}, {"source", "net"}, {"fields", {{"layer", layer}, {"kind", kind}}}};
+  return {
+      {"event", "inject"}, {"rank", rank}, {"source", "net"}, {"fields", {{"layer", layer}, {"kind", kind}}}};
 }
 
-nlohmann::json verdict(nlohmann::json events, const std::string& outcome, nlohmann::json tags = nlohmann::json::array()) {
+nlohmann::json verdict(nlohmann::json events, const std::string& outcome,
+                       nlohmann::json tags = nlohmann::json::array()) {
   return {{"expect", {{"outcome", outcome}}},
           {"tags", tags},
           {"mechanisms", nlohmann::json::array()},
@@ -40,7 +42,8 @@ diagnose::Diagnosis diagnosis(std::vector<int> ranks, const std::string& site, c
 }  // namespace
 
 TEST(ScoreTruth, TheInjectionsThatFiredGiveTheRanksAndTheKindTheSite) {
-  const Truth t = score::truth_of_verdict(kPlan, verdict({inject(2, "net", "nic_down"), inject(2, "net", "nic_down")}, "detected"));
+  const Truth t = score::truth_of_verdict(
+      kPlan, verdict({inject(2, "net", "nic_down"), inject(2, "net", "nic_down")}, "detected"));
   EXPECT_TRUE(t.fault);
   EXPECT_EQ(t.ranks, (std::set<int>{2}));
   EXPECT_EQ(t.site, "nic");
@@ -57,7 +60,8 @@ TEST(ScoreTruth, AFaultThatNeverFiredIsACleanRun) {
 }
 
 TEST(ScoreTruth, ASiteTagWinsOverTheKindAndTheOutcomeGivesTheSymptom) {
-  const Truth corrupt = score::truth_of_verdict(kPlan, verdict({inject(1, "net", "delay")}, "detected", {"site3"}));
+  const Truth corrupt =
+      score::truth_of_verdict(kPlan, verdict({inject(1, "net", "delay")}, "detected", {"site3"}));
   EXPECT_EQ(corrupt.site, "degraded_link");
   const Truth slow = score::truth_of_verdict(kPlan, verdict({inject(1, "net", "throttle")}, "degraded"));
   EXPECT_EQ(slow.site, "congestion");
@@ -143,7 +147,8 @@ TEST(ScoreInputs, FindsRunsAndTicketsAndNamesWhatHoldsNone) {
   std::ofstream(root / "keys/abc/key.json") << "{}";
   fs::create_directories(root / "empty");
   std::vector<std::string> errors;
-  const auto found = score::find_cases({(root / "out").string(), (root / "keys").string(), (root / "empty").string()}, errors);
+  const auto found = score::find_cases(
+      {(root / "out").string(), (root / "keys").string(), (root / "empty").string()}, errors);
   ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found[0].kind, "run");
   EXPECT_EQ(found[0].path, (root / "out/net-x/latest").string());
