@@ -82,14 +82,15 @@ void check_ranks_can_be_confined(const std::string& root, const std::string& opt
     if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
       why = std::string("unshare(CLONE_NEWCGROUP): ") + std::strerror(WEXITSTATUS(status));
     else if (("," + options + ",").find(",nsdelegate,") == std::string::npos)
-      why = root + " is mounted without nsdelegate, so a cgroup namespace is no boundary";
+      why = root + " is mounted\n  without nsdelegate, so a cgroup namespace is no boundary";
     if (why.empty()) {
       g_confine_ranks = true;
       return;
     }
-    std::cerr << "ncclfi: ranks cannot be confined to their attempt's cgroup (" << why
-              << "): a rank running as root can move itself out; the end of each attempt kills what "
-                 "carries the harness id outside the cgroup\n";
+    // Hard-wrapped: this line comes before a run's table, which is fitted to an 80-column terminal.
+    std::cerr << "ncclfi: ranks cannot be confined to their attempt's cgroup:\n  " << why
+              << ";\n  a rank running as root can move itself out, so the end of each attempt\n"
+                 "  kills what carries the harness id outside the cgroup\n";
   });
 }
 
