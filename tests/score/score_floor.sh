@@ -10,8 +10,11 @@ rm -rf "$out"
 mkdir -p "$out"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# The catalogue: verdicts do not matter here (the e2e tests judge them), only the runs' logs and truth.
-"$ncclfi" run -q --out "$out/cpu" "$scenarios"/*.json >"$out/run.log" 2>&1 || true
+# The catalogue, beside the labs: verdicts do not matter here (the e2e tests judge them), only the runs'
+# logs and truth.
+"$ncclfi" run -q --out "$out/cpu" "$scenarios"/*.json >"$out/run.log" 2>&1 &
+catalogue=$!
+trap 'kill "$catalogue" 2>/dev/null || true' EXIT  # ncclfi run tears its jobs down on SIGTERM
 # Every variant of every CPU lab.
 mapfile -t cpu_labs < <(python3 - "$labs" <<'PY'
 import glob, json, os, sys
@@ -29,6 +32,8 @@ for entry in "${cpu_labs[@]}"; do
       fail "lab start $lab --variant $v exited $?: $(tail -n3 "$out/start.log")"
   done
 done
+
+wait "$catalogue" || true
 
 status=0
 "$ncclfi" score "$out/cpu" "$out/keys" --json "$out/score.json" \

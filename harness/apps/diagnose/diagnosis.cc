@@ -29,6 +29,10 @@ constexpr double kEitherEndWeight = 0.5;
 // code or SIGABRT/SIGTERM is most often the teardown after another rank's failure, and points nowhere.
 constexpr double kCrashNamedWeight = 2;
 constexpr double kHangWeight = 1;
+// The mechanisms that only say time ran out: a job whose detections are all of these hung.
+const std::set<std::string> kTimeoutMechanisms = {"torch_watchdog",     "torch_heartbeat",
+                                                  "nccl_tests_timeout", "workload_watchdog",
+                                                  "launcher_teardown",  "harness_deadline"};
 
 int to_int(const std::string& digits) {
   int value = -1;
@@ -113,6 +117,8 @@ struct Analysis {
   std::set<std::string> hosts;
   // torchrun's error summary (`host : node2`, then `rank : 3 (local_rank: 1)`): (host, local rank) -> rank.
   std::map<std::pair<std::string, int>, int> torchrun_ranks;
+  // Addresses no rank announced, with the ranks whose lines name them.
+  std::map<std::string, std::set<int>> unmapped_address_namers;
 
   std::string unit_of(int rank, const std::string& host) const {
     if (!host.empty()) return host;
@@ -222,6 +228,12 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     e.time_inferred = !origin.time && last_time.has_value();
     e.pointer = pointer_of(p.name);
     e.peer = peer_address(line);
+    // A step that Slurm ended at its time limit ran into the walltime: what ended the job, as a deadline.
+    if (p.name == "slurm.step_cancelled" && contains(line, "DUE TO TIME LIMIT")) {
+      e.role = "detection";
+      e.label = "harness_deadline";
+      d.failure = true;
+    }
     if (p.kind == harness::LineKind::kDetection) {
       d.failure = true;
       if (rank >= 0) ++a.rank_detections[rank];
@@ -298,6 +310,38 @@ std::string where(const Evidence& e) {
   return e.file + ":" + std::to_string(e.line);
 }
 
+// Where no rank announced its address (NCCL_DEBUG=WARN prints none) but one address is named by two or
+// more ranks that lost it, and exactly one rank went quiet, the address is taken as the quiet rank's: a
+// rank killed or frozen says nothing, and its peers' completion errors name it. Anything less certain
+// (two quiet ranks, two such addresses) is left as it is.
+void own_unmapped_address(Analysis& a, Scores& s) {
+  Diagnosis& d = a.d;
+  if (d.hang_candidates.size() != 1) return;
+  std::string address;
+  for (const auto& [peer, namers] : a.unmapped_address_namers) {
+    if (namers.size() < 2) continue;
+    if (!address.empty()) return;
+    address = peer;
+  }
+  if (address.empty()) return;
+  const int rank = d.hang_candidates.front();
+  const std::string unit = "address " + address;
+  const auto h = d.rank_hosts.find(rank);
+  const std::string rank_unit_name = a.unit_of(rank, h == d.rank_hosts.end() ? "" : h->second);
+  s.rank_level[rank] += s.host_level[unit];
+  s.host_level.erase(unit);
+  auto& reasons = s.reasons[rank_unit_name];
+  for (const std::string& why : s.reasons[unit]) reasons.push_back(why);
+  s.reasons.erase(unit);
+  reasons.push_back(address + " is taken as rank " + std::to_string(rank) +
+                    "'s: no rank printed its own address, " +
+                    std::to_string(a.unmapped_address_namers[address].size()) + " ranks name it, and rank " +
+                    std::to_string(rank) + " alone went quiet");
+  d.address_ranks[address] = rank;
+  for (Evidence& e : d.evidence)
+    if (e.target == unit) e.target = rank_unit(rank);
+}
+
 void score(Analysis& a, Scores& s) {
   Diagnosis& d = a.d;
   auto to_rank = [&](int rank, double w, const std::string& why) {
@@ -318,6 +362,7 @@ void score(Analysis& a, Scores& s) {
     if (host.empty()) {
       e.target = "address " + e.peer;
       to_unit(e.target, w, why);
+      if (e.rank >= 0) a.unmapped_address_namers[e.peer].insert(e.rank);
       return;
     }
     std::vector<int> others;
@@ -366,7 +411,10 @@ void score(Analysis& a, Scores& s) {
         break;
       case Pointer::kNamed: {
         const Named n = named_subject(e, a);
-        if (n.weight <= 0) break;
+        if (n.weight <= 0) {
+          e.site.clear();  // an exit status or SIGTERM: the teardown after some failure, no site of its own
+          break;
+        }
         e.weight = n.weight;
         if (!n.site.empty()) e.site = n.site;
         const std::string why = n.why + " at " + where(e);
@@ -395,6 +443,7 @@ void score(Analysis& a, Scores& s) {
                   " rank(s) failed: hung, or gone without a word");
     }
   }
+  own_unmapped_address(a, s);
 }
 
 void choose_culprit(Analysis& a, const Scores& s) {
@@ -474,9 +523,15 @@ void vote_sites(Diagnosis& d) {
     for (const auto& site : sites) d.site_votes[site] += w / static_cast<double>(sites.size());
   }
   if (!d.hang_candidates.empty()) {
-    // A rank gone quiet: hung, or dead; the logs alone cannot tell.
-    for (const char* site : {"host_hang", "gpu_hang", "dead_rank"})
-      d.site_votes[site] += static_cast<double>(d.hang_candidates.size()) / 3;
+    // A rank gone quiet: hung, or dead; the logs alone cannot tell, unless the others only timed out: a
+    // dead rank's peers get errors (a reset, a completion error), a hung one's only wait.
+    const bool only_timeouts = std::all_of(d.evidence.begin(), d.evidence.end(), [](const Evidence& e) {
+      return e.role != "detection" || kTimeoutMechanisms.count(e.label) > 0;
+    });
+    std::vector<const char*> sites = {"host_hang", "gpu_hang"};
+    if (!only_timeouts) sites.push_back("dead_rank");
+    for (const char* site : sites)
+      d.site_votes[site] += static_cast<double>(d.hang_candidates.size()) / static_cast<double>(sites.size());
   }
   double best = 0;
   for (const auto& [site, v] : d.site_votes) {
@@ -497,10 +552,8 @@ void decide_symptom(Diagnosis& d) {
     if (e.role == "detection") mechanisms.insert(e.label);
     if (e.pointer == Pointer::kNamed && e.site == "dead_rank") crash_named = true;
   }
-  const std::set<std::string> timeouts = {"torch_watchdog",    "torch_heartbeat",   "nccl_tests_timeout",
-                                          "workload_watchdog", "launcher_teardown", "harness_deadline"};
   const bool only_timeouts = std::all_of(mechanisms.begin(), mechanisms.end(),
-                                         [&](const std::string& m) { return timeouts.count(m); });
+                                         [&](const std::string& m) { return kTimeoutMechanisms.count(m); });
   if (mechanisms.count("verification") || mechanisms.count("nan_check")) {
     d.symptom = "wrong data / NaN";
     d.symptom_why = "a data check failed";
@@ -592,6 +645,21 @@ void find_first_failure(Diagnosis& d) {
   if (first != nullptr) d.first_failure = *first;
 }
 
+// A report or a combined log that quotes a rank's own line (indented, with no rank of its own) would
+// count that line twice: a rankless line that a rank's log holds word for word is dropped.
+void drop_quoted_lines(Diagnosis& d) {
+  auto trimmed = [](const std::string& text) {
+    const size_t start = text.find_first_not_of(" \t>");
+    return start == std::string::npos ? std::string() : text.substr(start);
+  };
+  std::set<std::string> ranked;
+  for (const Evidence& e : d.evidence)
+    if (e.rank >= 0) ranked.insert(trimmed(e.text));
+  const auto quoted = [&](const Evidence& e) { return e.rank < 0 && ranked.count(trimmed(e.text)) > 0; };
+  d.quoted_lines_dropped = static_cast<size_t>(std::count_if(d.evidence.begin(), d.evidence.end(), quoted));
+  d.evidence.erase(std::remove_if(d.evidence.begin(), d.evidence.end(), quoted), d.evidence.end());
+}
+
 }  // namespace
 
 Pointer pointer_of(const std::string& id) {
@@ -614,7 +682,7 @@ Pointer pointer_of(const std::string& id) {
 Diagnosis diagnose(const InputSet& inputs) {
   Diagnosis d;
   d.skipped = inputs.skipped;
-  Analysis a{d, {}, {}, {}, {}};
+  Analysis a{d, {}, {}, {}, {}, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);
   // Lines with a rank but no host take the rank's host; lines with neither, a known host their file's
@@ -628,6 +696,7 @@ Diagnosis diagnose(const InputSet& inputs) {
         if (names_host(e.file, h)) e.host = h;
     }
   }
+  drop_quoted_lines(d);
   // In time order where the lines have a time (a line without one after those with one), else in the
   // order the files were read.
   std::stable_sort(d.evidence.begin(), d.evidence.end(), [](const Evidence& x, const Evidence& y) {

@@ -73,6 +73,8 @@ struct Diagnosis {
   size_t evidence_dropped = 0;
   std::map<std::string, std::string> address_hosts;  // 10.0.0.1 -> node1
   std::map<int, std::string> rank_hosts;
+  std::map<std::string, int> address_ranks;  // an address no rank announced, taken as a quiet rank's
+  size_t quoted_lines_dropped = 0;           // rankless lines that repeat a rank's own line word for word
 };
 
 constexpr size_t kMaxEvidence = 2000;

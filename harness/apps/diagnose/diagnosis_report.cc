@@ -153,6 +153,9 @@ std::string diagnosis_text(const Diagnosis& d) {
         "  ... " + std::to_string(hidden) + " more matched line(s) that point at no one: --json lists them\n";
   if (d.evidence_dropped > 0)
     out += "  ... " + std::to_string(d.evidence_dropped) + " more matched line(s) not kept\n";
+  if (d.quoted_lines_dropped > 0)
+    out += "  (" + std::to_string(d.quoted_lines_dropped) +
+           " line(s) without a rank that quote a rank's own line word for word were counted once)\n";
   return out;
 }
 
@@ -192,6 +195,8 @@ nlohmann::json diagnosis_json(const Diagnosis& d) {
   for (const auto& [rank, host] : d.rank_hosts) hosts[std::to_string(rank)] = host;
   j["rank_hosts"] = hosts;
   j["address_hosts"] = d.address_hosts;
+  j["address_ranks"] = d.address_ranks;
+  j["quoted_lines_dropped"] = d.quoted_lines_dropped;
   return j;
 }
 

@@ -8,6 +8,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <ctime>
+
 #include "ncclfi/bounded_input.h"
 
 namespace ncclfi::cli::lab {
@@ -31,6 +37,44 @@ std::string exit_text(const harness::RankExit& e) {
   if (e.exit_code) out << "exit code " << *e.exit_code;
   if (e.signal) out << "killed by signal " << *e.signal;
   if (e.killed_by_harness) out << " (ended by the scheduler at the job's time limit)";
+  return out.str();
+}
+
+// What srun prints on the submitting node as each task of the step ends (Slurm's format, one line per
+// task in the order they ended), so that a lab's job reads like a Slurm job's stderr. A task the
+// scheduler ended (time limit, the rest of a failed step) shows as Terminated: Slurm sends SIGTERM first.
+std::string srun_line(const harness::RankExit& e, const std::string& host) {
+  std::string status;
+  if (e.killed_by_harness) {
+    status = "Terminated";
+  } else if (e.signal) {
+    status = *e.signal == SIGKILL   ? "Killed"
+             : *e.signal == SIGTERM ? "Terminated"
+                                    : std::string(strsignal(*e.signal));
+  } else if (e.exit_code && *e.exit_code != 0) {
+    status = "Exited with exit code " + std::to_string(*e.exit_code);
+  } else {
+    return {};
+  }
+  return "srun: error: " + host + ": task " + std::to_string(e.rank) + ": " + status + "\n";
+}
+
+std::string short_host_name(const std::string& host) {
+  if (!host.empty()) return host.substr(0, host.find('.'));
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  const std::string full = name;
+  return full.substr(0, full.find('.'));
+}
+
+// slurmstepd's line when the step ran into the job's time limit (Slurm's req.c), before srun's lines.
+std::string slurm_time_limit_line(const harness::RankExit& last, int64_t end_ns) {
+  const time_t when = static_cast<time_t>(end_ns / 1000000000);
+  std::tm local{};
+  localtime_r(&when, &local);
+  std::ostringstream out;
+  out << "slurmstepd: error: *** STEP 1.0 ON " << short_host_name(last.host) << " CANCELLED AT "
+      << std::put_time(&local, "%Y-%m-%dT%H:%M:%S") << " DUE TO TIME LIMIT ***\n";
   return out.str();
 }
 
@@ -95,16 +139,19 @@ void write_job(const fs::path& dir, const nlohmann::json& job, const harness::Ru
           << static_cast<double>(e.fields.value("dur_us", int64_t{0})) / 1000.0 << "\n";
   }
   write_text(dir / "step_times.csv", steps.str());
-  std::ostringstream exits;
+  std::ostringstream exits, srun;
   std::vector<harness::RankExit> ended = h.exits;
   std::stable_sort(ended.begin(), ended.end(),
                    [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
+  if (h.deadline_hit && !ended.empty()) srun << slurm_time_limit_line(ended.back(), h.end_ns);
   for (const auto& e : ended) {
     exits << (several ? "attempt " + std::to_string(e.attempt) + " " : std::string()) << "rank " << e.rank
           << ": " << exit_text(e) << ", " << std::fixed << std::setprecision(3)
           << static_cast<double>(e.ts_ns - h.start_ns) / 1e9 << " s after the job started\n";
+    srun << srun_line(e, short_host_name(e.host));
   }
   write_text(dir / "exit_codes.txt", exits.str());
+  write_text(dir / "srun.err", srun.str());
   write_text(dir / "job.txt", job_description(job.at("scenario")));
   std::ostringstream report;
   report << "# " << job.at("name").get<std::string>() << "\n\n"
@@ -178,7 +225,7 @@ void write_workspace(const std::string& workspace, const Lab& lab, const LabVari
   for (const auto& job : variant.jobs) {
     brief << "- `" << job.at("name").get<std::string>()
           << "/`: " << job.value("about", std::string("a run of the job"))
-          << " (each rank's log, `step_times.csv`, `exit_codes.txt`, `job.txt`, `report.md`)\n";
+          << " (each rank's log, `step_times.csv`, `exit_codes.txt`, `srun.err`, `job.txt`, `report.md`)\n";
   }
   brief << "\n## Your answer\n\n"
         << "    ncclfi lab answer " << workspace << " --rank R [--rank R2] --cause CAUSE [--detail K=V]\n"

@@ -23,6 +23,11 @@ Answer answer_of(const diagnose::Diagnosis& d) {
   a.ranks.insert(d.culprit_ranks.begin(), d.culprit_ranks.end());
   a.host = d.culprit_host;
   a.site = d.tied_sites.empty() ? d.site : "undecided";
+  if (d.tied_sites.empty()) {
+    if (!d.site.empty()) a.sites.insert(d.site);
+  } else {
+    a.sites.insert(d.tied_sites.begin(), d.tied_sites.end());
+  }
   a.symptom = d.symptom;
   a.confidence = d.confidence;
   return a;
@@ -40,7 +45,9 @@ ScoredCase score_case(const std::string& name, const std::string& kind, const Tr
     c.rank = a.failure && a.ranks == truth.ranks;
     if (truth.several_hosts && truth.hosts.size() == 1) c.host = a.host == *truth.hosts.begin();
     if (!truth.site.empty()) {
-      c.site = a.failure && truth.sites.count(a.site) > 0;
+      c.site = a.failure && !a.sites.empty() &&
+               std::all_of(a.sites.begin(), a.sites.end(),
+                           [&](const std::string& site) { return truth.sites.count(site) > 0; });
       c.rank_and_site = *c.rank && *c.site;
     }
   }
@@ -134,23 +141,41 @@ std::vector<CaseInput> find_cases(const std::vector<std::string>& paths, std::ve
   return found;
 }
 
+namespace {
+
+// What a lab's diagnosis reads: what the student was given, the job folders of the workspace the key
+// names (rank logs, the launcher's srun.err, exit times), while it is there; else the logs of the jobs'
+// runs the key keeps.
+std::vector<std::string> lab_logs(const std::string& ticket) {
+  std::vector<std::string> logs;
+  std::error_code ec;
+  std::string text;
+  if (read_regular_file((fs::path(ticket) / "key.json").string(), kMaxInputFileBytes, text).empty()) {
+    const nlohmann::json key = nlohmann::json::parse(text, nullptr, false);
+    const std::string workspace =
+        key.is_object() && key.contains("workspace") && key["workspace"].is_string() ? key["workspace"] : "";
+    if (!workspace.empty() && fs::is_regular_file(fs::path(workspace) / "lab.json", ec)) {
+      for (fs::directory_iterator it(workspace, ec), end; !ec && it != end; it.increment(ec))
+        if (it->is_directory(ec)) logs.push_back(it->path().string());
+    }
+  }
+  if (logs.empty()) {
+    for (fs::directory_iterator it(fs::path(ticket) / "runs", ec), end; !ec && it != end; it.increment(ec))
+      if (diagnose::is_run_dir((it->path() / "latest").string()))
+        logs.push_back((it->path() / "latest").string());
+  }
+  std::sort(logs.begin(), logs.end());
+  return logs;
+}
+
+}  // namespace
+
 ScoreSummary score_inputs(const std::vector<CaseInput>& inputs, std::vector<std::string> errors) {
   std::vector<ScoredCase> cases;
   for (const CaseInput& in : inputs) {
     try {
       const Truth truth = in.kind == "lab" ? truth_of_lab_ticket(in.path) : truth_of_run(in.path);
-      // A lab's logs are those of its jobs' runs; a run's are its own.
-      std::vector<std::string> logs;
-      if (in.kind == "lab") {
-        std::error_code ec;
-        for (fs::directory_iterator it(fs::path(in.path) / "runs", ec), end; !ec && it != end;
-             it.increment(ec))
-          if (diagnose::is_run_dir((it->path() / "latest").string()))
-            logs.push_back((it->path() / "latest").string());
-        std::sort(logs.begin(), logs.end());
-      } else {
-        logs.push_back(in.path);
-      }
+      const std::vector<std::string> logs = in.kind == "lab" ? lab_logs(in.path) : std::vector{in.path};
       const diagnose::InputSet set = diagnose::collect_inputs(logs);
       cases.push_back(score_case(in.kind == "lab" ? lab_case_name(in.path) : in.path, in.kind, truth,
                                  diagnose::diagnose(set)));

@@ -25,6 +25,9 @@ struct Answer {
   std::set<int> ranks;
   std::string host;
   std::string site;  // "" with no failure; "undecided" when sites tie at the top
+  // The sites it names: the one, or those tied at the top. A tie is right only when every one of them is
+  // a site the truth accepts (host_hang against gpu_hang, which logs cannot tell apart, for a hang).
+  std::set<std::string> sites;
   std::string symptom;
   double confidence = 0;
 };

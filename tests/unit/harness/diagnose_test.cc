@@ -204,6 +204,89 @@ TEST(Diagnose, TiedCandidatesAreUndecided) {
   std::filesystem::remove_all(dir);
 }
 
+// NCCL's IB completion error at NCCL_DEBUG=WARN, as NCCL 2.28 prints it, naming `peer`.
+std::string ib_completion(int pid, const std::string& peer) {
+  return "vm:" + std::to_string(pid) + ":" + std::to_string(pid) +
+         " [0] transport/net_ib/p2p.cc:690 NCCL WARN NET/IB: Got completion from peer " + peer +
+         "<41389> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129  hca mlx5_0\n";
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Rank 3 was killed and says nothing; ranks 0 and 2 name one address no rank announced: it is rank 3's.
+TEST(Diagnose, AnAddressNamedByTheRanksThatLostItIsTheQuietRanks) {
+  const auto dir = fresh_dir("ncclfi-diagnose-quiet-address");
+  std::ofstream(dir / "rank-0.log") << "step 1\n" << ib_completion(100, "10.0.0.4");
+  std::ofstream(dir / "rank-1.log") << "step 1\n" << ib_completion(101, "10.0.0.1");
+  std::ofstream(dir / "rank-2.log") << "step 1\n" << ib_completion(102, "10.0.0.4");
+  std::ofstream(dir / "rank-3.log") << "step 1\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{3}));
+  EXPECT_EQ(d.address_ranks, (std::map<std::string, int>{{"10.0.0.4", 3}}));
+  EXPECT_NE(diagnosis_text(d).find("10.0.0.4 is taken as rank 3's"), std::string::npos) << diagnosis_text(d);
+  // With a second quiet rank the address's owner is not clear: it stays an address.
+  std::ofstream(dir / "rank-4.log") << "step 1\n";
+  const Diagnosis two = diagnose(collect_inputs({dir.string()}));
+  EXPECT_TRUE(two.address_ranks.empty());
+  EXPECT_NE(two.culprit_ranks, (std::vector<int>{3}));
+  std::filesystem::remove_all(dir);
+}
+
+// A job report that quotes each rank's error does not count it twice.
+TEST(Diagnose, AReportQuotingARanksLineCountsItOnce) {
+  const auto dir = fresh_dir("ncclfi-diagnose-quoted");
+  std::ofstream(dir / "rank-0.log") << ib_completion(100, "10.0.0.2");
+  std::ofstream(dir / "rank-1.log") << "step 1\n";
+  std::ofstream(dir / "report.md") << "## First notable lines\n\n    " << ib_completion(100, "10.0.0.2");
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.quoted_lines_dropped, 1u);
+  EXPECT_TRUE(std::none_of(d.evidence.begin(), d.evidence.end(),
+                           [](const Evidence& e) { return e.file.find("report.md") != std::string::npos; }));
+  std::filesystem::remove_all(dir);
+}
+
+// srun's `Killed` names the dead task; `Exited with exit code` and `Terminated` are the teardown.
+TEST(Diagnose, SrunsKilledTaskIsTheCulpritAndItsTeardownLinesPointNowhere) {
+  const auto dir = fresh_dir("ncclfi-diagnose-srun");
+  std::ofstream(dir / "rank-0.log") << ib_completion(100, "10.0.0.2");
+  std::ofstream(dir / "rank-1.log") << "step 1\n";
+  std::ofstream(dir / "rank-2.log") << ib_completion(102, "10.0.0.1");
+  std::ofstream(dir / "srun.err") << "srun: error: vm: task 1: Killed\n"
+                                  << "srun: error: vm: task 0: Exited with exit code 2\n"
+                                  << "srun: error: vm: task 2: Terminated\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "dead_rank");
+  EXPECT_EQ(d.symptom, "crashed or died");
+  for (const Evidence& e : d.evidence) {
+    if (e.text.find("Terminated") != std::string::npos || e.text.find("exit code 2") != std::string::npos) {
+      EXPECT_TRUE(e.site.empty() && e.target.empty()) << e.text;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A step Slurm cancelled at its time limit, with no error anywhere, hung.
+TEST(Diagnose, ATimeLimitWithNoErrorIsAHang) {
+  const auto dir = fresh_dir("ncclfi-diagnose-time-limit");
+  std::ofstream(dir / "rank-0.log") << "step 1\n";
+  std::ofstream(dir / "rank-1.log") << "step 1\n";
+  std::ofstream(dir / "srun.err")
+      << "slurmstepd: error: *** STEP 1.0 ON vm CANCELLED AT 2026-12-03T04:01:58 DUE TO TIME LIMIT ***\n"
+      << "srun: error: vm: task 0: Terminated\nsrun: error: vm: task 1: Terminated\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  ASSERT_TRUE(d.failure);
+  EXPECT_EQ(d.symptom, "hung");
+  ASSERT_TRUE(d.first_failure.has_value());
+  EXPECT_EQ(d.first_failure->pattern, "slurm.step_cancelled");
+  std::filesystem::remove_all(dir);
+}
+
 // On a job of several hosts, torchrun's error summary maps its local_rank to the global rank.
 TEST(Diagnose, TorchrunsSummaryNamesTheGlobalRank) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ncclfi-diagnose-summary";

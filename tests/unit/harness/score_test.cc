@@ -102,6 +102,14 @@ TEST(ScoreCase, EitherHangIsRightForAHungRank) {
   const Truth t = score::truth_of_verdict(kPlan, verdict({inject(1, "proc", "stop")}, "detected"));
   EXPECT_TRUE(*score::score_case("r", "run", t, diagnosis({1}, "gpu_hang", "hung")).site);
   EXPECT_FALSE(*score::score_case("r", "run", t, diagnosis({1}, "dead_rank", "hung")).site);
+  // A tie between the two hangs stays within what the truth accepts; a tie with a third site does not.
+  diagnose::Diagnosis both = diagnosis({1}, "gpu_hang", "hung");
+  both.tied_sites = {"gpu_hang", "host_hang"};
+  const auto either = score::score_case("r", "run", t, both);
+  EXPECT_EQ(either.answer.site, "undecided");
+  EXPECT_TRUE(*either.site);
+  both.tied_sites.push_back("dead_rank");
+  EXPECT_FALSE(*score::score_case("r", "run", t, both).site);
 }
 
 TEST(ScoreCase, ACleanRunIsRightOnlyWhenNoOneIsBlamed) {
