@@ -8,13 +8,12 @@
 #include <sstream>
 #include <stdexcept>
 
-#include <unistd.h>
-
 #include <csignal>
 #include <cstring>
 #include <ctime>
 
 #include "ncclfi/bounded_input.h"
+#include "ncclfi/event_log.h"
 
 namespace ncclfi::cli::lab {
 namespace fs = std::filesystem;
@@ -59,11 +58,9 @@ std::string srun_line(const harness::RankExit& e, const std::string& host) {
   return "srun: error: " + host + ": task " + std::to_string(e.rank) + ": " + status + "\n";
 }
 
+// The host as Slurm names a node: up to the first dot (this host's where the exit names none).
 std::string short_host_name(const std::string& host) {
-  if (!host.empty()) return host.substr(0, host.find('.'));
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
-  const std::string full = name;
+  const std::string full = host.empty() ? host_name() : host;
   return full.substr(0, full.find('.'));
 }
 

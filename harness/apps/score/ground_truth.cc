@@ -225,6 +225,7 @@ Truth truth_of_lab_ticket(const std::string& ticket_dir) {
     if (job.fault) t = std::move(job);
   }
   t.source = (dir / "key.json").string();
+  t.workspace = text_at(key, "workspace");
   // The key's ranks and cause are the lab author's truth: they win over the injections' (a lab may
   // inject on several ranks to make one rank's fault, as a dead node's peers lose their links).
   const std::string cause = text_at(answer, "cause");

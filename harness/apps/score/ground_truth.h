@@ -27,7 +27,8 @@ struct Truth {
   std::string site;             // the site it models ("" where the plan's faults imply none)
   std::set<std::string> sites;  // the diagnosis's sites that count as right for it (site among them)
   std::string symptom;
-  std::string source;  // what the truth was read from, for the report
+  std::string source;     // what the truth was read from, for the report
+  std::string workspace;  // a lab ticket's: the student's workspace its key names ("" for a run)
 };
 
 // The site a fault of `layer` and `kind` models, "" where it models none in particular (an API error

@@ -143,21 +143,15 @@ std::vector<CaseInput> find_cases(const std::vector<std::string>& paths, std::ve
 
 namespace {
 
-// What a lab's diagnosis reads: what the student was given, the job folders of the workspace the key
-// names (rank logs, the launcher's srun.err, exit times), while it is there; else the logs of the jobs'
-// runs the key keeps.
-std::vector<std::string> lab_logs(const std::string& ticket) {
+// What a lab's diagnosis reads: what the student was given, the job folders of `workspace` (the one its
+// key names: rank logs, the launcher's srun.err, exit times), while it is there; else the logs of the
+// jobs' runs the ticket keeps.
+std::vector<std::string> lab_logs(const std::string& ticket, const std::string& workspace) {
   std::vector<std::string> logs;
   std::error_code ec;
-  std::string text;
-  if (read_regular_file((fs::path(ticket) / "key.json").string(), kMaxInputFileBytes, text).empty()) {
-    const nlohmann::json key = nlohmann::json::parse(text, nullptr, false);
-    const std::string workspace =
-        key.is_object() && key.contains("workspace") && key["workspace"].is_string() ? key["workspace"] : "";
-    if (!workspace.empty() && fs::is_regular_file(fs::path(workspace) / "lab.json", ec)) {
-      for (fs::directory_iterator it(workspace, ec), end; !ec && it != end; it.increment(ec))
-        if (it->is_directory(ec)) logs.push_back(it->path().string());
-    }
+  if (!workspace.empty() && fs::is_regular_file(fs::path(workspace) / "lab.json", ec)) {
+    for (fs::directory_iterator it(workspace, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_directory(ec)) logs.push_back(it->path().string());
   }
   if (logs.empty()) {
     for (fs::directory_iterator it(fs::path(ticket) / "runs", ec), end; !ec && it != end; it.increment(ec))
@@ -175,7 +169,8 @@ ScoreSummary score_inputs(const std::vector<CaseInput>& inputs, std::vector<std:
   for (const CaseInput& in : inputs) {
     try {
       const Truth truth = in.kind == "lab" ? truth_of_lab_ticket(in.path) : truth_of_run(in.path);
-      const std::vector<std::string> logs = in.kind == "lab" ? lab_logs(in.path) : std::vector{in.path};
+      const std::vector<std::string> logs =
+          in.kind == "lab" ? lab_logs(in.path, truth.workspace) : std::vector{in.path};
       const diagnose::InputSet set = diagnose::collect_inputs(logs);
       cases.push_back(score_case(in.kind == "lab" ? lab_case_name(in.path) : in.path, in.kind, truth,
                                  diagnose::diagnose(set)));
