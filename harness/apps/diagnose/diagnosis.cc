@@ -117,6 +117,8 @@ struct Analysis {
   std::set<std::string> hosts;
   // torchrun's error summary (`host : node2`, then `rank : 3 (local_rank: 1)`): (host, local rank) -> rank.
   std::map<std::pair<std::string, int>, int> torchrun_ranks;
+  const Evidence* first_srun_line = nullptr;  // the first `srun: error: ...: task N: ...` line read
+  bool step_cancelled = false;                // Slurm cancelled the step (time limit, preemption)
   // Addresses no rank announced, with the ranks whose lines name them.
   std::map<std::string, std::set<int>> unmapped_address_namers;
 
@@ -298,10 +300,19 @@ Named named_subject(const Evidence& e, const Analysis& a) {
     static const LineRegex task(R"(: tasks? (\d+))");
     if (node.search(e.text, &value)) n.host = value;
     if (task.search(e.text, &value)) n.rank = to_int(value);
-    const bool killed = contains(e.text, "Killed") || contains(e.text, "ignal");
+    // SIGTERM is most often the teardown (the time limit, the rest of a failed step); but a task that
+    // srun saw end of SIGTERM before any other ended, with no cancellation of the step, was stopped from
+    // outside (preemption, scancel of one task, a node's own shutdown).
+    const bool terminated_first =
+        contains(e.text, "Terminated") && a.first_srun_line == &e && !a.step_cancelled;
+    const bool killed = contains(e.text, "Killed") || contains(e.text, "ignal") || terminated_first;
     n.weight = killed ? kCrashNamedWeight : 0;
     n.site = killed ? "dead_rank" : "";
-    n.why = "srun saw task " + std::to_string(n.rank) + " end (" + (killed ? "killed" : "exited") + ")";
+    n.why = "srun saw task " + std::to_string(n.rank) + " end (" +
+            (terminated_first ? "SIGTERM, before any other task ended"
+             : killed         ? "killed"
+                              : "exited") +
+            ")";
   }
   return n;
 }
@@ -682,7 +693,7 @@ Pointer pointer_of(const std::string& id) {
 Diagnosis diagnose(const InputSet& inputs) {
   Diagnosis d;
   d.skipped = inputs.skipped;
-  Analysis a{d, {}, {}, {}, {}, {}};
+  Analysis a{d, {}, {}, {}, {}, nullptr, false, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);
   // Lines with a rank but no host take the rank's host; lines with neither, a known host their file's
@@ -704,6 +715,10 @@ Diagnosis diagnose(const InputSet& inputs) {
     return x.time.has_value() && !y.time.has_value();
   });
   if (!d.failure) return d;
+  for (const Evidence& e : d.evidence) {
+    if (e.pattern == "slurm.step_cancelled") a.step_cancelled = true;
+    if (e.pattern == "srun.task_ended" && a.first_srun_line == nullptr) a.first_srun_line = &e;
+  }
   Scores s;
   score(a, s);
   choose_culprit(a, s);

@@ -271,6 +271,31 @@ TEST(Diagnose, SrunsKilledTaskIsTheCulpritAndItsTeardownLinesPointNowhere) {
   std::filesystem::remove_all(dir);
 }
 
+// A task that ended of SIGTERM before any other, with the step not cancelled, was stopped from outside
+// (preemption); the same line after a time-limit cancellation is the teardown.
+TEST(Diagnose, ATaskTerminatedFirstWasStoppedFromOutside) {
+  const auto dir = fresh_dir("ncclfi-diagnose-preempted");
+  std::ofstream(dir / "rank-0.log") << ib_completion(100, "10.0.0.2");
+  std::ofstream(dir / "rank-1.log") << "step 1\n";
+  std::ofstream(dir / "rank-2.log") << ib_completion(102, "10.0.0.1");
+  std::ofstream(dir / "rank-3.log") << ib_completion(103, "10.0.0.3");
+  std::ofstream(dir / "srun.err") << "srun: error: vm: task 1: Terminated\n"
+                                  << "srun: error: vm: task 0: Exited with exit code 2\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "dead_rank");
+  std::ofstream(dir / "srun.err")
+      << "slurmstepd: error: *** STEP 1.0 ON vm CANCELLED AT 2026-12-03T04:01:58 DUE TO TIME LIMIT ***\n"
+      << "srun: error: vm: task 1: Terminated\n";
+  const Diagnosis cancelled = diagnose(collect_inputs({dir.string()}));
+  for (const Evidence& e : cancelled.evidence) {
+    if (e.pattern == "srun.task_ended") {
+      EXPECT_EQ(e.weight, 0) << e.text;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // A step Slurm cancelled at its time limit, with no error anywhere, hung.
 TEST(Diagnose, ATimeLimitWithNoErrorIsAHang) {
   const auto dir = fresh_dir("ncclfi-diagnose-time-limit");
