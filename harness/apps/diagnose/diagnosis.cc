@@ -161,6 +161,22 @@ void read_torchrun_summary(const std::string& line, std::string& host, Analysis&
   }
 }
 
+// NCCL returns ncclRemoteError to the ranks that lost a peer ("remote process exited or there was a network
+// error"), and a local code to the rank whose own call failed: ncclSystemError from a system or verbs call
+// (ibv_post_send, a socket), ncclUnhandledCudaError from a CUDA call. A local code points at its printer.
+void point_local_error_at_printer(const std::string& pattern, const std::string& line, Evidence& e) {
+  if (pattern != "nccl.result_name" && pattern != "nccl.result_text") return;
+  if (contains(line, "ncclSystemError") || contains(line, "unhandled system error")) {
+    e.pointer = Pointer::kPrinter;
+    // A call that sets up a connection (connect, accept, listen) failed: connection setup, not traffic.
+    static const LineRegex setup(R"(\b(connect|accept|listen|[Bb]ootstrap)\b)");
+    e.site = setup.search(line) ? "bootstrap" : "nic";
+  } else if (contains(line, "ncclUnhandledCudaError") || contains(line, "unhandled cuda error")) {
+    e.pointer = Pointer::kPrinter;
+    e.site = "gpu_fault,nvlink,pcie";
+  }
+}
+
 void read_file(const InputFile& file, const harness::LogClassifier& classifier, Analysis& a) {
   Diagnosis& d = a.d;
   std::string text;
@@ -229,6 +245,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     e.time = origin.time ? origin.time : last_time;
     e.time_inferred = !origin.time && last_time.has_value();
     e.pointer = pointer_of(p.name);
+    point_local_error_at_printer(p.name, line, e);
     e.peer = peer_address(line);
     // A step that Slurm ended at its time limit ran into the walltime: what ended the job, as a deadline.
     if (p.name == "slurm.step_cancelled" && contains(line, "DUE TO TIME LIMIT")) {

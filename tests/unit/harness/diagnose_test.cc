@@ -296,6 +296,30 @@ TEST(Diagnose, ATaskTerminatedFirstWasStoppedFromOutside) {
   std::filesystem::remove_all(dir);
 }
 
+// NCCL gives ncclRemoteError to the ranks that lost a peer and a local code to the rank whose own call
+// failed: that rank is the culprit; a failed connect is connection setup.
+TEST(Diagnose, TheRankWithALocalErrorCodeIsTheCulprit) {
+  const auto dir = fresh_dir("ncclfi-diagnose-local-code");
+  const std::string remote = "net plugin call test(recv) failed with ncclResult_t 6 (ncclRemoteError)\n";
+  std::ofstream(dir / "rank-0.log") << remote;
+  std::ofstream(dir / "rank-1.log") << remote;
+  std::ofstream(dir / "rank-2.log") << "net plugin call isend failed with ncclResult_t 2 (ncclSystemError)\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{2}));
+  EXPECT_EQ(d.site, "nic");
+  std::ofstream(dir / "rank-2.log")
+      << "net plugin call connect failed with ncclResult_t 2 (ncclSystemError)\n";
+  const Diagnosis setup = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(setup.culprit_ranks, (std::vector<int>{2}));
+  EXPECT_EQ(setup.site, "bootstrap");
+  // Every rank with the same local code: no one in particular.
+  for (const char* name : {"rank-0.log", "rank-1.log"})
+    std::ofstream(dir / name) << "net plugin call isend failed with ncclResult_t 2 (ncclSystemError)\n";
+  std::ofstream(dir / "rank-2.log") << "net plugin call isend failed with ncclResult_t 2 (ncclSystemError)\n";
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).culprit_ranks, (std::vector<int>{0, 1, 2}));
+  std::filesystem::remove_all(dir);
+}
+
 // A step Slurm cancelled at its time limit, with no error anywhere, hung.
 TEST(Diagnose, ATimeLimitWithNoErrorIsAHang) {
   const auto dir = fresh_dir("ncclfi-diagnose-time-limit");
