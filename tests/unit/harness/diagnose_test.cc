@@ -35,6 +35,13 @@ TEST(DiagnoseAttribution, LaunchersPrefixesNameTheRank) {
   // NCCL's device index is no rank.
   EXPECT_EQ(attribute_line("[0] misc/socket.cc:71 NCCL WARN socketProgress: x").rank, -1);
   EXPECT_EQ(attribute_line("Dec  2 18:35:00 node2 kernel: [ 9521.5] mlx5_core x").host, "node2");
+  // NCCL 2.26.2 and later stamp a WARN line before its host: the host and the time are both read.
+  const LineOrigin stamped =
+      attribute_line("[2026-12-02 18:35:14] node3:2201:2290 [0] transport/net_ib.cc:2094 NCCL WARN x");
+  EXPECT_EQ(stamped.host, "node3");
+  ASSERT_TRUE(stamped.time.has_value());
+  EXPECT_EQ(format_time(*stamped.time), "12-02 18:35:14.000");
+  EXPECT_EQ(attribute_line("[2026-12-02 18:35:14.123] [1,2]<stderr>:x").host, "");
 }
 
 TEST(DiagnoseAttribution, TimeStampsOrderAcrossFormats) {
