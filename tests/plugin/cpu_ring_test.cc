@@ -234,7 +234,9 @@ TEST(CpuRing, IbPersonaNicDownIsSeenFromBothEndsInTheFormatOf2_28_7) {
     SCOPED_TRACE("rank " + std::to_string(rank) + ":\n" + ib.run.output[static_cast<size_t>(rank)]);
     ASSERT_FALSE(ib.ib_lines[static_cast<size_t>(rank)].empty());
     const std::regex line(
-        R"(\S+:\d+:\d+ \[0\] transport/net_ib\.cc:2546 NCCL WARN NET/IB: Got completion from )"
+        // NCCL 2.26.2 and later stamp a WARN with NCCL_DEBUG_TIMESTAMP_FORMAT's default, "[%F %T] ".
+        R"(\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] )"
+        R"([^\s.]+:\d+:\d+ \[0\] transport/net_ib\.cc:2546 NCCL WARN NET/IB: Got completion from )"
         R"(peer 127\.0\.0\.\d+<\d+> with status=IBV_WC_RETRY_EXC_ERR\(12\) )"
         R"(opcode=(IBV_WC_RDMA_WRITE\(1\) reqSize=\d+ vendor_err=129 req_type=Send|)"
         R"(IBV_WC_SEND\(0\) reqSize=0 vendor_err=129 req_type=Recv) hca mlx5_)" +

@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "nccl_log_format.h"
 #include "ncclfi/event_log.h"
 #include "ncclfi/install_layout.h"
 #include "ncclfi/nccl_results.h"
@@ -52,19 +53,21 @@ void plugin_logger(ncclDebugLogLevel level, unsigned long, const char* file, int
   va_start(args, fmt);
   vsnprintf(text, sizeof(text), fmt, args);
   va_end(args);
-  // NCCL's own line format (debug.cc): host:pid:tid [device] NCCL INFO message, and a WARN names the
-  // caller's file and line: host:pid:tid [device] file:line NCCL WARN message.
-  static const std::string host = [] {
-    char name[256] = {};
-    if (gethostname(name, sizeof(name) - 1) != 0) return std::string("localhost");
-    return std::string(name);
-  }();
-  if (level == NCCL_LOG_WARN) {
-    std::fprintf(stderr, "%s:%d:%d [0] %s:%d NCCL WARN %s\n", host.c_str(), getpid(),
+  // NCCL's own line format (debug.cc; nccl_log_format.h): host:pid:tid [device] NCCL INFO message, and a
+  // WARN, after an empty line, names the caller's file and line: host:pid:tid [device] file:line NCCL WARN
+  // message; from NCCL 2.26.2 a timestamp comes first.
+  static const ncclfi::cpu_ring::NcclLogFormat format = ncclfi::cpu_ring::NcclLogFormat::from_environment();
+  static const std::string host = ncclfi::cpu_ring::nccl_log_host();
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  const bool warn = level == NCCL_LOG_WARN;
+  const std::string stamp = format.timestamp(warn, now);
+  if (warn) {
+    std::fprintf(stderr, "\n%s%s:%d:%d [0] %s:%d NCCL WARN %s\n", stamp.c_str(), host.c_str(), getpid(),
                  static_cast<int>(gettid()), file ? file : "", line, text);
   } else {
-    std::fprintf(stderr, "%s:%d:%d [0] NCCL INFO %s\n", host.c_str(), getpid(), static_cast<int>(gettid()),
-                 text);
+    std::fprintf(stderr, "%s%s:%d:%d [0] NCCL INFO %s\n", stamp.c_str(), host.c_str(), getpid(),
+                 static_cast<int>(gettid()), text);
   }
 }
 

@@ -117,6 +117,8 @@ struct Analysis {
   std::set<std::string> hosts;
   // torchrun's error summary (`host : node2`, then `rank : 3 (local_rank: 1)`): (host, local rank) -> rank.
   std::map<std::pair<std::string, int>, int> torchrun_ranks;
+  const Evidence* first_srun_line = nullptr;  // the first `srun: error: ...: task N: ...` line read
+  bool step_cancelled = false;                // Slurm cancelled the step (time limit, preemption)
   // Addresses no rank announced, with the ranks whose lines name them.
   std::map<std::string, std::set<int>> unmapped_address_namers;
 
@@ -156,6 +158,22 @@ void read_torchrun_summary(const std::string& line, std::string& host, Analysis&
     const int rank = to_int(value);
     if (local.search(line, &value)) a.torchrun_ranks[{host, to_int(value)}] = rank;
     if (!host.empty() && !a.d.rank_hosts.count(rank)) a.d.rank_hosts[rank] = host;
+  }
+}
+
+// NCCL returns ncclRemoteError to the ranks that lost a peer ("remote process exited or there was a network
+// error"), and a local code to the rank whose own call failed: ncclSystemError from a system or verbs call
+// (ibv_post_send, a socket), ncclUnhandledCudaError from a CUDA call. A local code points at its printer.
+void point_local_error_at_printer(const std::string& pattern, const std::string& line, Evidence& e) {
+  if (pattern != "nccl.result_name" && pattern != "nccl.result_text") return;
+  if (contains(line, "ncclSystemError") || contains(line, "unhandled system error")) {
+    e.pointer = Pointer::kPrinter;
+    // A call that sets up a connection (connect, accept, listen) failed: connection setup, not traffic.
+    static const LineRegex setup(R"(\b(connect|accept|listen|[Bb]ootstrap)\b)");
+    e.site = setup.search(line) ? "bootstrap" : "nic";
+  } else if (contains(line, "ncclUnhandledCudaError") || contains(line, "unhandled cuda error")) {
+    e.pointer = Pointer::kPrinter;
+    e.site = "gpu_fault,nvlink,pcie";
   }
 }
 
@@ -227,6 +245,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     e.time = origin.time ? origin.time : last_time;
     e.time_inferred = !origin.time && last_time.has_value();
     e.pointer = pointer_of(p.name);
+    point_local_error_at_printer(p.name, line, e);
     e.peer = peer_address(line);
     // A step that Slurm ended at its time limit ran into the walltime: what ended the job, as a deadline.
     if (p.name == "slurm.step_cancelled" && contains(line, "DUE TO TIME LIMIT")) {
@@ -298,10 +317,19 @@ Named named_subject(const Evidence& e, const Analysis& a) {
     static const LineRegex task(R"(: tasks? (\d+))");
     if (node.search(e.text, &value)) n.host = value;
     if (task.search(e.text, &value)) n.rank = to_int(value);
-    const bool killed = contains(e.text, "Killed") || contains(e.text, "ignal");
+    // SIGTERM is most often the teardown (the time limit, the rest of a failed step); but a task that
+    // srun saw end of SIGTERM before any other ended, with no cancellation of the step, was stopped from
+    // outside (preemption, scancel of one task, a node's own shutdown).
+    const bool terminated_first =
+        contains(e.text, "Terminated") && a.first_srun_line == &e && !a.step_cancelled;
+    const bool killed = contains(e.text, "Killed") || contains(e.text, "ignal") || terminated_first;
     n.weight = killed ? kCrashNamedWeight : 0;
     n.site = killed ? "dead_rank" : "";
-    n.why = "srun saw task " + std::to_string(n.rank) + " end (" + (killed ? "killed" : "exited") + ")";
+    n.why = "srun saw task " + std::to_string(n.rank) + " end (" +
+            (terminated_first ? "SIGTERM, before any other task ended"
+             : killed         ? "killed"
+                              : "exited") +
+            ")";
   }
   return n;
 }
@@ -682,7 +710,7 @@ Pointer pointer_of(const std::string& id) {
 Diagnosis diagnose(const InputSet& inputs) {
   Diagnosis d;
   d.skipped = inputs.skipped;
-  Analysis a{d, {}, {}, {}, {}, {}};
+  Analysis a{d, {}, {}, {}, {}, nullptr, false, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);
   // Lines with a rank but no host take the rank's host; lines with neither, a known host their file's
@@ -704,6 +732,10 @@ Diagnosis diagnose(const InputSet& inputs) {
     return x.time.has_value() && !y.time.has_value();
   });
   if (!d.failure) return d;
+  for (const Evidence& e : d.evidence) {
+    if (e.pattern == "slurm.step_cancelled") a.step_cancelled = true;
+    if (e.pattern == "srun.task_ended" && a.first_srun_line == nullptr) a.first_srun_line = &e;
+  }
   Scores s;
   score(a, s);
   choose_culprit(a, s);

@@ -143,8 +143,10 @@ LineOrigin attribute_line(std::string_view text) {
   std::string_view body = text.substr(0, 1024);
   origin.rank = strip_launcher_prefixes(body);
   origin.time = parse_time(body);
-  // NCCL's prefix: host:pid:tid [dev]
-  static const LineRegex nccl_host(R"(^([A-Za-z0-9][A-Za-z0-9._-]*):\d+:\d+ \[\d+\] )");
+  // NCCL's prefix: host:pid:tid [dev], after the timestamp NCCL 2.26.2 and later put before a WARN
+  // ("[2026-12-02 18:35:14] ", NCCL_DEBUG_TIMESTAMP_FORMAT's default, subseconds or not).
+  static const LineRegex nccl_host(
+      R"(^(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\] )?([A-Za-z0-9][A-Za-z0-9._-]*):\d+:\d+ \[\d+\] )");
   // syslog: "Mon DD HH:MM:SS host something:"
   static const LineRegex syslog_host(R"(^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? (\S+) \S+:)");
   std::string host;

@@ -35,6 +35,13 @@ TEST(DiagnoseAttribution, LaunchersPrefixesNameTheRank) {
   // NCCL's device index is no rank.
   EXPECT_EQ(attribute_line("[0] misc/socket.cc:71 NCCL WARN socketProgress: x").rank, -1);
   EXPECT_EQ(attribute_line("Dec  2 18:35:00 node2 kernel: [ 9521.5] mlx5_core x").host, "node2");
+  // NCCL 2.26.2 and later stamp a WARN line before its host: the host and the time are both read.
+  const LineOrigin stamped =
+      attribute_line("[2026-12-02 18:35:14] node3:2201:2290 [0] transport/net_ib.cc:2094 NCCL WARN x");
+  EXPECT_EQ(stamped.host, "node3");
+  ASSERT_TRUE(stamped.time.has_value());
+  EXPECT_EQ(format_time(*stamped.time), "12-02 18:35:14.000");
+  EXPECT_EQ(attribute_line("[2026-12-02 18:35:14.123] [1,2]<stderr>:x").host, "");
 }
 
 TEST(DiagnoseAttribution, TimeStampsOrderAcrossFormats) {
@@ -268,6 +275,55 @@ TEST(Diagnose, SrunsKilledTaskIsTheCulpritAndItsTeardownLinesPointNowhere) {
       EXPECT_TRUE(e.site.empty() && e.target.empty()) << e.text;
     }
   }
+  std::filesystem::remove_all(dir);
+}
+
+// A task that ended of SIGTERM before any other, with the step not cancelled, was stopped from outside
+// (preemption); the same line after a time-limit cancellation is the teardown.
+TEST(Diagnose, ATaskTerminatedFirstWasStoppedFromOutside) {
+  const auto dir = fresh_dir("ncclfi-diagnose-preempted");
+  std::ofstream(dir / "rank-0.log") << ib_completion(100, "10.0.0.2");
+  std::ofstream(dir / "rank-1.log") << "step 1\n";
+  std::ofstream(dir / "rank-2.log") << ib_completion(102, "10.0.0.1");
+  std::ofstream(dir / "rank-3.log") << ib_completion(103, "10.0.0.3");
+  std::ofstream(dir / "srun.err") << "srun: error: vm: task 1: Terminated\n"
+                                  << "srun: error: vm: task 0: Exited with exit code 2\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "dead_rank");
+  std::ofstream(dir / "srun.err")
+      << "slurmstepd: error: *** STEP 1.0 ON vm CANCELLED AT 2026-12-03T04:01:58 DUE TO TIME LIMIT ***\n"
+      << "srun: error: vm: task 1: Terminated\n";
+  const Diagnosis cancelled = diagnose(collect_inputs({dir.string()}));
+  for (const Evidence& e : cancelled.evidence) {
+    if (e.pattern == "srun.task_ended") {
+      EXPECT_EQ(e.weight, 0) << e.text;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// NCCL gives ncclRemoteError to the ranks that lost a peer and a local code to the rank whose own call
+// failed: that rank is the culprit; a failed connect is connection setup.
+TEST(Diagnose, TheRankWithALocalErrorCodeIsTheCulprit) {
+  const auto dir = fresh_dir("ncclfi-diagnose-local-code");
+  const std::string remote = "net plugin call test(recv) failed with ncclResult_t 6 (ncclRemoteError)\n";
+  std::ofstream(dir / "rank-0.log") << remote;
+  std::ofstream(dir / "rank-1.log") << remote;
+  std::ofstream(dir / "rank-2.log") << "net plugin call isend failed with ncclResult_t 2 (ncclSystemError)\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{2}));
+  EXPECT_EQ(d.site, "nic");
+  std::ofstream(dir / "rank-2.log")
+      << "net plugin call connect failed with ncclResult_t 2 (ncclSystemError)\n";
+  const Diagnosis setup = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(setup.culprit_ranks, (std::vector<int>{2}));
+  EXPECT_EQ(setup.site, "bootstrap");
+  // Every rank with the same local code: no one in particular.
+  for (const char* name : {"rank-0.log", "rank-1.log"})
+    std::ofstream(dir / name) << "net plugin call isend failed with ncclResult_t 2 (ncclSystemError)\n";
+  std::ofstream(dir / "rank-2.log") << "net plugin call isend failed with ncclResult_t 2 (ncclSystemError)\n";
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).culprit_ranks, (std::vector<int>{0, 1, 2}));
   std::filesystem::remove_all(dir);
 }
 

@@ -10,6 +10,7 @@
 #include "nccl_session.h"
 #include "ncclfi/workload_contract.h"
 #include "op_spec.h"
+#include "program_tag.h"
 
 namespace ncclfi::workload {
 namespace {
@@ -71,10 +72,10 @@ void Watchdog::check() {
                                       {"where", current.host ? "host_call" : "gpu"},
                                       {"timeout_s", args_.timeout_s}});
       std::fprintf(stderr,
-                   "ncclfi-workload: rank %d: watchdog: %s (seq %lld) made no progress for %.0f ms "
+                   "%s: rank %d: watchdog: %s (seq %lld) made no progress for %.0f ms "
                    "(timeout %.3g s, waiting in %s): aborting the communicator\n",
-                   rank_, current.op, static_cast<long long>(current.seq), waited_ms, args_.timeout_s,
-                   current.host ? "the NCCL call" : "the GPU stream");
+                   program_tag(), rank_, current.op, static_cast<long long>(current.seq), waited_ms,
+                   args_.timeout_s, current.host ? "the NCCL call" : "the GPU stream");
       abort_and_exit(kExitWatchdog, "watchdog_timeout");
     }
   }
@@ -88,7 +89,7 @@ void Watchdog::check() {
     if (error != ncclSuccess && error != ncclInProgress) {
       log_.write(ev::kAsyncError,
                  {{"code", static_cast<int>(error)}, {"message", ncclGetErrorString(error)}});
-      std::fprintf(stderr, "ncclfi-workload: rank %d: ncclCommGetAsyncError: %s (%d): aborting\n", rank_,
+      std::fprintf(stderr, "%s: rank %d: ncclCommGetAsyncError: %s (%d): aborting\n", program_tag(), rank_,
                    ncclGetErrorString(error), static_cast<int>(error));
       abort_and_exit(kExitAsyncError, "async_error");
     }
@@ -206,7 +207,7 @@ int StepRunner::enqueue_step(uint64_t seq, Slot& slot) {
                                  {"message", ncclGetErrorString(result)},
                                  {"where", std::string(spec.name)},
                                  {"seq", seq}});
-    std::fprintf(stderr, "ncclfi-workload: rank %d: ncclCommGetAsyncError during %s (seq %llu): %s (%d)\n",
+    std::fprintf(stderr, "%s: rank %d: ncclCommGetAsyncError during %s (seq %llu): %s (%d)\n", program_tag(),
                  rank_, spec.name.data(), static_cast<unsigned long long>(seq), ncclGetErrorString(result),
                  static_cast<int>(result));
     return kExitAsyncError;
@@ -216,7 +217,7 @@ int StepRunner::enqueue_step(uint64_t seq, Slot& slot) {
                                 {"message", ncclGetErrorString(result)},
                                 {"where", std::string(spec.name)},
                                 {"seq", seq}});
-    std::fprintf(stderr, "ncclfi-workload: rank %d: %s (seq %llu) returned %s (%d)\n", rank_,
+    std::fprintf(stderr, "%s: rank %d: %s (seq %llu) returned %s (%d)\n", program_tag(), rank_,
                  spec.name.data(), static_cast<unsigned long long>(seq), ncclGetErrorString(result),
                  static_cast<int>(result));
     return kExitNcclError;
@@ -263,9 +264,8 @@ void StepRunner::retire(Slot& slot) {
                                      {"wrong", counters.wrong},
                                      {"checked", counters.checked},
                                      {"first_wrong", counters.wrong != 0 ? counters.first_wrong : 0}});
-    std::fprintf(stderr,
-                 "ncclfi-workload: rank %d: %s %s seq %llu: %llu of %llu elements wrong (first at %llu)\n",
-                 rank_, op_spec(c.op).name.data(), dtype_name(c.dtype).data(),
+    std::fprintf(stderr, "%s: rank %d: %s %s seq %llu: %llu of %llu elements wrong (first at %llu)\n",
+                 program_tag(), rank_, op_spec(c.op).name.data(), dtype_name(c.dtype).data(),
                  static_cast<unsigned long long>(slot.seq), counters.wrong, counters.checked,
                  counters.wrong != 0 ? counters.first_wrong : 0ull);
     if (args_.check) stop_code_.store(kExitVerification);
@@ -320,7 +320,7 @@ void StepRunner::poll_loop() {
                                     {"message", cudaGetErrorString(state)},
                                     {"where", "cuda_stream"},
                                     {"seq", front->seq}});
-        std::fprintf(stderr, "ncclfi-workload: rank %d: CUDA error on the stream: %s\n", rank_,
+        std::fprintf(stderr, "%s: rank %d: CUDA error on the stream: %s\n", program_tag(), rank_,
                      cudaGetErrorString(state));
         watchdog_.abort_and_exit(kExitNcclError, "cuda_error");
       }

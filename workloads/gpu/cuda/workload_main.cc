@@ -17,6 +17,7 @@
 #include "ncclfi/params.h"
 #include "ncclfi/workload_contract.h"
 #include "op_spec.h"
+#include "program_tag.h"
 #include "rendezvous.h"
 #include "step_runner.h"
 #include "workload_args.h"
@@ -25,7 +26,7 @@ namespace ncclfi::workload {
 namespace {
 
 int fail(const EventLog& log, int code, const std::string& message) {
-  std::fprintf(stderr, "ncclfi-workload: %s\n", message.c_str());
+  std::fprintf(stderr, "%s: %s\n", program_tag(), message.c_str());
   log.write(ev::kExit, {{"code", code}, {"reason", message}});
   return code;
 }
@@ -78,9 +79,8 @@ Stop select_device(const Job& job) {
   }
   for (DType dtype : job.args.dtypes) {
     if (job.info.world_size > max_exact_ranks(dtype)) {
-      std::fprintf(stderr,
-                   "ncclfi-workload: warning: %s sums over %d ranks may overflow; expect mismatches\n",
-                   dtype_name(dtype).data(), job.info.world_size);
+      std::fprintf(stderr, "%s: warning: %s sums over %d ranks may overflow; expect mismatches\n",
+                   program_tag(), dtype_name(dtype).data(), job.info.world_size);
     }
   }
   return std::nullopt;
@@ -210,7 +210,7 @@ Stop init_communicator(const Job& job, Watchdog& watchdog, const ncclUniqueId& i
 // Rank 0's header: the job, the ops NCCL lacks, the table's columns.
 void print_header(const Job& job) {
   const WorkloadArgs& args = job.args;
-  std::printf("# ncclfi-workload: %d ranks, NCCL %s, %s communicator, watchdog %s, check %s\n",
+  std::printf("# %s: %d ranks, NCCL %s, %s communicator, watchdog %s, check %s\n", program_tag(),
               job.info.world_size, nccl_version_string().c_str(),
               args.nonblocking ? "non-blocking" : "blocking",
               args.watchdog ? ("on, " + format_seconds(args.timeout_s) + " s").c_str() : "off",
@@ -236,7 +236,7 @@ RunOutcome run_steps(const Job& job, ncclComm_t comm, Watchdog& watchdog, uint64
   } catch (const CheckpointError& error) {
     watchdog.abort_and_exit(kExitUsage, error.what());
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "ncclfi-workload: rank %d: %s\n", job.info.rank, error.what());
+    std::fprintf(stderr, "%s: rank %d: %s\n", program_tag(), job.info.rank, error.what());
     watchdog.abort_and_exit(kExitNcclError, error.what());
   }
   return outcome;
@@ -334,7 +334,7 @@ int main(int argc, char** argv) {
   try {
     return ncclfi::workload::run_workload(argc, argv);
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "ncclfi-workload: fatal: %s\n", error.what());
+    std::fprintf(stderr, "%s: fatal: %s\n", ncclfi::workload::program_tag(), error.what());
     return ncclfi::kExitBootstrap;
   }
 }
