@@ -57,11 +57,13 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
 
 std::map<std::string, std::string> given_nccl_env(const std::map<std::string, std::string>& inherited,
                                                   const std::map<std::string, std::string>& scenario) {
-  // Where NCCL and nccl-tests are, for build systems and scenarios' commands ({env:NCCL_TESTS_DIR}):
-  // set in many shells and never meant for NCCL itself, so the inherited ones are not noted.
+  // Where NCCL and nccl-tests are, for build systems and scenarios' commands ({env:NCCL_TESTS_DIR}),
+  // and NCCL_VERSION, which NVIDIA's CUDA container images set to the packaged release (2.28.3-1 on the
+  // project's GPU host): set in many shells and never meant for NCCL itself, so the inherited ones are
+  // not noted.
   static const std::set<std::string, std::less<>> kPathsForTools = {
-      "NCCL_DIR",     "NCCL_HOME", "NCCL_INCLUDE_DIR", "NCCL_LIB_DIR",
-      "NCCL_LIBRARY", "NCCL_ROOT", "NCCL_ROOT_DIR",    "NCCL_TESTS_DIR"};
+      "NCCL_DIR",  "NCCL_HOME",     "NCCL_INCLUDE_DIR", "NCCL_LIB_DIR", "NCCL_LIBRARY",
+      "NCCL_ROOT", "NCCL_ROOT_DIR", "NCCL_TESTS_DIR",   "NCCL_VERSION"};
   std::map<std::string, std::string> given;
   for (const auto& [name, value] : inherited) {
     if (name.rfind(kPrefix, 0) == 0 && kPathsForTools.count(name) == 0) given[name] = value;

@@ -143,9 +143,13 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int* exclu
 
 // ---- teardown
 
+// What NCCL read since the communicator was made (2.28 connects lazily, at the first collective, and
+// reads NCCL_SHM_DISABLE, NCCL_IB_* there) is written on the way in too: ncclfi-workload gives a wedged
+// ncclCommAbort 0.5 s and then _Exits, which on a GPU lost those reads, never returning.
 #define NCCLFI_DEFINE_TEARDOWN(name, params, args)                                 \
   extern "C" NCCLFI_EXPORT ncclResult_t name params {                              \
     NCCLFI_REAL(name);                                                             \
+    ::ncclfi::preload::write_env_reads();                                          \
     ::ncclfi::preload::WriteEnvReadsOnReturn env_reads_written;                    \
     if (fast_path()) return fn args;                                               \
     return intercept_teardown(comm, std::string_view(#name) != "ncclCommFinalize", \

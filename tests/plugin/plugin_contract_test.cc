@@ -99,8 +99,11 @@ TEST(PluginLogging, GoesThroughNcclLoggerWithAFixedPrefix) {
     CHILD_CHECK(plugin != nullptr, "%s", error.c_str());
     void* ctx = nullptr;
     CHILD_CHECK(plugin->init(&ctx, 1, nullptr, capture_logger) != ncclSuccess, "init");
-    // A WARN (level 2) under the NET subsystem (0x10), prefixed, naming the problem.
-    CHILD_CHECK(g_logged.find("2:16:NET/ncclfi : ") != std::string::npos, "logged: %s", g_logged.c_str());
+    // A WARN (level 2) under every subsystem (NCCL_ALL, as NCCL's own WARN macro passes: under NCCL_NET,
+    // NCCL's default NCCL_DEBUG_SUBSYS mask dropped it on a GPU), prefixed, naming the problem.
+    const std::string all = std::to_string(static_cast<unsigned long>(NCCL_ALL));
+    CHILD_CHECK(g_logged.find("2:" + all + ":NET/ncclfi : ") != std::string::npos, "logged: %s",
+                g_logged.c_str());
     CHILD_CHECK(g_logged.find("no-such-plugin-xyz") != std::string::npos, "logged: %s", g_logged.c_str());
     return 0;
   });
@@ -121,7 +124,8 @@ TEST(PluginLogging, TheIbPersonaCallsThePluginIbAndWritesNoOwnName) {
       CHILD_CHECK(want == plugin->name(), "the plugin calls itself %s", plugin->name());
       void* ctx = nullptr;
       CHILD_CHECK(plugin->init(&ctx, 1, nullptr, capture_logger) != ncclSuccess, "init");
-      const std::string prefix = "2:16:NET/" + want + " : ";
+      const std::string prefix =
+          "2:" + std::to_string(static_cast<unsigned long>(NCCL_ALL)) + ":NET/" + want + " : ";
       CHILD_CHECK(g_logged.find(prefix) != std::string::npos, "logged: %s", g_logged.c_str());
       return 0;
     });

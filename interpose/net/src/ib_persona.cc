@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ncclfi/params.h"
+#include "net_log.h"
 
 namespace ncclfi::net {
 namespace {
@@ -24,13 +25,33 @@ NcclVersion version_from_env(const std::string& text) {
   return NcclVersion::from_code(static_cast<int>(code));
 }
 
+int version_code(void* get_version) {
+  using GetVersion = int (*)(int*);
+  int code = 0;
+  if (get_version == nullptr || reinterpret_cast<GetVersion>(get_version)(&code) != 0) return 0;
+  return code;
+}
+
+// ncclGetVersion of the libnccl whose logger NCCL gave init: the very library that loaded the shim, found
+// also where it sits in a local scope (PyTorch's libnccl, loaded under Python's RTLD_LOCAL, is not seen by
+// RTLD_DEFAULT: on a GPU the shim then printed the newest release's lines under NCCL 2.28.9).
+int logger_library_version() {
+  ncclDebugLogger_t logger = current_logger();
+  Dl_info info{};
+  if (logger == nullptr || dladdr(reinterpret_cast<void*>(logger), &info) == 0 || info.dli_fname == nullptr)
+    return 0;
+  void* handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);  // loaded already: nothing comes in
+  if (handle == nullptr) return 0;
+  const int code = version_code(dlsym(handle, "ncclGetVersion"));
+  dlclose(handle);
+  return code;
+}
+
 NcclVersion loaded_nccl_version() {
   // The plugin is loaded by libnccl itself, so its ncclGetVersion is already in the process; a stand-in
   // workload (ncclfi-cpu-ring) has none.
-  using GetVersion = int (*)(int*);
-  auto* get = reinterpret_cast<GetVersion>(dlsym(RTLD_DEFAULT, "ncclGetVersion"));
-  int code = 0;
-  if (get == nullptr || get(&code) != 0) return {0, 0, 0};
+  int code = logger_library_version();
+  if (code == 0) code = version_code(dlsym(RTLD_DEFAULT, "ncclGetVersion"));
   return NcclVersion::from_code(code);
 }
 

@@ -16,6 +16,20 @@ void set_logger(ncclDebugLogger_t logger) {
   if (logger) g_logger.store(logger);
 }
 
+ncclDebugLogger_t current_logger() {
+  return g_logger.load();
+}
+
+// The subsystem a line goes out under: NCCL's WARN macro passes NCCL_ALL, so that a warning passes the
+// NCCL_DEBUG_SUBSYS mask (INIT,BOOTSTRAP,ENV by default) whatever it is about; an INFO line is the
+// network's (NCCL_NET). With NCCL_NET on a WARN, NCCL_DEBUG=WARN kept the line out of the output (only
+// ncclGetLastError had it), as seen under NCCL 2.28.3 and 2.28.9 on a GPU.
+namespace {
+unsigned long subsystem_for(ncclDebugLogLevel level) {
+  return level == NCCL_LOG_WARN ? static_cast<unsigned long>(NCCL_ALL) : static_cast<unsigned long>(NCCL_NET);
+}
+}  // namespace
+
 void log_message(ncclDebugLogLevel level, const char* file, int line, const char* fmt, ...) {
   ncclDebugLogger_t logger = g_logger.load();
   if (!logger) return;
@@ -24,14 +38,14 @@ void log_message(ncclDebugLogLevel level, const char* file, int line, const char
   va_start(args, fmt);
   vsnprintf(text, sizeof(text), fmt, args);
   va_end(args);
-  logger(level, NCCL_NET, file, line, "NET/%s : %s", plugin_name(), text);
+  logger(level, subsystem_for(level), file, line, "NET/%s : %s", plugin_name(), text);
 }
 
 void log_nccl_line(const NcclLogLine& line) {
   ncclDebugLogger_t logger = g_logger.load();
   if (!logger) return;
-  logger(line.warn ? NCCL_LOG_WARN : NCCL_LOG_INFO, NCCL_NET, line.file.c_str(), line.line, "%s",
-         line.text.c_str());
+  const ncclDebugLogLevel level = line.warn ? NCCL_LOG_WARN : NCCL_LOG_INFO;
+  logger(level, subsystem_for(level), line.file.c_str(), line.line, "%s", line.text.c_str());
 }
 
 bool quiet() {

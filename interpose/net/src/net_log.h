@@ -9,6 +9,8 @@
 namespace ncclfi::net {
 
 void set_logger(ncclDebugLogger_t logger);
+// The logger NCCL gave init (nullptr before): a function of the libnccl that loaded the shim.
+ncclDebugLogger_t current_logger();
 void log_message(ncclDebugLogLevel level, const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
 // A line NCCL itself prints, with NCCL's own file and line (what the IB persona imitates).

@@ -96,6 +96,8 @@ TEST(NcclEnvNotes, NameWhatNcclDidNotReadOrTookOtherwise) {
   EXPECT_EQ(given_nccl_env({{"NCCL_HOME", "/opt/nccl"}}, {}).count("NCCL_HOME"), 0u) << "a path for builds";
   EXPECT_EQ(given_nccl_env({}, {{"NCCL_HOME", "/opt/nccl"}}).count("NCCL_HOME"), 1u)
       << "the scenario meant it";
+  EXPECT_EQ(given_nccl_env({{"NCCL_VERSION", "2.28.3-1"}}, {}).count("NCCL_VERSION"), 0u)
+      << "a CUDA container image's label of its NCCL package";
   EXPECT_EQ(o.given.at("NCCL_TIMEOUT"), "5") << "the scenario's env wins over the inherited one";
   add_nccl_env_read(o, {{"nccl_version", "2.28.9"},
                         {"read",
