@@ -122,8 +122,8 @@ TEST(Timeouts, MatrixOfARealJobNamesTheSettingThatHangsAndTheFaultThatNeverFired
 
 // NCCL's own network timeout on the CPU ring (its traffic always goes through the net shim): nic_down
 // kills rank 1's NIC in the shim's IB persona, and the ranks fail only once NCCL's IB retry budget,
-// 4.096 us x 2^NCCL_IB_TIMEOUT x 8, has passed. Two settings: 2^8 (8.4 ms, under any healthy op of the
-// ring times the margin: a finding) and 2^17 (4.29 s, above it), whose detection must come that much later.
+// 4.096 us x 2^NCCL_IB_TIMEOUT x 8, has passed. Two settings: 2^2 (128 us, under 3 x any healthy 1 MiB
+// step of the ring: a finding) and 2^17 (4.29 s, above it), whose detection must come that much later.
 TEST(Timeouts, NicDownIsDetectedAfterTheIbRetryBudgetAndATooSmallIbTimeoutIsAFinding) {
   TempDir dir;
   const json scenario = {{"name", "ib-ring"},
@@ -131,7 +131,7 @@ TEST(Timeouts, NicDownIsDetectedAfterTheIbRetryBudgetAndATooSmallIbTimeoutIsAFin
                          {"workload",
                           {{"builtin", "cpu-ring"},
                            {"ranks", 2},
-                           {"args", {"--iters", "60", "--bytes", "64K", "--timeout-s", "15", "--check"}}}},
+                           {"args", {"--iters", "40", "--bytes", "1M", "--timeout-s", "15", "--check"}}}},
                          {"launcher", {{"kind", "local"}}},
                          // NCCL, and the shim as NCCL's IB transport, write their WARN lines only so.
                          {"env", {{"NCCL_DEBUG", "WARN"}}},
@@ -140,20 +140,21 @@ TEST(Timeouts, NicDownIsDetectedAfterTheIbRetryBudgetAndATooSmallIbTimeoutIsAFin
                          {"expect", {{"outcome", "clean"}}}};
   const std::string file = write_scenario(dir.path, scenario);
   const json settings = {{"settings",
-                          {{{"name", "ib8"}, {"env", {{"NCCL_IB_TIMEOUT", "8"}}}},
+                          {{{"name", "ib2"}, {"env", {{"NCCL_IB_TIMEOUT", "2"}}}},
                            {{"name", "ib17"}, {"env", {{"NCCL_IB_TIMEOUT", "17"}}}}}}};
   std::ofstream(dir.path + "/settings.json") << settings.dump();
   const auto r = run_cli({"timeouts", file, "--settings", dir.path + "/settings.json", "--fault", "nic_down",
                           "--trials", "1", "--healthy-trials", "1", "--out", dir.path + "/runs", "--json",
                           dir.path + "/t.json", "--html", dir.path + "/t.html"},
                          120);
-  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;  // the finding on ib8
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;  // the finding on ib2
   const json m = read_json(dir.path + "/t.json");
   ASSERT_EQ(m["healthy"]["clean"], 1) << m["healthy"].dump(2);
   const json& ib = m["recommendation"]["nccl_ib_timeout"];
   ASSERT_TRUE(ib["min"].is_number()) << m["recommendation"].dump(2);
-  // The ring's ops take milliseconds: 3 x the longest needs more than 2^8's 8.4 ms, far less than 2^17's.
-  EXPECT_GT(ib["min"].get<int>(), 8) << ib.dump();
+  // The ring's 1 MiB steps take a millisecond or more: 3 x the longest needs more than 2^2's 128 us, far
+  // less than 2^17's 4.29 s.
+  EXPECT_GT(ib["min"].get<int>(), 2) << ib.dump();
   EXPECT_LE(ib["min"].get<int>(), 17) << ib.dump();
   auto cell = [&](const std::string& setting) {
     for (const auto& c : m["cells"]) {
@@ -161,7 +162,7 @@ TEST(Timeouts, NicDownIsDetectedAfterTheIbRetryBudgetAndATooSmallIbTimeoutIsAFin
     }
     return json();
   };
-  const json small = cell("ib8"), large = cell("ib17");
+  const json small = cell("ib2"), large = cell("ib17");
   ASSERT_EQ(small["detected"], 1) << small.dump(2);
   ASSERT_EQ(large["detected"], 1) << large.dump(2);
   const double small_s = small["median_detection_s"].get<double>();
@@ -179,11 +180,11 @@ TEST(Timeouts, NicDownIsDetectedAfterTheIbRetryBudgetAndATooSmallIbTimeoutIsAFin
   }
   EXPECT_TRUE(completion_line) << run_dir;
   const std::string findings = m["findings"].dump();
-  EXPECT_NE(findings.find("setting ib8 sets NCCL_IB_TIMEOUT=8 with NCCL_IB_RETRY_CNT=7"), std::string::npos)
+  EXPECT_NE(findings.find("setting ib2 sets NCCL_IB_TIMEOUT=2 with NCCL_IB_RETRY_CNT=7"), std::string::npos)
       << findings;
   EXPECT_EQ(findings.find("setting ib17 sets"), std::string::npos) << findings;
   EXPECT_NE(r.out.find("recommended NCCL_IB_TIMEOUT: at least"), std::string::npos) << r.out;
-  EXPECT_NE(read_text(dir.path + "/t.html").find("<th class=\"problem\">ib8<"), std::string::npos);
+  EXPECT_NE(read_text(dir.path + "/t.html").find("<th class=\"problem\">ib2<"), std::string::npos);
 }
 
 // A net fault cannot strike a job whose traffic does not go through the net shim: the cell is skipped,
