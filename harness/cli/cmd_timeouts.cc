@@ -41,7 +41,9 @@ void add_timeouts_command(CLI::App& app, int& status) {
       ->check(CLI::Range(1.0, 100.0));
   cmd->add_option("--rank", o->rank, "the rank the faults hit (default: the last)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--after-calls", o->after_calls, "api faults fire at this all_reduce of that rank")
+  cmd->add_option("--after-calls", o->after_calls,
+                  "api faults fire at this all_reduce of that rank, net faults at this send or receive on "
+                  "the net shim")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--deadline-s", o->deadline_s, "each trial's deadline (default: the scenario's deadline_s)")
