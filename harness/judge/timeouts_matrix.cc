@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "judge.h"
 #include "mechanisms.h"
 #include "ncclfi/event_log.h"
 #include "ncclfi/fault_kind_list.h"
+#include "ncclfi/ib_retry_budget.h"
 #include "ncclfi/plan.h"
 #include "noise.h"
 #include "text_format.h"
@@ -45,15 +47,31 @@ const char* to_string(MatrixFault fault) {
       return "dead_rank";
     case MatrixFault::kNetError:
       return "net_error";
+    case MatrixFault::kNicDown:
+      return "nic_down";
+    case MatrixFault::kSilentPeer:
+      return "silent_peer";
+    case MatrixFault::kConnectSilent:
+      return "connect_silent";
   }
   return "?";
 }
 
 const std::vector<MatrixFault>& all_matrix_faults() {
-  static const std::vector<MatrixFault> kAll = {MatrixFault::kStall, MatrixFault::kGpuHang,
-                                                MatrixFault::kHostHang, MatrixFault::kDeadRank,
-                                                MatrixFault::kNetError};
+  static const std::vector<MatrixFault> kAll = {
+      MatrixFault::kStall,    MatrixFault::kGpuHang, MatrixFault::kHostHang,   MatrixFault::kDeadRank,
+      MatrixFault::kNetError, MatrixFault::kNicDown, MatrixFault::kSilentPeer, MatrixFault::kConnectSilent};
   return kAll;
+}
+
+std::string matrix_fault_names() {
+  std::string names;
+  const auto& all = all_matrix_faults();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i > 0) names += i + 1 == all.size() ? " or " : ", ";
+    names += to_string(all[i]);
+  }
+  return names;
 }
 
 std::optional<MatrixFault> matrix_fault_from_string(const std::string& name) {
@@ -65,6 +83,10 @@ std::optional<MatrixFault> matrix_fault_from_string(const std::string& name) {
 
 bool is_survivable(MatrixFault fault) {
   return fault == MatrixFault::kStall;
+}
+
+bool needs_net_shim(MatrixFault fault) {
+  return fault == MatrixFault::kNicDown || fault == MatrixFault::kSilentPeer;
 }
 
 json matrix_fault_json(MatrixFault fault, const FaultPlacement& at) {
@@ -91,6 +113,22 @@ json matrix_fault_json(MatrixFault fault, const FaultPlacement& at) {
       f["target"] = {{"ranks", {at.rank}}};
       f["trigger"] = {{"after_ms", at.after_ms}};
       f["params"] = {{"signal", "SIGKILL"}};
+      return json::array({f});
+    // Net faults count the rank's own sends and receives on the shim (net/isend, net/irecv).
+    case MatrixFault::kNicDown:  // once down, nothing of the rank completes again: one firing is enough
+      f.update(kind_of(kinds::kNetNicDown));
+      f["target"] = {{"ranks", {at.rank}}};
+      f["trigger"] = {{"after_calls", at.after_calls}, {"count", 1}};
+      return json::array({f});
+    case MatrixFault::kSilentPeer:  // every later request is swallowed: the connections stay open
+      f.update(kind_of(kinds::kNetDrop));
+      f["target"] = {{"ranks", {at.rank}}};
+      f["trigger"] = {{"after_calls", at.after_calls}, {"count", 0}};
+      return json::array({f});
+    case MatrixFault::kConnectSilent:  // at the rank's first communicator creation, for ever
+      f.update(kind_of(kinds::kApiInitHang));
+      f["target"] = {{"ranks", {at.rank}}};
+      f["trigger"] = {{"after_calls", 1}, {"count", 1}};
       return json::array({f});
   }
   f["target"] = api_target;
@@ -253,6 +291,7 @@ std::optional<double> Cell::median_resumed_s() const {
 }
 
 std::string Cell::text() const {
+  if (!skipped.empty()) return "skipped: " + skipped;
   const int n = static_cast<int>(trials.size());
   const auto of = [n](int k) { return std::to_string(k) + "/" + std::to_string(n); };
   const int errors = static_cast<int>(
@@ -297,16 +336,68 @@ Recommendation recommend_timeout(const HealthyProfile& healthy, double margin) {
   std::string what = "the largest healthy step (" + harness::seconds_text(healthy.largest_step_s) +
                      ", over " + std::to_string(healthy.step_s.size()) + " steps in " +
                      std::to_string(healthy.trials) + " healthy trials)";
+  // The IB budget is often milliseconds on a fast job: its sentence reads short times in milliseconds.
+  std::string ib_what = "the largest healthy step (" + harness::duration_text(healthy.largest_step_s) + ")";
   if (healthy.longest_op_s && *healthy.longest_op_s > longest) {
     longest = *healthy.longest_op_s;
     what = "the longest healthy op (" + harness::seconds_text(healthy.longest_op_s) + ")";
+    ib_what = "the longest healthy op (" + harness::duration_text(healthy.longest_op_s) + ")";
   }
   rec.timeout_s = std::ceil(longest * margin * 10) / 10;
   char factor[16];
   std::snprintf(factor, sizeof factor, "%.1f", margin);
   rec.text = "recommended collective timeout: at least " + harness::seconds_text(rec.timeout_s) + " = " +
              factor + " x " + what;
+  // NCCL's IB retry budget must clear the same stretch: a queue pair whose peer is silent for longer than
+  // the budget fails with IBV_WC_RETRY_EXC_ERR, and NCCL ends the communicator.
+  const IbRetrySettings defaults;
+  rec.ib_need_s = longest * margin;
+  rec.ib_timeout = min_ib_timeout(*rec.ib_need_s, defaults.retry_count);
+  if (rec.ib_timeout) {
+    const auto budget = ib_retry_budget({*rec.ib_timeout, defaults.retry_count});
+    rec.ib_budget_s = static_cast<double>(budget->count()) / 1e6;
+    rec.ib_text = "recommended NCCL_IB_TIMEOUT: at least " + std::to_string(*rec.ib_timeout) +
+                  " (retry budget 4.096 us x 2^" + std::to_string(*rec.ib_timeout) +
+                  " x (NCCL_IB_RETRY_CNT " + std::to_string(defaults.retry_count) +
+                  " + 1) = " + harness::duration_text(rec.ib_budget_s) + ", over " + factor + " x " + what +
+                  " = " + harness::duration_text(rec.ib_need_s) + ")";
+  } else {
+    rec.ib_text = "no NCCL_IB_TIMEOUT clears " + std::string(factor) + " x " + ib_what;
+  }
   return rec;
+}
+
+std::optional<int> min_ib_timeout(double need_s, int retry_count) {
+  for (int e = 1; e < 32; ++e) {
+    const auto budget = ib_retry_budget({e, retry_count});
+    if (budget && static_cast<double>(budget->count()) / 1e6 > need_s) return e;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ib_timeout_finding(const TimeoutSetting& s, const Recommendation& rec) {
+  if (!rec.ib_need_s || !rec.ib_timeout) return std::nullopt;
+  const auto timeout = s.env.find("NCCL_IB_TIMEOUT");
+  const auto retries = s.env.find("NCCL_IB_RETRY_CNT");
+  if (timeout == s.env.end() && retries == s.env.end()) return std::nullopt;
+  // Read as ib_retry_settings_from_env reads a rank's: a value that is not a number keeps NCCL's default.
+  IbRetrySettings ib;
+  const auto read = [](const std::string& text, int& out) {
+    char* end = nullptr;
+    const long n = std::strtol(text.c_str(), &end, 10);
+    if (!text.empty() && end != nullptr && *end == '\0') out = static_cast<int>(n);
+  };
+  if (timeout != s.env.end()) read(timeout->second, ib.timeout_exponent);
+  if (retries != s.env.end()) read(retries->second, ib.retry_count);
+  const auto budget = ib_retry_budget(ib);
+  if (!budget) return std::nullopt;  // 0 or 32 and up: the queue pair never gives up
+  const double budget_s = static_cast<double>(budget->count()) / 1e6;
+  if (budget_s > *rec.ib_need_s) return std::nullopt;
+  return "setting " + s.name + " sets NCCL_IB_TIMEOUT=" + std::to_string(ib.timeout_exponent) +
+         " with NCCL_IB_RETRY_CNT=" + std::to_string(ib.retry_count) + ": NCCL's IB retry budget (" +
+         harness::duration_text(budget_s) + ") is not above the recommended " +
+         harness::duration_text(rec.ib_need_s) + " (NCCL_IB_TIMEOUT " + std::to_string(*rec.ib_timeout) +
+         " or more): a slow healthy step may fail its queue pairs with IBV_WC_RETRY_EXC_ERR";
 }
 
 bool timeout_under_recommendation(const TimeoutSetting& s, const Recommendation& rec) {
@@ -366,6 +457,7 @@ std::vector<std::string> matrix_findings(const std::vector<TimeoutSetting>& sett
                          harness::seconds_text(s.timeout_s) + ", under the recommended " +
                          harness::seconds_text(rec.timeout_s) + ": a slow healthy step may trip it");
     }
+    if (auto ib = ib_timeout_finding(s, rec)) findings.push_back(std::move(*ib));
   }
   return findings;
 }

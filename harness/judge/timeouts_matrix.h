@@ -25,12 +25,26 @@ enum class MatrixFault {
   kHostHang,  // the rank's thread blocks in the collective call for ever
   kDeadRank,  // the rank is SIGKILLed
   kNetError,  // the rank's communicator reports ncclRemoteError (what a network failure gives)
+  // On the net shim, in its IB persona: the rank's NIC dies; its own requests and its peers' fail once
+  // NCCL's IB retry budget (NCCL_IB_TIMEOUT, NCCL_IB_RETRY_CNT) has passed, with NCCL's completion lines.
+  kNicDown,
+  // On the net shim: the rank's traffic is dropped with its connections left open (a dead host that
+  // sends no reset), so no transport error ever comes: its peers can only time out.
+  kSilentPeer,
+  // The rank blocks before it joins communicator creation for ever: its peers wait at connection setup
+  // for a rank that never answers.
+  kConnectSilent,
 };
-const char* to_string(MatrixFault fault);  // "stall", "gpu_hang", "host_hang", "dead_rank", "net_error"
+// "stall", "gpu_hang", "host_hang", "dead_rank", "net_error", "nic_down", "silent_peer", "connect_silent"
+const char* to_string(MatrixFault fault);
 std::optional<MatrixFault> matrix_fault_from_string(const std::string& name);
 const std::vector<MatrixFault>& all_matrix_faults();
+// "stall, gpu_hang, ... or connect_silent": what --fault accepts, for its error message.
+std::string matrix_fault_names();
 // Whether detecting it is a false alarm (the job would have survived).
 bool is_survivable(MatrixFault fault);
+// Whether it is a net-shim fault: it can only strike a job whose traffic goes through the shim.
+bool needs_net_shim(MatrixFault fault);
 
 struct FaultPlacement {
   int rank = 0;            // which rank
@@ -78,6 +92,9 @@ struct Cell {
   std::string setting;
   MatrixFault fault;
   std::vector<TrialResult> trials;
+  // Set when the cell could not run on this job (a net fault on a job without the net shim): why. A
+  // skipped cell has no trials and is never judged.
+  std::string skipped{};
   int fired() const;
   int detected() const;
   int hung() const;
@@ -97,8 +114,18 @@ struct Recommendation {
   std::optional<double> timeout_s;  // none without a healthy step measured
   double margin = 3.0;              // timeout = margin x the largest healthy step
   std::string text;                 // the sentence the console prints
+  // NCCL's own network timeout: a queue pair gives up once 4.096 us x 2^NCCL_IB_TIMEOUT x
+  // (NCCL_IB_RETRY_CNT + 1) has passed without an answer, so that budget must clear the same
+  // margin x the longest healthy step (or op) as the collective timeout.
+  std::optional<double> ib_need_s;    // margin x the longest healthy step or op, unrounded
+  std::optional<int> ib_timeout;      // the smallest NCCL_IB_TIMEOUT whose budget exceeds ib_need_s
+  std::optional<double> ib_budget_s;  // that exponent's budget with NCCL's default NCCL_IB_RETRY_CNT
+  std::string ib_text;                // the sentence the console prints
 };
 Recommendation recommend_timeout(const HealthyProfile& healthy, double margin);
+// The smallest NCCL_IB_TIMEOUT (1 to 31) whose retry budget with `retry_count` retries exceeds `need_s`;
+// nullopt when none does.
+std::optional<int> min_ib_timeout(double need_s, int retry_count);
 
 // The findings, in one place each, so that every report marks what they name: a fault the setting never
 // detected where it fired (the job stays hung), the sentences about one cell (left running, a false
@@ -108,6 +135,9 @@ bool never_detected(const Cell& cell);
 std::vector<std::string> cell_findings(const Cell& cell);
 bool cell_has_finding(const Cell& cell);
 bool timeout_under_recommendation(const TimeoutSetting& setting, const Recommendation& rec);
+// A setting whose env sets NCCL_IB_TIMEOUT or NCCL_IB_RETRY_CNT (the other one at NCCL's default) to a
+// retry budget at most the recommendation's need: the finding's sentence; nullopt otherwise.
+std::optional<std::string> ib_timeout_finding(const TimeoutSetting& setting, const Recommendation& rec);
 
 // The findings, one sentence each: settings that never detect a fault (the job stays hung), false alarms on a
 // survivable stall, faults that never fired, declared timeouts under the recommendation.

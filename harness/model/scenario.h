@@ -81,6 +81,10 @@ struct Scenario {
   // Not in the file format: `ncclfi timeouts` sets it for the healthy runs, whose ops the preload then times
   // (NCCLFI_TIME_OPS: op_time events, the job's longest collective).
   bool time_ops = false;
+  // Not in the file format either: `ncclfi timeouts` sets it for its nic_down cells, whose ranks then run
+  // the net shim in its IB persona (NCCLFI_NET_PERSONA=ib, and NCCL_NET=IB, the name it then has), so a
+  // dead NIC's peers fail after NCCL's IB retry budget as on InfiniBand.
+  bool ib_persona = false;
   bool layer_verbs =
       false;  // load libncclfi-ibverbs.so as NCCL's libibverbs (NCCL_IBVERBS_LIB, LD_LIBRARY_PATH)
   std::map<std::string, std::string> env;

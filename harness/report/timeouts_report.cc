@@ -57,6 +57,7 @@ json to_json(const MatrixReport& r) {
     }
     cells.push_back({{"setting", c.setting},
                      {"fault", to_string(c.fault)},
+                     {"skipped", c.skipped},
                      {"text", c.text()},
                      {"fired", c.fired()},
                      {"detected", c.detected()},
@@ -83,7 +84,12 @@ json to_json(const MatrixReport& r) {
               {"recommendation",
                {{"timeout_s", opt(r.recommendation.timeout_s)},
                 {"margin", r.recommendation.margin},
-                {"text", r.recommendation.text}}},
+                {"text", r.recommendation.text},
+                {"nccl_ib_timeout",
+                 {{"min", r.recommendation.ib_timeout ? json(*r.recommendation.ib_timeout) : json()},
+                  {"retry_budget_s", opt(r.recommendation.ib_budget_s)},
+                  {"need_s", opt(r.recommendation.ib_need_s)},
+                  {"text", r.recommendation.ib_text}}}}},
               {"findings", r.findings},
               {"notes", r.notes},
               {"wall_s", r.wall_s},
@@ -169,6 +175,7 @@ std::string matrix_text(const MatrixReport& r) {
   if (!r.notes.empty()) out += "\nnotes:\n";
   for (const auto& n : r.notes) out += "  - " + n + "\n";
   out += "\n" + r.recommendation.text + "\n";
+  if (!r.recommendation.ib_text.empty()) out += r.recommendation.ib_text + "\n";
   if (!r.interrupted.empty()) out += "INCOMPLETE: " + r.interrupted + "\n";
   return out;
 }
@@ -227,8 +234,11 @@ std::string settings_row(const MatrixReport& r) {
   std::string html = "<tr><th>fault</th>";
   for (const auto& s : r.settings) {
     html += std::string("<th") +
-            (timeout_under_recommendation(s, r.recommendation) ? " class=\"problem\"" : "") + ">" +
-            xml_escape(s.name) + "<div class=\"setting\">" + xml_escape(setting_text(s)) + "</div></th>";
+            (timeout_under_recommendation(s, r.recommendation) || ib_timeout_finding(s, r.recommendation)
+                 ? " class=\"problem\""
+                 : "") +
+            ">" + xml_escape(s.name) + "<div class=\"setting\">" + xml_escape(setting_text(s)) +
+            "</div></th>";
   }
   return html + "</tr>\n";
 }
@@ -262,7 +272,10 @@ std::string matrix_html(const MatrixReport& r, const std::string& page_dir) {
   if (r.findings.empty()) html += "<li>none</li>";
   if (!r.notes.empty()) html += "</ul>\n<h2>Notes</h2><ul id=\"notes\">";
   for (const auto& n : r.notes) html += "<li>" + xml_escape(n) + "</li>";
-  html += "</ul>\n<p><b>" + xml_escape(r.recommendation.text) + "</b></p>\n</body></html>\n";
+  html += "</ul>\n<p id=\"recommendation\"><b>" + xml_escape(r.recommendation.text) + "</b></p>\n";
+  if (!r.recommendation.ib_text.empty())
+    html += "<p id=\"ib-recommendation\"><b>" + xml_escape(r.recommendation.ib_text) + "</b></p>\n";
+  html += "</body></html>\n";
   return html;
 }
 

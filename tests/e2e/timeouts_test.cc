@@ -120,6 +120,98 @@ TEST(Timeouts, MatrixOfARealJobNamesTheSettingThatHangsAndTheFaultThatNeverFired
   EXPECT_NE(read_text(dir.path + "/t.html").find("<table id=\"matrix\">"), std::string::npos);
 }
 
+// NCCL's own network timeout on the CPU ring (its traffic always goes through the net shim): nic_down
+// kills rank 1's NIC in the shim's IB persona, and the ranks fail only once NCCL's IB retry budget,
+// 4.096 us x 2^NCCL_IB_TIMEOUT x 8, has passed. Two settings: 2^2 (128 us, under 3 x any healthy 1 MiB
+// step of the ring: a finding) and 2^17 (4.29 s, above it), whose detection must come that much later.
+TEST(Timeouts, NicDownIsDetectedAfterTheIbRetryBudgetAndATooSmallIbTimeoutIsAFinding) {
+  TempDir dir;
+  const json scenario = {{"name", "ib-ring"},
+                         {"summary", "two ranks of the CPU ring"},
+                         {"workload",
+                          {{"builtin", "cpu-ring"},
+                           {"ranks", 2},
+                           {"args", {"--iters", "40", "--bytes", "1M", "--timeout-s", "15", "--check"}}}},
+                         {"launcher", {{"kind", "local"}}},
+                         // NCCL, and the shim as NCCL's IB transport, write their WARN lines only so.
+                         {"env", {{"NCCL_DEBUG", "WARN"}}},
+                         {"deadline_s", 20},
+                         {"grace_s", 1},
+                         {"expect", {{"outcome", "clean"}}}};
+  const std::string file = write_scenario(dir.path, scenario);
+  const json settings = {{"settings",
+                          {{{"name", "ib2"}, {"env", {{"NCCL_IB_TIMEOUT", "2"}}}},
+                           {{"name", "ib17"}, {"env", {{"NCCL_IB_TIMEOUT", "17"}}}}}}};
+  std::ofstream(dir.path + "/settings.json") << settings.dump();
+  const auto r = run_cli({"timeouts", file, "--settings", dir.path + "/settings.json", "--fault", "nic_down",
+                          "--trials", "1", "--healthy-trials", "1", "--out", dir.path + "/runs", "--json",
+                          dir.path + "/t.json", "--html", dir.path + "/t.html"},
+                         120);
+  ASSERT_EQ(r.exit_code, 1) << r.out << r.err;  // the finding on ib2
+  const json m = read_json(dir.path + "/t.json");
+  ASSERT_EQ(m["healthy"]["clean"], 1) << m["healthy"].dump(2);
+  const json& ib = m["recommendation"]["nccl_ib_timeout"];
+  ASSERT_TRUE(ib["min"].is_number()) << m["recommendation"].dump(2);
+  // The ring's 1 MiB steps take a millisecond or more: 3 x the longest needs more than 2^2's 128 us, far
+  // less than 2^17's 4.29 s.
+  EXPECT_GT(ib["min"].get<int>(), 2) << ib.dump();
+  EXPECT_LE(ib["min"].get<int>(), 17) << ib.dump();
+  auto cell = [&](const std::string& setting) {
+    for (const auto& c : m["cells"]) {
+      if (c["setting"] == setting) return c;
+    }
+    return json();
+  };
+  const json small = cell("ib2"), large = cell("ib17");
+  ASSERT_EQ(small["detected"], 1) << small.dump(2);
+  ASSERT_EQ(large["detected"], 1) << large.dump(2);
+  const double small_s = small["median_detection_s"].get<double>();
+  const double large_s = large["median_detection_s"].get<double>();
+  EXPECT_LT(small_s, 1.5) << small.dump(2);
+  EXPECT_GE(large_s, 4.2) << large.dump(2);  // 2^17 x 8 tries: 4.295 s after the failed post
+  EXPECT_LT(large_s, 10) << large.dump(2);
+  EXPECT_GT(large_s, small_s + 3);
+  // The peers failed as NCCL's IB transport fails: its completion-error line in the trial's output.
+  const std::string run_dir = large["trials"][0]["run_dir"].get<std::string>();
+  bool completion_line = false;
+  for (const auto& entry : fs::recursive_directory_iterator(run_dir)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".log")
+      completion_line |= read_text(entry.path().string()).find("IBV_WC_RETRY_EXC_ERR") != std::string::npos;
+  }
+  EXPECT_TRUE(completion_line) << run_dir;
+  const std::string findings = m["findings"].dump();
+  EXPECT_NE(findings.find("setting ib2 sets NCCL_IB_TIMEOUT=2 with NCCL_IB_RETRY_CNT=7"), std::string::npos)
+      << findings;
+  EXPECT_EQ(findings.find("setting ib17 sets"), std::string::npos) << findings;
+  EXPECT_NE(r.out.find("recommended NCCL_IB_TIMEOUT: at least"), std::string::npos) << r.out;
+  EXPECT_NE(read_text(dir.path + "/t.html").find("<th class=\"problem\">ib2<"), std::string::npos);
+}
+
+// A net fault cannot strike a job whose traffic does not go through the net shim: the cell is skipped,
+// says why, runs nothing and is no finding.
+TEST(Timeouts, ANetFaultOnAJobWithoutTheNetShimIsSkippedNotJudged) {
+  TempDir dir;
+  const json scenario = {{"name", "plain"},
+                         {"summary", "no net shim"},
+                         {"workload", {{"command", {"true"}}, {"ranks", 1}}},
+                         {"deadline_s", 10},
+                         {"expect", {{"outcome", "clean"}}}};
+  const std::string file = write_scenario(dir.path, scenario);
+  std::ofstream(dir.path + "/s.json") << R"({"settings": [{"name": "x", "env": {"NCCL_IB_TIMEOUT": "22"}}]})";
+  const auto r =
+      run_cli({"timeouts", file, "--settings", dir.path + "/s.json", "--fault", "nic_down", "--fault",
+               "silent_peer", "--trials", "1", "--out", dir.path + "/runs", "--json", dir.path + "/t.json"},
+              60);
+  const json m = read_json(dir.path + "/t.json");
+  ASSERT_EQ(m["cells"].size(), 2u) << m.dump(2);
+  for (const auto& c : m["cells"]) {
+    EXPECT_NE(c["skipped"].get<std::string>().find("does not load the net shim"), std::string::npos) << c;
+    EXPECT_TRUE(c["trials"].empty());
+  }
+  EXPECT_NE(r.out.find("skipped: a net fault"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("[2/"), std::string::npos) << r.err;  // only the healthy run ran
+}
+
 TEST(Timeouts, BadInputChangesNothingAndNamesTheField) {
   TempDir dir;
   const json scenario = {{"name", "j"},
@@ -135,7 +227,8 @@ TEST(Timeouts, BadInputChangesNothingAndNamesTheField) {
   EXPECT_FALSE(fs::exists(dir.path + "/runs"));
   const auto bad_fault = run_cli({"timeouts", file, "--fault", "meteor", "--out", dir.path + "/runs"});
   EXPECT_EQ(bad_fault.exit_code, 2);
-  EXPECT_NE(bad_fault.err.find("--fault meteor: expected stall, gpu_hang, host_hang, dead_rank or net_error"),
+  EXPECT_NE(bad_fault.err.find("--fault meteor: expected stall, gpu_hang, host_hang, dead_rank, net_error, "
+                               "nic_down, silent_peer or connect_silent"),
             std::string::npos)
       << bad_fault.err;
 }

@@ -97,6 +97,10 @@ Variant make_variant(const json& written, const std::string& file, const ParamOv
   Variant v{scenario_from_json(doc, file, params), setting ? setting->name : "", fault};
   // The healthy job's collectives are timed by the preload (the longest one bounds the timeout too).
   if (!fault) v.scenario.time_ops = true;
+  // nic_down is the IB transport's failure: in the shim's IB persona the dead NIC's peers wait out their
+  // own retry budget and fail with NCCL's completion lines, as on InfiniBand (in the plain persona they
+  // would fail at once).
+  if (fault == MatrixFault::kNicDown) v.scenario.ib_persona = true;
   return v;
 }
 
@@ -112,9 +116,7 @@ std::vector<MatrixFault> faults_of(const TimeoutsOptions& o) {
   std::vector<MatrixFault> faults;
   for (const auto& name : o.faults) {
     const auto f = matrix_fault_from_string(name);
-    if (!f)
-      throw std::invalid_argument("--fault " + name +
-                                  ": expected stall, gpu_hang, host_hang, dead_rank or net_error");
+    if (!f) throw std::invalid_argument("--fault " + name + ": expected " + matrix_fault_names());
     faults.push_back(*f);
   }
   if (faults.empty()) faults = all_matrix_faults();
@@ -188,8 +190,10 @@ class MatrixRun {
     run_.install = Installation::discover();
     run_.gpu = placement;
     run_.mps = o.mps;
-    total_ = static_cast<size_t>(healthy_trials_) +
-             in.settings.size() * in.faults.size() * static_cast<size_t>(o.trials);
+    const auto runnable = static_cast<size_t>(std::count_if(
+        in.faults.begin(), in.faults.end(), [this](MatrixFault f) { return skip_reason(f).empty(); }));
+    total_ =
+        static_cast<size_t>(healthy_trials_) + in.settings.size() * runnable * static_cast<size_t>(o.trials);
   }
 
   // The healthy job: its profile and the recommended timeout.
@@ -293,9 +297,23 @@ class MatrixRun {
     if (!o_.quiet) std::cerr << "[" << index_ << "/" << total_ << "] " << line << "\n";
   }
 
+  // Why `f` cannot strike this job; empty when it can. A net fault needs the job's traffic on the net
+  // shim (the cpu-ring workload, or a scenario with the net layer): elsewhere NCCL's own transport
+  // carries it and the fault could never fire, so the cell is skipped rather than judged.
+  std::string skip_reason(MatrixFault f) const {
+    if (needs_net_shim(f) && !in_.base.layer_net)
+      return "a net fault, and this job does not load the net shim (add \"net\" to its \"layers\")";
+    return "";
+  }
+
   // One setting against one fault, `trials` times.
   void run_cell(const TimeoutSetting& s, MatrixFault f, const FaultPlacement& at) {
     Cell cell{s.name, f, {}};
+    if (cell.skipped = skip_reason(f); !cell.skipped.empty()) {
+      note(s.name + " x " + to_string(f) + ": " + cell.text());
+      report_.cells.push_back(std::move(cell));
+      return;
+    }
     const Variant v = make_variant(in_.written, o_.scenario_path, o_.params, &s, f, at, o_.deadline_s);
     for (int t = 0; t < o_.trials && !interrupted(); ++t) {
       ++index_;

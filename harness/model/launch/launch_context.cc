@@ -93,8 +93,9 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   env["NCCLFI_RECORD_NCCL_ENV"] = "1";
   if (s.layer_net) {
     env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
+    if (s.ib_persona) env["NCCLFI_NET_PERSONA"] = "ib";
     if (!s.env.count("NCCL_NET"))
-      env["NCCL_NET"] = quiet ? "IB" : "ncclfi";                    // the name the shim gives itself
+      env["NCCL_NET"] = quiet || s.ib_persona ? "IB" : "ncclfi";    // the name the shim gives itself
     if (!s.net_wrap.empty()) env["NCCLFI_NET_INNER"] = s.net_wrap;  // travels with -x / env like the rest
   }
   if (s.layer_verbs) {

@@ -72,6 +72,19 @@ TEST(NetWrap, DrillsAndLabsRunQuietWithTheShimCalledIb) {
   EXPECT_FALSE(ranks_run_quiet(lab));
 }
 
+// `ncclfi timeouts` runs its nic_down cells with the shim in its IB persona: NCCLFI_NET_PERSONA=ib, and
+// NCCL_NET=IB so NCCL still selects the shim by the name it then has (a scenario's own NCCL_NET is kept).
+TEST(NetWrap, TheIbPersonaOfTheTimeoutMatrixSelectsTheShimAsIb) {
+  Scenario s = scenario_from_json(doc_with(kNetDrop), "w.json");
+  EXPECT_EQ(injection_env(context_for(s), 0).count("NCCLFI_NET_PERSONA"), 0U);
+  s.ib_persona = true;
+  auto env = injection_env(context_for(s), 0);
+  EXPECT_EQ(env.at("NCCLFI_NET_PERSONA"), "ib");
+  EXPECT_EQ(env.at("NCCL_NET"), "IB");
+  s.env["NCCL_NET"] = "Socket";
+  EXPECT_EQ(injection_env(context_for(s), 0).at("NCCL_NET"), "Socket");
+}
+
 TEST(NetWrap, ThePluginReachesEveryRankBesideTheShim) {
   json extra = kNetDrop;
   extra["net_wrap"] = "ib";

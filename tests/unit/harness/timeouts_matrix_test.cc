@@ -188,6 +188,59 @@ TEST(Recommendation, TheLongestTimedCollectiveCounts) {
   EXPECT_DOUBLE_EQ(*recommend_timeout(p, 2.0).timeout_s, 3.0);
 }
 
+// NCCL's IB retry budget, 4.096 us x 2^NCCL_IB_TIMEOUT x (NCCL_IB_RETRY_CNT + 1), must exceed the same
+// margin x the largest healthy step as the collective timeout. Largest step 2 s x 3.0 = 6 s: 2^17 gives
+// 4.29 s, 2^18 gives 8.59 s with NCCL's default 7 retries.
+TEST(IbTimeoutRecommendation, IsTheSmallestExponentWhoseRetryBudgetExceedsTheMarginTimesTheLargestStep) {
+  const Recommendation rec = recommend_timeout(healthy_with_steps({0.5, 2.0, 0.7}), 3.0);
+  ASSERT_TRUE(rec.ib_need_s);
+  EXPECT_DOUBLE_EQ(*rec.ib_need_s, 6.0);
+  ASSERT_TRUE(rec.ib_timeout);
+  EXPECT_EQ(*rec.ib_timeout, 18);
+  ASSERT_TRUE(rec.ib_budget_s);
+  EXPECT_NEAR(*rec.ib_budget_s, 8.5899, 1e-3);
+  EXPECT_NE(rec.ib_text.find("recommended NCCL_IB_TIMEOUT: at least 18 (retry budget 4.096 us x 2^18 x "
+                             "(NCCL_IB_RETRY_CNT 7 + 1) = 8.59 s"),
+            std::string::npos)
+      << rec.ib_text;
+  // Strictly above: a budget equal to the need is not enough (2^17 x 8 tries is 4.29496 s).
+  EXPECT_EQ(min_ib_timeout(4.29496, 7), 18);
+  EXPECT_EQ(min_ib_timeout(4.29, 7), 17);
+  // Fewer retries need a longer timeout per try: 4 tries of 2^19.
+  EXPECT_EQ(min_ib_timeout(6.0, 3), 19);
+  EXPECT_EQ(min_ib_timeout(0.001, 7), 5);  // 4.096 us x 32 x 8 = 1.05 ms
+  EXPECT_FALSE(min_ib_timeout(1e6, 7));    // beyond 2^31: nothing clears it
+  EXPECT_FALSE(recommend_timeout(healthy_with_steps({}), 3.0).ib_timeout);
+}
+
+TEST(IbTimeoutRecommendation, ASettingWhoseBudgetIsNotAboveItIsAFinding) {
+  const Recommendation rec = recommend_timeout(healthy_with_steps({2.0}), 3.0);  // needs 6 s: 18
+  const std::vector<TimeoutSetting> settings = {
+      {"short", "", {}, {{"NCCL_IB_TIMEOUT", "17"}}, {}, {}},
+      {"enough", "", {}, {{"NCCL_IB_TIMEOUT", "18"}}, {}, {}},
+      {"few-retries", "", {}, {{"NCCL_IB_TIMEOUT", "18"}, {"NCCL_IB_RETRY_CNT", "2"}}, {}, {}},
+      {"retries-only", "", {}, {{"NCCL_IB_RETRY_CNT", "0"}}, {}, {}},  // 2^20 once: 4.29 s
+      {"unset", "", {}, {{"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"}}, {}, {}},
+      {"never", "", {}, {{"NCCL_IB_TIMEOUT", "0"}}, {}, {}},  // the verbs spec: no timeout at all
+  };
+  std::set<std::string> flagged;
+  for (const auto& s : settings) {
+    if (ib_timeout_finding(s, rec)) flagged.insert(s.name);
+  }
+  EXPECT_EQ(flagged, (std::set<std::string>{"short", "few-retries", "retries-only"}));
+  const auto finding = ib_timeout_finding(settings[0], rec);
+  ASSERT_TRUE(finding);
+  EXPECT_EQ(*finding,
+            "setting short sets NCCL_IB_TIMEOUT=17 with NCCL_IB_RETRY_CNT=7: NCCL's IB retry budget (4.29 s) "
+            "is not above the recommended 6.00 s (NCCL_IB_TIMEOUT 18 or more): a slow healthy step may fail "
+            "its queue pairs with IBV_WC_RETRY_EXC_ERR");
+  const auto findings = matrix_findings(settings, {}, rec);
+  EXPECT_EQ(findings.size(), 3u);
+  EXPECT_EQ(findings[0], *finding);
+  // Without a healthy step there is nothing to compare with.
+  EXPECT_FALSE(ib_timeout_finding(settings[0], recommend_timeout(healthy_with_steps({}), 3.0)));
+}
+
 TEST(Findings, NameTheSettingThatNeverDetectsAHangAndTheFalseAlarms) {
   std::vector<TimeoutSetting> settings = {{"abort", "", {}, {}, {}, 10.0},
                                           {"no-handling", "", {}, {}, {}, 2.0}};
@@ -286,7 +339,38 @@ TEST(MatrixFaults, EachBecomesAFaultOnTheChosenRank) {
   EXPECT_EQ(matrix_fault_json(MatrixFault::kHostHang, at)[0]["kind"], "hang");
   EXPECT_EQ(matrix_fault_json(MatrixFault::kDeadRank, at)[0]["layer"], "proc");
   EXPECT_EQ(matrix_fault_json(MatrixFault::kNetError, at)[0]["params"]["code"], "ncclRemoteError");
+  // The network faults: the kinds the shim already has, on the same rank and after the same count of
+  // its own net calls.
+  const json nic = matrix_fault_json(MatrixFault::kNicDown, at)[0];
+  EXPECT_EQ(nic["layer"], "net");
+  EXPECT_EQ(nic["kind"], "nic_down");
+  EXPECT_EQ(nic["target"], json({{"ranks", {1}}}));
+  EXPECT_EQ(nic["trigger"]["after_calls"], 7);
+  const json silent = matrix_fault_json(MatrixFault::kSilentPeer, at)[0];
+  EXPECT_EQ(silent["layer"], "net");
+  EXPECT_EQ(silent["kind"], "drop");
+  EXPECT_EQ(silent["trigger"]["count"], 0);  // every later request, not one
+  const json setup = matrix_fault_json(MatrixFault::kConnectSilent, at)[0];
+  EXPECT_EQ(setup["layer"], "api");
+  EXPECT_EQ(setup["kind"], "init_hang");
+  EXPECT_FALSE(setup.contains("params"));  // for ever
+  EXPECT_TRUE(needs_net_shim(MatrixFault::kNicDown));
+  EXPECT_TRUE(needs_net_shim(MatrixFault::kSilentPeer));
+  EXPECT_FALSE(needs_net_shim(MatrixFault::kConnectSilent));
+  EXPECT_FALSE(needs_net_shim(MatrixFault::kNetError));
+  EXPECT_EQ(all_matrix_faults().size(), 8u);
+  EXPECT_EQ(matrix_fault_names(),
+            "stall, gpu_hang, host_hang, dead_rank, net_error, nic_down, silent_peer or connect_silent");
   for (const auto f : all_matrix_faults()) EXPECT_EQ(matrix_fault_from_string(to_string(f)), f);
+}
+
+// A net fault on a job without the net shim could never fire: its cell says so and is never judged.
+TEST(MatrixFaults, ASkippedCellSaysWhyAndIsNoFinding) {
+  Cell c{"abort", MatrixFault::kNicDown, {}};
+  c.skipped = "a net fault, and this job does not load the net shim";
+  EXPECT_EQ(c.text(), "skipped: a net fault, and this job does not load the net shim");
+  EXPECT_FALSE(cell_has_finding(c));
+  EXPECT_TRUE(matrix_findings({{"abort", "", {}, {}, {}, {}}}, {c}, Recommendation{}).empty());
 }
 
 }  // namespace

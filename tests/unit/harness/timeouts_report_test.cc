@@ -87,6 +87,31 @@ TEST(MatrixHtml, SettingsShowInlineAndATimeoutUnderTheRecommendationIsMarked) {
       << html;
 }
 
+// The NCCL_IB_TIMEOUT recommendation is shown where the collective timeout's is, and a setting whose
+// NCCL_IB_TIMEOUT is under it has its heading marked.
+TEST(MatrixHtml, TheIbTimeoutRecommendationIsShownAndASettingUnderItIsMarked) {
+  MatrixReport r;
+  r.scenario = "job";
+  r.settings = {{"ib8", "", {}, {{"NCCL_IB_TIMEOUT", "8"}}, {}, {}},
+                {"ib16", "", {}, {{"NCCL_IB_TIMEOUT", "16"}}, {}, {}}};
+  r.faults = {MatrixFault::kNicDown};
+  r.recommendation.timeout_s = 0.1;
+  r.recommendation.ib_need_s = 0.1;
+  r.recommendation.ib_timeout = 12;
+  r.recommendation.ib_budget_s = 0.134;
+  r.recommendation.ib_text = "recommended NCCL_IB_TIMEOUT: at least 12";
+  const std::string html = matrix_html(r);
+  EXPECT_NE(html.find("<th class=\"problem\">ib8<"), std::string::npos) << html;
+  EXPECT_NE(html.find("<th>ib16<"), std::string::npos) << html;
+  EXPECT_NE(html.find("<p id=\"ib-recommendation\"><b>recommended NCCL_IB_TIMEOUT: at least 12</b></p>"),
+            std::string::npos)
+      << html;
+  const nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["recommendation"]["nccl_ib_timeout"]["min"], 12);
+  EXPECT_EQ(j["recommendation"]["nccl_ib_timeout"]["text"], "recommended NCCL_IB_TIMEOUT: at least 12");
+  EXPECT_NE(matrix_text(r).find("recommended NCCL_IB_TIMEOUT: at least 12\n"), std::string::npos);
+}
+
 TEST(MatrixHtml, ShortStepsReadInMilliseconds) {
   const std::string html = matrix_html(report());
   EXPECT_NE(html.find("step median 3.10 ms, largest 4.20 ms, spread 0.40 ms; startup 1.50 s"),
