@@ -200,7 +200,8 @@ TEST(CpuRing, NetErrorExitsTwoWithNcclErrorEvent) {
 // code that release returns.
 struct IbRun {
   RingRun run;
-  std::vector<std::vector<std::string>> ib_lines;  // per rank: its lines that say "Got completion"
+  std::vector<std::vector<std::string>> ib_lines;     // per rank: its lines that say "Got completion"
+  std::vector<std::vector<std::string>> async_lines;  // per rank: its lines that say "async"
 };
 
 IbRun nic_down_in_ib_persona(const std::string& version, const RankEnv& extra = {}) {
@@ -217,12 +218,14 @@ IbRun nic_down_in_ib_persona(const std::string& version, const RankEnv& extra = 
   IbRun out;
   out.run = run_ring(4, {"--bytes", "64K", "--iters", "200", "--check", "--timeout-s", "20"}, plan, env);
   for (const std::string& text : out.run.output) {
-    std::vector<std::string> lines;
+    std::vector<std::string> lines, async;
     std::stringstream in(text);
     for (std::string line; std::getline(in, line);) {
       if (line.find("Got completion") != std::string::npos) lines.push_back(line);
+      if (line.find("async") != std::string::npos) async.push_back(line);
     }
     out.ib_lines.push_back(lines);
+    out.async_lines.push_back(async);
   }
   return out;
 }
@@ -250,6 +253,16 @@ TEST(CpuRing, IbPersonaNicDownIsSeenFromBothEndsInTheFormatOf2_28_7) {
   // send may have left before the NIC died: it fails on whichever connection it uses next, as on IB.)
   EXPECT_NE(ib.ib_lines[2][0].find("peer 127.0.0.2<"), std::string::npos) << ib.ib_lines[2][0];
   EXPECT_NE(ib.ib_lines[2][0].find("req_type=Recv"), std::string::npos);
+  // Only the host of the dead NIC sees its port go down: NCCL 2.28.7's async-event WARN
+  // (transport/net_ib.cc:253), once, before its own completion errors.
+  ASSERT_EQ(ib.async_lines[1].size(), 1u) << ib.run.output[1];
+  EXPECT_TRUE(
+      std::regex_match(ib.async_lines[1][0],
+                       std::regex(R"(\[[-0-9 :]+\] [^\s.]+:\d+:\d+ \[0\] transport/net_ib\.cc:253 NCCL WARN )"
+                                  R"(NET/IB : mlx5_1:1 Got non-fatal async event: port error\(10\))")))
+      << ib.async_lines[1][0];
+  EXPECT_LT(ib.run.output[1].find("port error"), ib.run.output[1].find("Got completion"));
+  for (int rank : {0, 2, 3}) EXPECT_TRUE(ib.async_lines[static_cast<size_t>(rank)].empty());
   const auto injected = of_kind(ib.run, "inject");
   ASSERT_EQ(injected.size(), 1u);
   for (const auto& e : of_kind(ib.run, "nccl_error")) {

@@ -168,8 +168,11 @@ void point_local_error_at_printer(const std::string& pattern, const std::string&
   if (pattern != "nccl.result_name" && pattern != "nccl.result_text") return;
   if (contains(line, "ncclSystemError") || contains(line, "unhandled system error")) {
     e.pointer = Pointer::kPrinter;
-    // A call that sets up a connection (connect, accept, listen) failed: connection setup, not traffic.
-    static const LineRegex setup(R"(\b(connect|accept|listen|[Bb]ootstrap)\b)");
+    // A call that sets up a connection (connect, accept, listen) or a communicator (ncclCommInitRank...,
+    // ncclGetUniqueId: NCCL 2.28 connects only at the first collective, so what fails in them is bootstrap)
+    // failed: connection setup, not traffic.
+    static const LineRegex setup(
+        R"(\b(connect|accept|listen|[Bb]ootstrap|ncclCommInit\w*|ncclGetUniqueId)\b)");
     e.site = setup.search(line) ? "bootstrap" : "nic";
   } else if (contains(line, "ncclUnhandledCudaError") || contains(line, "unhandled cuda error")) {
     e.pointer = Pointer::kPrinter;

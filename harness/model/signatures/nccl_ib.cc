@@ -78,21 +78,41 @@ extern const SignatureFamily kNcclIbFamily{
           .site = "nic,degraded_link",
           .printed_by = "either end of the failed connection"},
          {.id = "nccl.ib_async_fatal",
-          .regex = R"(NET/IB : (?:\S+:\d+ async fatal event|Got async event : ))",
-          .must_contain = "async ",
-          .shown = "`NET/IB : <hca>:<port> async fatal event: <event>` (`NET/IB : Got async event : <event>` "
-                   "before 2.23)",
+          .regex = R"(NET/IB : \S+:\d+ async fatal event)",
+          .must_contain = "async fatal event",
+          .shown =
+              "`NET/IB : <hca>:<port> async fatal event: <event>` (also `on CQ (<ptr>)`, `on QP (<ptr>)`)",
           .example =
               R"(node1:2201:2250 [0] transport/net_ib.cc:123 NCCL WARN NET/IB : mlx5_0:1 async fatal event: local catastrophic error)",
           .role = SignatureRole::kEvidence,
           .implies = "ib_fatal_event",
           .format = "NET/IB : %s:%d async fatal event: %s",
-          .versions =
-              "NCCL 2.23.4 to 2.28.9 (also `on CQ (%p)`, `on QP (%p)`); `Got async event : %s` before",
-          .cited = "NVIDIA/nccl src/transport/net_ib.cc (ncclIbAsyncThreadMain)",
-          .meaning =
-              "the local HCA raised an asynchronous event; from 2.23.4 only fatal ones: the device, a CQ "
-              "or a QP is unusable",
+          .versions = "NCCL 2.23.4 to 2.30.7 (before 2.23.4 every event reads `Got async event : `)",
+          .cited =
+              "NVIDIA/nccl src/transport/net_ib.cc (ncclIbAsyncThreadMain); net_ib/common.cc from 2.29.2",
+          .meaning = "the local HCA raised a fatal asynchronous event: the device, a CQ or a QP is unusable",
+          .site = "nic",
+          .printed_by = "every rank on the host of the failed HCA"},
+         {.id = "nccl.ib_async_event",
+          .regex =
+              R"(NET/IB : (?:\S+:\d+ )?Got (?:async event : |async error event: |non-fatal async event: ))",
+          .must_contain = "async ",
+          .shown =
+              "`NET/IB : <hca>:<port> Got non-fatal async event: port error(10)` (`Got async error event: "
+              "port error` before 2.28.7, `Got async event : port error` before 2.23.4)",
+          .example =
+              R"(node1:2201:2250 [0] transport/net_ib.cc:253 NCCL WARN NET/IB : mlx5_0:1 Got non-fatal async event: port error(10))",
+          .role = SignatureRole::kEvidence,
+          .implies = "ib_port_event",
+          .format = "NET/IB : %s:%d Got non-fatal async event: %s(%d)",
+          .versions = "NCCL 2.28.7 to 2.30.7; `%s:%d Got async error event: %s` 2.23.4 to 2.28.3; `%s:%d Got "
+                      "async event : %s` 2.20.3 to 2.22.3; `Got async event : %s` before",
+          .cited =
+              "NVIDIA/nccl src/transport/net_ib.cc (ncclIbAsyncThreadMain), net_ib/common.cc from 2.29.2; "
+              "the event's name from rdma-core's ibv_event_type_str",
+          .reported = "open-mpi/ompi#180 (a port losing its link raises IBV_EVENT_PORT_ERR)",
+          .meaning = "the local HCA raised an asynchronous event; `port error` is the port's link going down "
+                     "under this host (`port active`: it came back)",
           .site = "nic",
           .printed_by = "every rank on the host of the failed HCA"}},
 };

@@ -354,8 +354,14 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                    nic_down_status_.store(nccl_status(to_nccl_result(exhausted.code)));
                    int64_t expected = 0;
                    // The first firing cuts the links in the IB persona: the peers see the NIC go.
-                   if (nic_down_since_ns_.compare_exchange_strong(expected, req->post_ns) && ib_persona_) {
-                     sever_all_comms();
+                   if (nic_down_since_ns_.compare_exchange_strong(expected, req->post_ns)) {
+                     // The port's link goes down now: the HCA raises IBV_EVENT_PORT_ERR at once in this
+                     // process, and NCCL's async-event thread prints it, long before any retry runs out.
+                     for (const NcclLogLine& line :
+                          ib_port_error_lines(nccl_version_for_lines(), hca_name_for_rank(rank_), 1)) {
+                       log_nccl_line(line);
+                     }
+                     if (ib_persona_) sever_all_comms();
                    }
                    req->fail_at_ns = req->post_ns + nic_retry_budget_ns();
                    extra["code"] = to_int(exhausted.code);

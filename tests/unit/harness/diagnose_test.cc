@@ -81,6 +81,7 @@ TEST(DiagnosePointers, PrintedByDecidesWhomALinePointsAt) {
   EXPECT_EQ(pointer_of("kernel.mlx5_link_down"), Pointer::kPrinter);
   EXPECT_EQ(pointer_of("kernel.xid"), Pointer::kPrinter);
   EXPECT_EQ(pointer_of("nccl.ib_async_fatal"), Pointer::kPrinter);
+  EXPECT_EQ(pointer_of("nccl.ib_async_event"), Pointer::kPrinter);
   EXPECT_EQ(pointer_of("nccl.socket_closed_by_peer"), Pointer::kPeer);
   EXPECT_EQ(pointer_of("ras.declaring_dead"), Pointer::kPeer);
   EXPECT_EQ(pointer_of("nccl.ib_completion_named"), Pointer::kEitherEnd);
@@ -225,6 +226,26 @@ std::filesystem::path fresh_dir(const std::string& name) {
   return dir;
 }
 
+// A dead NIC, as the net shim's IB persona leaves it (and a real one does): both ends of its connections
+// fail with RETRY_EXC_ERR, naming each other, so the completion errors alone tie; the port error that
+// only the dead NIC's host prints decides it.
+TEST(Diagnose, ThePortErrorTellsTheDeadNicFromThePeerThatLostIt) {
+  const auto dir = fresh_dir("ncclfi-diagnose-port-error");
+  std::ofstream(dir / "rank-0.log") << ib_completion(100, "127.0.0.2");
+  std::ofstream(dir / "rank-1.log") << ib_completion(101, "127.0.0.1");
+  const Diagnosis tie = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(tie.culprit_ranks, (std::vector<int>{0, 1}));
+  std::ofstream(dir / "rank-1.log")
+      << "vm:101:101 [0] transport/net_ib.cc:253 NCCL WARN NET/IB : mlx5_1:1 Got non-fatal async event: port "
+         "error(10)\n"
+      << ib_completion(101, "127.0.0.1");
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "nic");
+  EXPECT_TRUE(d.tied_sites.empty());
+  std::filesystem::remove_all(dir);
+}
+
 // Rank 3 was killed and says nothing; ranks 0 and 2 name one address no rank announced: it is rank 3's.
 TEST(Diagnose, AnAddressNamedByTheRanksThatLostItIsTheQuietRanks) {
   const auto dir = fresh_dir("ncclfi-diagnose-quiet-address");
@@ -319,6 +340,13 @@ TEST(Diagnose, TheRankWithALocalErrorCodeIsTheCulprit) {
   const Diagnosis setup = diagnose(collect_inputs({dir.string()}));
   EXPECT_EQ(setup.culprit_ranks, (std::vector<int>{2}));
   EXPECT_EQ(setup.site, "bootstrap");
+  // The same code from the call that makes the communicator (ncclfi-workload's line, on one H200): start-up.
+  std::ofstream(dir / "rank-2.log") << "ncclfi-workload: ncclCommInitRankConfig: unhandled system error (run "
+                                       "with NCCL_DEBUG=INFO for details)\n";
+  const Diagnosis init = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(init.culprit_ranks, (std::vector<int>{2}));
+  EXPECT_EQ(init.site, "bootstrap");
+  EXPECT_EQ(init.symptom, "failed to start");
   // Every rank with the same local code: no one in particular.
   for (const char* name : {"rank-0.log", "rank-1.log"})
     std::ofstream(dir / name) << "net plugin call isend failed with ncclResult_t 2 (ncclSystemError)\n";

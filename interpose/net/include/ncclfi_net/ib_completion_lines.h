@@ -56,6 +56,14 @@ struct NcclLogLine {
 // "Got CQE with error" WARN before it and, from 2.30.7, the HINT lines after it).
 std::vector<NcclLogLine> ib_completion_error_lines(NcclVersion version, const IbCompletionFailure& failure);
 
+// What NCCL's IB async-event thread (ncclIbAsyncThreadMain) prints when the port under `hca` goes down:
+// the HCA raises IBV_EVENT_PORT_ERR (ibv_event_type_str: "port error") in every process that has it open,
+// at once, long before any request runs out of retries. Only the host of the failed NIC prints it, which
+// is what tells a dead NIC from a peer that merely lost it. One WARN, in the release's wording:
+// "NET/IB : Got async event : port error" (to 2.19), with "<hca>:<port> " from 2.20.3, "Got async error
+// event: " from 2.23.4, "Got non-fatal async event: port error(10)" from 2.28.7.
+std::vector<NcclLogLine> ib_port_error_lines(NcclVersion version, const std::string& hca, int port);
+
 // What ncclIbTest returns after that line: ncclSystemError before 2.13.4, ncclRemoteError since.
 bool ib_completion_error_is_remote(NcclVersion version);
 

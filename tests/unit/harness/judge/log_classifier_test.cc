@@ -112,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(
              "mlx5_0",
              K::kDetection, "async_error"},
         Case{"host1:1234:1300 [1] NCCL WARN NET/IB : Got async event : port error", K::kEvidence,
-             "ib_fatal_event"},
+             "ib_port_event"},
         Case{"host1:1234:1300 [1] NCCL WARN Bootstrap : no socket interface found", K::kEvidence,
              "nccl_warn"},
         // nccl-tests

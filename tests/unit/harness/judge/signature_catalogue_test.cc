@@ -349,6 +349,43 @@ TEST(SignatureCatalogue, TheNetShimsIbLinesClassifyAsTheRealOnes) {
   }
 }
 
+// The port error the shim writes on the host of a dead NIC: NCCL's async-event WARN of each era, exactly,
+// and the catalogue's line for it (evidence on that host, pointing at the NIC).
+TEST(SignatureCatalogue, TheNetShimsPortErrorLineIsNcclsAsyncEventWarn) {
+  const struct {
+    net::NcclVersion version;
+    const char* printed;
+  } eras[] = {
+      {{2, 18, 1}, "n1:11:12 [0] transport/net_ib.cc:95 NCCL WARN NET/IB : Got async event : port error"},
+      {{2, 21, 5},
+       "n1:11:12 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_3:1 Got async event : port error"},
+      {{2, 28, 3},
+       "n1:11:12 [0] transport/net_ib.cc:212 NCCL WARN NET/IB : mlx5_3:1 Got async error event: port error"},
+      {{2, 28, 9},
+       "n1:11:12 [0] transport/net_ib.cc:253 NCCL WARN NET/IB : mlx5_3:1 Got non-fatal async event: port "
+       "error(10)"},
+      {{2, 30, 7},
+       "n1:11:12 [0] transport/net_ib/common.cc:179 NCCL WARN NET/IB : mlx5_3:1 Got non-fatal async event: "
+       "port error(10)"},
+  };
+  const LogClassifier classifier = LogClassifier::builtin();
+  for (const auto& era : eras) {
+    const auto lines = net::ib_port_error_lines(era.version, "mlx5_3", 1);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(as_nccl_prints(lines[0]), era.printed);
+    const auto c = classifier.classify(era.printed);
+    ASSERT_TRUE(c.has_value()) << era.printed;
+    EXPECT_EQ(c->pattern->name, "nccl.ib_async_event");
+  }
+  // A fatal event stays the fatal line's.
+  const auto fatal = classifier.classify(
+      "n1:1:2 [0] transport/net_ib.cc:219 NCCL WARN NET/IB : mlx5_0:1 async fatal event on QP (0x55d0): "
+      "local "
+      "work queue catastrophic error");
+  ASSERT_TRUE(fatal.has_value());
+  EXPECT_EQ(fatal->pattern->name, "nccl.ib_async_fatal");
+}
+
 TEST(SignatureCatalogue, TheDocsHoldTheGeneratedCatalogue) {
   std::ifstream in(NCCLFI_SOURCE_DIR "/docs/failure-signatures.md");
   std::stringstream text;
