@@ -29,6 +29,9 @@ constexpr double kEitherEndWeight = 0.5;
 // code or SIGABRT/SIGTERM is most often the teardown after another rank's failure, and points nowhere.
 constexpr double kCrashNamedWeight = 2;
 constexpr double kHangWeight = 1;
+// A task Slurm still had to terminate at the time limit while the others had ended by themselves: it
+// could not even exit. Less than a printer's own error line, which names a cause, not only a state.
+constexpr double kStillRunningAtLimitWeight = 1.5;
 // The mechanisms that only say time ran out: a job whose detections are all of these hung.
 const std::set<std::string> kTimeoutMechanisms = {"torch_watchdog",     "torch_heartbeat",
                                                   "nccl_tests_timeout", "workload_watchdog",
@@ -119,6 +122,8 @@ struct Analysis {
   std::map<std::pair<std::string, int>, int> torchrun_ranks;
   const Evidence* first_srun_line = nullptr;  // the first `srun: error: ...: task N: ...` line read
   bool step_cancelled = false;                // Slurm cancelled the step (time limit, preemption)
+  bool srun_task_exited = false;              // srun saw a task exit by itself (`Exited with exit code`)
+  int last_attempt = -1;                      // the newest launch (attempt-N) whose logs were read
   // Addresses no rank announced, with the ranks whose lines name them.
   std::map<std::string, std::set<int>> unmapped_address_namers;
 
@@ -198,6 +203,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
   if (file_rank < 0)
     file_rank = rank_from_file_name(std::filesystem::path(file.path).parent_path().filename().string());
   const std::string file_host = host_from_file_name(name);
+  a.last_attempt = std::max(a.last_attempt, file.attempt);
   if (file_rank >= 0) a.rank_lines[file_rank] += 0;  // a rank's log that stays empty: it said nothing
   std::optional<LogTime> last_time;
   std::string summary_host;
@@ -233,6 +239,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     }
     Evidence e;
     e.file = file.shown;
+    e.attempt = file.attempt;
     e.line = line_no;
     e.text = clip(line);
     e.pattern = p.name;
@@ -326,11 +333,16 @@ Named named_subject(const Evidence& e, const Analysis& a) {
     const bool terminated_first =
         contains(e.text, "Terminated") && a.first_srun_line == &e && !a.step_cancelled;
     const bool killed = contains(e.text, "Killed") || contains(e.text, "ignal") || terminated_first;
-    n.weight = killed ? kCrashNamedWeight : 0;
-    n.site = killed ? "dead_rank" : "";
+    // Terminated at the time limit while other tasks had exited by themselves (their watchdogs fired,
+    // their errors ended them): this one was still there, stuck where no watchdog of its own could act.
+    const bool still_running =
+        !killed && contains(e.text, "Terminated") && a.step_cancelled && a.srun_task_exited;
+    n.weight = killed ? kCrashNamedWeight : still_running ? kStillRunningAtLimitWeight : 0;
+    n.site = killed ? "dead_rank" : still_running ? "host_hang" : "";
     n.why = "srun saw task " + std::to_string(n.rank) + " end (" +
             (terminated_first ? "SIGTERM, before any other task ended"
              : killed         ? "killed"
+             : still_running  ? "SIGTERM at the time limit, after other tasks had exited by themselves"
                               : "exited") +
             ")";
   }
@@ -576,6 +588,48 @@ void vote_sites(Diagnosis& d) {
   if (d.tied_sites.size() == 1) d.tied_sites.clear();
 }
 
+// A NIC that failed in earlier launches and let the last one run clean came back by itself: a dead NIC
+// stays dead, a flapping link (a bad cable or transceiver, a port that retrains) goes down and up. The
+// completion errors and port errors of each failure are the same either way; only the launches tell.
+void recognise_flapping_link(const Analysis& a, Diagnosis& d) {
+  const bool nic_decided =
+      d.site == "nic" || std::find(d.tied_sites.begin(), d.tied_sites.end(), "nic") != d.tied_sites.end();
+  if (!nic_decided || a.last_attempt < 1) return;
+  std::set<int> failed_launches;
+  for (const Evidence& e : d.evidence) {
+    if (e.role == "detection" && e.attempt == a.last_attempt) return;  // the last launch failed too
+    const auto sites = split_sites(e.site);
+    if (e.attempt >= 0 && std::find(sites.begin(), sites.end(), "nic") != sites.end())
+      failed_launches.insert(e.attempt);
+  }
+  if (failed_launches.empty()) return;
+  d.site = "degraded_link";
+  d.tied_sites.clear();
+  d.site_why = "the network failed in " + std::to_string(failed_launches.size()) +
+               " launch(es) and the last launch (attempt " + std::to_string(a.last_attempt) +
+               ") ran without a failure: the link came back, so it flaps; a dead NIC stays dead";
+}
+
+// A job that stopped making progress and was ended only by the scheduler's time limit, with no watchdog,
+// timeout or error of its own before that: whatever hung it, the safety net that should have ended it
+// never acted. That is the job's configuration (a timeout switched off, or longer than the time limit),
+// and it is what the operator has to fix first.
+void recognise_missing_safety_net(Diagnosis& d) {
+  bool deadline = false;
+  for (const Evidence& e : d.evidence) {
+    if (e.role != "detection") continue;
+    if (e.label != "harness_deadline") return;
+    deadline = true;
+  }
+  if (!deadline) return;
+  d.site = "configuration";
+  d.tied_sites.clear();
+  d.site_why =
+      "nothing in the job noticed the hang before the scheduler's time limit ended it: no watchdog or "
+      "timeout "
+      "fired, so they are off or longer than the limit";
+}
+
 void decide_symptom(Diagnosis& d) {
   std::set<std::string> mechanisms;
   bool crash_named = false;
@@ -713,7 +767,7 @@ Pointer pointer_of(const std::string& id) {
 Diagnosis diagnose(const InputSet& inputs) {
   Diagnosis d;
   d.skipped = inputs.skipped;
-  Analysis a{d, {}, {}, {}, {}, nullptr, false, {}};
+  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);
   // Lines with a rank but no host take the rank's host; lines with neither, a known host their file's
@@ -738,12 +792,16 @@ Diagnosis diagnose(const InputSet& inputs) {
   for (const Evidence& e : d.evidence) {
     if (e.pattern == "slurm.step_cancelled") a.step_cancelled = true;
     if (e.pattern == "srun.task_ended" && a.first_srun_line == nullptr) a.first_srun_line = &e;
+    if (e.pattern == "srun.task_ended" && contains(e.text, "Exited with exit code"))
+      a.srun_task_exited = true;
   }
   Scores s;
   score(a, s);
   choose_culprit(a, s);
   find_first_failure(d);
   vote_sites(d);
+  recognise_flapping_link(a, d);
+  recognise_missing_safety_net(d);
   decide_symptom(d);
   decide_confidence(d);
   return d;

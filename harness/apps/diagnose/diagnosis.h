@@ -43,6 +43,7 @@ struct Evidence {
   std::string peer;    // the address it names
   std::string target;  // the unit it points at ("host node2", "rank 1"), "" = none
   double weight = 0;   // its weight toward `target`
+  int attempt = -1;    // the launch it was printed in (attempt-N), -1 unknown
 };
 
 struct Candidate {
@@ -67,6 +68,7 @@ struct Diagnosis {
   std::map<std::string, double> site_votes;
   std::string site, symptom, symptom_why;
   std::vector<std::string> tied_sites;  // the sites tied at the top vote, when more than one
+  std::string site_why;                 // where a rule beyond the votes decided the site, why
   double confidence = 0;
   std::vector<std::string> what_would_decide;
   std::vector<Evidence> evidence;  // every classified line (at most kMaxEvidence), in order

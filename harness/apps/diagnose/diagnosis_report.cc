@@ -107,6 +107,7 @@ std::string diagnosis_text(const Diagnosis& d) {
   }
   out += "\nCulprit:    " + terminal_safe(culprit_text(d)) + "\n";
   out += "Site:       " + site_text(d) + "   symptom: " + d.symptom + " (" + d.symptom_why + ")\n";
+  if (!d.site_why.empty()) out += "            site: " + d.site_why + "\n";
   out += "Confidence: " + number(d.confidence) + "\n";
   if (d.first_failure) {
     const Evidence& f = *d.first_failure;
@@ -189,6 +190,7 @@ nlohmann::json diagnosis_json(const Diagnosis& d) {
   j["tied_sites"] = d.tied_sites;
   j["symptom"] = d.symptom;
   j["symptom_why"] = d.symptom_why;
+  if (!d.site_why.empty()) j["site_why"] = d.site_why;
   j["confidence"] = d.confidence;
   j["what_would_decide"] = d.what_would_decide;
   nlohmann::json hosts = nlohmann::json::object();

@@ -45,7 +45,12 @@ void add_tree(const fs::path& root, bool run, InputSet& set) {
       set.skipped.push_back(p.string() + ": not a regular file");
       continue;
     }
-    found.push_back(InputFile{p.string(), rel.string(), run ? attempt_of(first) : -1});
+    // The launch a file belongs to: an attempt-N folder on its path (a run directory's, or a lab
+    // workspace's training/attempt-N/).
+    int attempt = -1;
+    for (const fs::path& part : rel.parent_path())
+      if (const int n = attempt_of(part.string()); n >= 0) attempt = n;
+    found.push_back(InputFile{p.string(), rel.string(), attempt});
     if (set.files.size() + found.size() > kMaxLogFiles) break;  // refused by the caller; stop walking
   }
   std::sort(found.begin(), found.end(),

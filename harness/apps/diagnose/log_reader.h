@@ -15,7 +15,7 @@ constexpr size_t kMaxLogFiles = 2000;
 struct InputFile {
   std::string path;   // as found
   std::string shown;  // relative to the PATH it came from (its name for a single file)
-  int attempt = -1;   // a run directory's attempt-N, else -1
+  int attempt = -1;   // the attempt-N folder on its path (a run directory's, a lab workspace's), else -1
 };
 
 struct InputSet {

@@ -246,6 +246,36 @@ TEST(Diagnose, ThePortErrorTellsTheDeadNicFromThePeerThatLostIt) {
   std::filesystem::remove_all(dir);
 }
 
+// The same NIC fails in two launches and the third runs clean: the link came back, so it flaps (a dead
+// NIC stays dead). With a failed last launch, or a single launch, it stays a NIC.
+TEST(Diagnose, ANicThatFailsAndComesBackIsAFlappingLink) {
+  const auto dir = fresh_dir("ncclfi-diagnose-flap");
+  const std::string port_error =
+      "vm:101:101 [0] transport/net_ib.cc:253 NCCL WARN NET/IB : mlx5_1:1 Got non-fatal async event: port "
+      "error(10)\n";
+  for (const char* attempt : {"attempt-0", "attempt-1", "attempt-2"}) {
+    std::filesystem::create_directories(dir / "training" / attempt);
+    const bool failed = std::string(attempt) != "attempt-2";
+    std::ofstream(dir / "training" / attempt / "rank-0.log")
+        << (failed ? ib_completion(100, "127.0.0.2") : "");
+    std::ofstream(dir / "training" / attempt / "rank-1.log")
+        << (failed ? port_error + ib_completion(101, "127.0.0.1") : "");
+  }
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "degraded_link");
+  EXPECT_NE(d.site_why.find("flaps"), std::string::npos) << d.site_why;
+  EXPECT_NE(diagnosis_text(d).find("site: the network failed in 2 launch(es)"), std::string::npos)
+      << diagnosis_text(d);
+  // The last launch failed as well: the NIC stayed dead.
+  std::ofstream(dir / "training" / "attempt-2" / "rank-1.log")
+      << port_error + ib_completion(101, "127.0.0.1");
+  const Diagnosis dead = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(dead.site, "nic");
+  EXPECT_TRUE(dead.site_why.empty());
+  std::filesystem::remove_all(dir);
+}
+
 // Rank 3 was killed and says nothing; ranks 0 and 2 name one address no rank announced: it is rank 3's.
 TEST(Diagnose, AnAddressNamedByTheRanksThatLostItIsTheQuietRanks) {
   const auto dir = fresh_dir("ncclfi-diagnose-quiet-address");
@@ -368,6 +398,35 @@ TEST(Diagnose, ATimeLimitWithNoErrorIsAHang) {
   EXPECT_EQ(d.symptom, "hung");
   ASSERT_TRUE(d.first_failure.has_value());
   EXPECT_EQ(d.first_failure->pattern, "slurm.step_cancelled");
+  // Nothing in the job noticed: the missing safety net is the site.
+  EXPECT_EQ(d.site, "configuration");
+  EXPECT_NE(d.site_why.find("no watchdog or timeout fired"), std::string::npos) << d.site_why;
+  std::filesystem::remove_all(dir);
+}
+
+// At the time limit, the ranks whose watchdogs fired had exited; the task Slurm still had to terminate
+// was stuck where its own watchdog could not act: the hung one.
+TEST(Diagnose, TheTaskStillRunningAtTheTimeLimitIsTheHungOne) {
+  const auto dir = fresh_dir("ncclfi-diagnose-still-running");
+  for (int r = 0; r < 4; ++r)
+    std::ofstream(dir / ("rank-" + std::to_string(r) + ".log"))
+        << "[rank " << r << "] step 2275 loss 0.011170 step_time 0.6 ms\n"
+        << "cpu-ring: watchdog: allreduce seq 2276 did not complete within 2.000000 s\n";
+  std::ofstream(dir / "srun.err")
+      << "slurmstepd: error: *** STEP 1.0 ON vm CANCELLED AT 2026-12-03T08:11:40 DUE TO TIME LIMIT ***\n"
+      << "srun: error: vm: task 0: Exited with exit code 3\nsrun: error: vm: task 2: Exited with exit code "
+         "3\n"
+      << "srun: error: vm: task 3: Exited with exit code 3\nsrun: error: vm: task 1: Terminated\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "host_hang");
+  EXPECT_EQ(d.symptom, "hung");
+  // Every task terminated at the limit: no one of them stands out.
+  std::ofstream(dir / "srun.err")
+      << "slurmstepd: error: *** STEP 1.0 ON vm CANCELLED AT 2026-12-03T08:11:40 DUE TO TIME LIMIT ***\n"
+      << "srun: error: vm: task 0: Terminated\nsrun: error: vm: task 1: Terminated\n"
+      << "srun: error: vm: task 2: Terminated\nsrun: error: vm: task 3: Terminated\n";
+  EXPECT_NE(diagnose(collect_inputs({dir.string()})).culprit_ranks.size(), 1u);
   std::filesystem::remove_all(dir);
 }
 
