@@ -10,6 +10,7 @@
 #include <set>
 
 #include "line_regex.h"
+#include "link_test.h"
 #include "ncclfi/bounded_input.h"
 #include "observe.h"
 #include "signature_family.h"
@@ -29,6 +30,8 @@ constexpr double kEitherEndWeight = 0.5;
 // code or SIGABRT/SIGTERM is most often the teardown after another rank's failure, and points nowhere.
 constexpr double kCrashNamedWeight = 2;
 constexpr double kHangWeight = 1;
+// What a line of a rank that only lost a peer counts toward the site, against the culprit's own lines.
+constexpr double kLostPeerSiteFactor = 0.25;
 // A task Slurm still had to terminate at the time limit while the others had ended by themselves: it
 // could not even exit. Less than a printer's own error line, which names a cause, not only a state.
 constexpr double kStillRunningAtLimitWeight = 1.5;
@@ -124,6 +127,9 @@ struct Analysis {
   bool step_cancelled = false;                // Slurm cancelled the step (time limit, preemption)
   bool srun_task_exited = false;              // srun saw a task exit by itself (`Exited with exit code`)
   int last_attempt = -1;                      // the newest launch (attempt-N) whose logs were read
+  // A per-link test's rows, each with the line that printed it (link_test.h).
+  std::vector<LinkRow> link_rows;
+  std::vector<Evidence> link_row_lines;
   // Addresses no rank announced, with the ranks whose lines name them.
   std::map<std::string, std::set<int>> unmapped_address_namers;
 
@@ -230,6 +236,18 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     if (!host.empty()) a.hosts.insert(host);
     read_torchrun_summary(line, summary_host, a);
     if (const std::string own = own_address(line); !own.empty() && !host.empty()) d.address_hosts[own] = host;
+    if (const auto row = parse_link_row(line); row && a.link_rows.size() < kMaxEvidence) {
+      Evidence e;
+      e.file = file.shown;
+      e.attempt = file.attempt;
+      e.line = line_no;
+      e.text = clip(line);
+      e.host = host;
+      e.time = origin.time ? origin.time : last_time;
+      a.link_rows.push_back(*row);
+      a.link_row_lines.push_back(std::move(e));
+      continue;
+    }
     const auto match = classifier.classify(line);
     if (!match) continue;
     const harness::LogPattern& p = *match->pattern;
@@ -547,6 +565,11 @@ void choose_culprit(Analysis& a, const Scores& s) {
   }
 }
 
+bool lost_peer_rank(int rank, const Diagnosis& d) {
+  return rank >= 0 &&
+         std::find(d.lost_peer_ranks.begin(), d.lost_peer_ranks.end(), rank) != d.lost_peer_ranks.end();
+}
+
 bool about_culprit(const Evidence& e, const Diagnosis& d) {
   const Candidate& top = d.candidates.front();
   if (e.target == "host " + top.unit || e.target == top.unit) return true;
@@ -563,6 +586,9 @@ void vote_sites(Diagnosis& d) {
     if (sites.empty()) continue;
     double w = e.role == "evidence" && e.pointer == Pointer::kPrinter ? 2 : 1;
     if (!d.candidates.empty() && about_culprit(e, d)) w *= 2;
+    // A rank that only lost a peer prints what its own transport saw of the loss (a completion error, a
+    // closed socket), whatever the peer died of: the culprit's own lines say more about the site.
+    if (lost_peer_rank(e.rank, d)) w *= kLostPeerSiteFactor;
     for (const auto& site : sites) d.site_votes[site] += w / static_cast<double>(sites.size());
   }
   if (!d.hang_candidates.empty()) {
@@ -639,7 +665,18 @@ void decide_symptom(Diagnosis& d) {
   }
   const bool only_timeouts = std::all_of(mechanisms.begin(), mechanisms.end(),
                                          [&](const std::string& m) { return kTimeoutMechanisms.count(m); });
-  if (mechanisms.count("verification") || mechanisms.count("nan_check")) {
+  const auto link_finding = [&](const char* pattern) {
+    return std::any_of(d.evidence.begin(), d.evidence.end(),
+                       [&](const Evidence& e) { return e.pattern == pattern; });
+  };
+  if (mechanisms.empty() && link_finding("link_test.wrong_data")) {
+    d.symptom = "wrong data / NaN";
+    d.symptom_why = "no error in the job; the link test found a link that delivers wrong data";
+  } else if (mechanisms.empty() &&
+             (link_finding("link_test.slow_link") || link_finding("link_test.slow_rank"))) {
+    d.symptom = "slow with no error";
+    d.symptom_why = "no error in the job; the link test found a slow link";
+  } else if (mechanisms.count("verification") || mechanisms.count("nan_check")) {
     d.symptom = "wrong data / NaN";
     d.symptom_why = "a data check failed";
   } else if (mechanisms == std::set<std::string>{"bootstrap"} || d.site == "bootstrap") {
@@ -745,6 +782,26 @@ void drop_quoted_lines(Diagnosis& d) {
   d.evidence.erase(std::remove_if(d.evidence.begin(), d.evidence.end(), quoted), d.evidence.end());
 }
 
+// The link test's findings are evidence on the rank each names: the link into it, or the path through it.
+void add_link_test_findings(Analysis& a) {
+  Diagnosis& d = a.d;
+  for (const LinkFinding& f : judge_link_test(a.link_rows)) {
+    if (d.evidence.size() >= kMaxEvidence) break;
+    Evidence e = a.link_row_lines[f.row];
+    e.pattern = f.kind == LinkFinding::Kind::kWrongData  ? "link_test.wrong_data"
+                : f.kind == LinkFinding::Kind::kSlowRank ? "link_test.slow_rank"
+                                                         : "link_test.slow_link";
+    e.role = "evidence";
+    e.label = "link_test";
+    e.site = f.site;
+    e.rank = f.rank;
+    e.pointer = Pointer::kPrinter;
+    d.evidence.push_back(std::move(e));
+    d.link_test_findings.push_back(f.why);
+    d.failure = true;
+  }
+}
+
 }  // namespace
 
 Pointer pointer_of(const std::string& id) {
@@ -767,9 +824,10 @@ Pointer pointer_of(const std::string& id) {
 Diagnosis diagnose(const InputSet& inputs) {
   Diagnosis d;
   d.skipped = inputs.skipped;
-  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, {}};
+  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, {}, {}, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);
+  add_link_test_findings(a);
   // Lines with a rank but no host take the rank's host; lines with neither, a known host their file's
   // path names (node2/kern.log, node2-dmesg.txt).
   for (Evidence& e : d.evidence) {

@@ -67,8 +67,9 @@ struct Diagnosis {
   std::vector<int> hang_candidates;     // ranks that stopped printing while others failed
   std::map<std::string, double> site_votes;
   std::string site, symptom, symptom_why;
-  std::vector<std::string> tied_sites;  // the sites tied at the top vote, when more than one
-  std::string site_why;                 // where a rule beyond the votes decided the site, why
+  std::vector<std::string> tied_sites;          // the sites tied at the top vote, when more than one
+  std::string site_why;                         // where a rule beyond the votes decided the site, why
+  std::vector<std::string> link_test_findings;  // what a per-link test's table shows (link_test.h)
   double confidence = 0;
   std::vector<std::string> what_would_decide;
   std::vector<Evidence> evidence;  // every classified line (at most kMaxEvidence), in order

@@ -108,6 +108,7 @@ std::string diagnosis_text(const Diagnosis& d) {
   out += "\nCulprit:    " + terminal_safe(culprit_text(d)) + "\n";
   out += "Site:       " + site_text(d) + "   symptom: " + d.symptom + " (" + d.symptom_why + ")\n";
   if (!d.site_why.empty()) out += "            site: " + d.site_why + "\n";
+  for (const std::string& f : d.link_test_findings) out += "Link test:  " + f + "\n";
   out += "Confidence: " + number(d.confidence) + "\n";
   if (d.first_failure) {
     const Evidence& f = *d.first_failure;
@@ -191,6 +192,7 @@ nlohmann::json diagnosis_json(const Diagnosis& d) {
   j["symptom"] = d.symptom;
   j["symptom_why"] = d.symptom_why;
   if (!d.site_why.empty()) j["site_why"] = d.site_why;
+  if (!d.link_test_findings.empty()) j["link_test"] = d.link_test_findings;
   j["confidence"] = d.confidence;
   j["what_would_decide"] = d.what_would_decide;
   nlohmann::json hosts = nlohmann::json::object();

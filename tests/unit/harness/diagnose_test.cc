@@ -9,6 +9,7 @@
 
 #include "diagnosis.h"
 #include "line_attribution.h"
+#include "link_test.h"
 #include "log_reader.h"
 
 namespace ncclfi::diagnose {
@@ -273,6 +274,64 @@ TEST(Diagnose, ANicThatFailsAndComesBackIsAFlappingLink) {
   const Diagnosis dead = diagnose(collect_inputs({dir.string()}));
   EXPECT_EQ(dead.site, "nic");
   EXPECT_TRUE(dead.site_why.empty());
+  std::filesystem::remove_all(dir);
+}
+
+// The per-link test's table: a link that delivers wrong data names the rank it runs into; one slow link
+// names its receiving rank (a degraded link); a rank whose links in and out are both slow is its own path
+// (PCIe); with no error in the job, the symptom is the table's.
+TEST(DiagnoseLinkTest, TheTableNamesTheLinkAndTheRank) {
+  EXPECT_FALSE(parse_link_row("#   link           time(ms)   busbw(MB/s)   #wrong").has_value());
+  EXPECT_FALSE(parse_link_row("    rank 0 -> rank 1       162.1           6.1        0 extra").has_value());
+  const auto row = parse_link_row("    rank 0 -> rank 1       162.1           6.1        3");
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->from, 0);
+  EXPECT_EQ(row->to, 1);
+  EXPECT_DOUBLE_EQ(row->busbw_mbs, 6.1);
+  EXPECT_EQ(row->wrong, 3u);
+  using K = LinkFinding::Kind;
+  const std::vector<LinkRow> one_slow = {
+      {3, 0, 6.9, 143.2, 0}, {0, 1, 162.1, 6.1, 0}, {1, 2, 0.9, 1081.1, 0}, {2, 3, 4.5, 219.4, 0}};
+  auto f = judge_link_test(one_slow);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].kind, K::kSlowLink);
+  EXPECT_EQ(f[0].rank, 1);
+  EXPECT_EQ(f[0].site, "degraded_link");
+  const std::vector<LinkRow> slow_rank = {
+      {3, 0, 2.1, 312.9, 0}, {0, 1, 18.8, 34.8, 0}, {1, 2, 17.0, 38.5, 0}, {2, 3, 1.0, 680.7, 0}};
+  f = judge_link_test(slow_rank);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].kind, K::kSlowRank);
+  EXPECT_EQ(f[0].rank, 1);
+  EXPECT_EQ(f[0].site, "pcie");
+  const std::vector<LinkRow> healthy = {
+      {3, 0, 2.3, 564.9, 0}, {0, 1, 1.3, 998.1, 0}, {1, 2, 2.4, 556.6, 0}, {2, 3, 1.2, 1112.9, 0}};
+  EXPECT_TRUE(judge_link_test(healthy).empty());
+  std::vector<LinkRow> wrong = healthy;
+  wrong[2].wrong = 30;
+  f = judge_link_test(wrong);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].kind, K::kWrongData);
+  EXPECT_EQ(f[0].rank, 2);
+
+  const auto dir = fresh_dir("ncclfi-diagnose-link-test");
+  std::filesystem::create_directories(dir / "training");
+  std::filesystem::create_directories(dir / "link-test");
+  for (int r = 0; r < 4; ++r) {
+    std::ofstream(dir / "training" / ("rank-" + std::to_string(r) + ".log"))
+        << "[rank " << r << "] step 10 loss 0.5 step_time 9.0 ms\n";
+    const LinkRow& l = slow_rank[static_cast<size_t>(r)];
+    std::ofstream(dir / "link-test" / ("rank-" + std::to_string(l.to) + ".log"))
+        << "#   link           time(ms)   busbw(MB/s)   #wrong\n"
+        << "    rank " << l.from << " -> rank " << l.to << "   " << l.ms << "   " << l.busbw_mbs << "   0\n";
+  }
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  ASSERT_TRUE(d.failure);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "pcie");
+  EXPECT_EQ(d.symptom, "slow with no error");
+  EXPECT_NE(diagnosis_text(d).find("Link test:  both links through rank 1 are slow alone"), std::string::npos)
+      << diagnosis_text(d);
   std::filesystem::remove_all(dir);
 }
 
