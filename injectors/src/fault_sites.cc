@@ -23,8 +23,10 @@ constexpr SiteEmulation kNic[] = {
      "no IB status, no retry delay: the error comes at once, on the shim's own path"},
     {"net", "connect_fail", "connection setup fails with the code", "at connect/accept only"},
     {"net", "nic_down",
-     "the rank's port goes down (NCCL's `Got ... async event: port error` WARN on that rank at once); nothing "
-     "completes, then every request fails after the IB retry budget with the IBV_WC_RETRY_EXC_ERR WARN of the "
+     "the rank's port goes down (NCCL's `Got ... async event: port error` WARN on that rank at once); "
+     "nothing "
+     "completes, then every request fails after the IB retry budget with the IBV_WC_RETRY_EXC_ERR WARN of "
+     "the "
      "NCCL release in use and its code (ncclRemoteError from 2.13.4)",
      "on the shim's TCP path; in the IB persona its peers fail the same way a budget after the link went, "
      "else they see their sockets close at once"},
