@@ -236,16 +236,22 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     if (!host.empty()) a.hosts.insert(host);
     read_torchrun_summary(line, summary_host, a);
     if (const std::string own = own_address(line); !own.empty() && !host.empty()) d.address_hosts[own] = host;
-    if (const auto row = parse_link_row(line); row && a.link_rows.size() < kMaxEvidence) {
+    // Where the line is: the same for a link-test row and a catalogue line.
+    const auto located = [&] {
       Evidence e;
       e.file = file.shown;
       e.attempt = file.attempt;
       e.line = line_no;
       e.text = clip(line);
+      e.rank = rank;
       e.host = host;
       e.time = origin.time ? origin.time : last_time;
+      e.time_inferred = !origin.time && last_time.has_value();
+      return e;
+    };
+    if (const auto row = parse_link_row(line); row && a.link_rows.size() < kMaxEvidence) {
       a.link_rows.push_back(*row);
-      a.link_row_lines.push_back(std::move(e));
+      a.link_row_lines.push_back(located());
       continue;
     }
     const auto match = classifier.classify(line);
@@ -255,11 +261,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
       ++d.evidence_dropped;
       continue;
     }
-    Evidence e;
-    e.file = file.shown;
-    e.attempt = file.attempt;
-    e.line = line_no;
-    e.text = clip(line);
+    Evidence e = located();
     e.pattern = p.name;
     e.role = p.kind == harness::LineKind::kDetection  ? "detection"
              : p.kind == harness::LineKind::kEvidence ? "evidence"
@@ -268,10 +270,6 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     e.site = !p.site.empty() ? p.site : fallback_site(p.name);
     if (p.name == "nccl.result_name" && line.find("ncclRemoteError") != std::string::npos)
       e.site = fallback_site("nccl.remote_error");
-    e.rank = rank;
-    e.host = host;
-    e.time = origin.time ? origin.time : last_time;
-    e.time_inferred = !origin.time && last_time.has_value();
     e.pointer = pointer_of(p.name);
     point_local_error_at_printer(p.name, line, e);
     e.peer = peer_address(line);
