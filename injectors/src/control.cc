@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -21,8 +22,20 @@
 namespace ncclfi {
 namespace {
 
+// A process that has exited but was not yet reaped (state Z or X in /proc/PID/stat) still answers
+// kill(pid, 0); it holds no descriptors any more, so it counts as gone. A rank torn down while a
+// command is under way passes through this state: that is a dead rank, not an impostor.
 bool process_alive(pid_t pid) {
-  return ::kill(pid, 0) == 0 || errno == EPERM;
+  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+  std::string stat(512, '\0');
+  const int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  const ssize_t got = fd < 0 ? 0 : ::read(fd, stat.data(), stat.size());
+  if (fd >= 0) ::close(fd);
+  stat.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  const auto paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return true;  // no /proc: trust kill()
+  const char state = stat[paren + 2];
+  return state != 'Z' && state != 'X';
 }
 
 enum class Reply { kAck, kNoReader, kTimeout, kRefused };
@@ -68,24 +81,29 @@ Reply send_one(const std::string& prefix, pid_t pid, const std::string& command,
   int in_fd = -1;
   int64_t deadline = Clock::mono_ns() + static_cast<int64_t>(timeout_ms) * 1000000;
   while ((in_fd = ::open((prefix + ".in").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-    if (errno != ENXIO || Clock::mono_ns() > deadline) {
+    const int open_errno = errno;
+    // No reader: the rc thread is between two commands, or the rank is being torn down. A rank that
+    // dies meanwhile is gone (nothing left to disarm); only a living one that never reads times out.
+    if (open_errno != ENXIO || Clock::mono_ns() > deadline || !process_alive(pid)) {
       ::close(out_fd);
-      if (errno == ELOOP) return Reply::kRefused;
-      return errno == ENXIO ? Reply::kTimeout : Reply::kNoReader;
+      if (open_errno == ELOOP) return Reply::kRefused;
+      return open_errno == ENXIO && process_alive(pid) ? Reply::kTimeout : Reply::kNoReader;
     }
     ::usleep(2000);  // the rc thread is between two commands: it reopens `.in` shortly
   }
   // The open succeeded, so a reader is opening `.in`: it must be the process the name says. Its open
   // returns, and the descriptor shows in /proc, a moment after ours.
   bool asked = own_fifo(in_fd) && held_by(pid, in_fd);
-  while (!asked && own_fifo(in_fd) && Clock::mono_ns() < deadline) {
+  while (!asked && own_fifo(in_fd) && process_alive(pid) && Clock::mono_ns() < deadline) {
     ::usleep(1000);
     asked = held_by(pid, in_fd);
   }
   if (!asked) {
     ::close(in_fd);
     ::close(out_fd);
-    return Reply::kRefused;
+    // The named rank died while we asked (its descriptors close as it exits, before our check saw
+    // them): nothing is left to disarm. Only a living process that does not hold the FIFO is refused.
+    return process_alive(pid) ? Reply::kRefused : Reply::kNoReader;
   }
   std::string line = command + "\n";
   ssize_t n = ::write(in_fd, line.data(), line.size());
@@ -98,8 +116,12 @@ Reply send_one(const std::string& prefix, pid_t pid, const std::string& command,
   while (reply.find('\n') == std::string::npos) {
     int64_t left_ms = (deadline - Clock::mono_ns()) / 1000000;
     if (left_ms <= 0) break;
+    if (!process_alive(pid)) {  // took the command and died before answering: gone, nothing to wait for
+      ::close(out_fd);
+      return Reply::kNoReader;
+    }
     pollfd pfd{out_fd, POLLIN, 0};
-    int r = ::poll(&pfd, 1, static_cast<int>(left_ms));
+    int r = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left_ms, 20)));
     if (r <= 0) continue;
     char buf[64];
     ssize_t got = ::read(out_fd, buf, sizeof(buf));

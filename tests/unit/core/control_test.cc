@@ -227,6 +227,38 @@ TEST(Control, AnAnswerFromAProcessOtherThanTheNamedOneIsRefused) {
   test::wait_exit(bystander);
 }
 
+// A rank torn down while a command is under way: it has exited (not yet reaped) and no longer holds
+// its FIFO, which another process still has open. That rank is gone, not an impostor, and the wait
+// for it ends at once instead of at the timeout.
+TEST(Control, ARankThatExitedWhileAskedIsDeadNotRefused) {
+  test::TempDir dir;
+  const pid_t exited = test::spawn([] { return 0; });
+  ASSERT_TRUE(eventually(
+      [&] {
+        const std::string stat = test::read_text("/proc/" + std::to_string(exited) + "/stat");
+        const auto paren = stat.rfind(')');
+        return paren != std::string::npos && stat.compare(paren, 3, ") Z") == 0;
+      },
+      milliseconds(5000)))
+      << "the child never became a zombie";
+  const std::string stem = dir.file("ncclfi-preload-" + std::to_string(exited));
+  ASSERT_EQ(::mkfifo((stem + ".in").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((stem + ".out").c_str(), 0600), 0);
+  const int leftover_reader = ::open((stem + ".in").c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(leftover_reader, 0);
+  const auto start = Steady::now();
+  ControlResult r = send_control(dir.path(), "x", false, 2000);
+  const auto took = Steady::now() - start;
+  EXPECT_EQ(r.skipped_dead, 1);
+  EXPECT_EQ(r.refused, 0);
+  EXPECT_EQ(r.acknowledged, 0);
+  EXPECT_LT(took, milliseconds(1000));
+  char buf[64];
+  EXPECT_LE(::read(leftover_reader, buf, sizeof buf), 0) << "a command was written for a dead rank";
+  ::close(leftover_reader);
+  test::wait_exit(exited);
+}
+
 TEST(Control, MissingRunDirAndForeignFilesAreHarmless) {
   ControlResult none = send_control("/nonexistent/ncclfi-run", "x", true, 100);
   EXPECT_EQ(none.acknowledged + none.skipped_dead + none.timed_out, 0);
