@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,18 @@ class Rendezvous {
 
   std::vector<std::string> allgather(const std::string& mine);
   void barrier();
+
+  // Fault-tolerant agreement after a peer died (ncclfi-workload --recover shrink). Each surviving rank
+  // calls it with the first step it has not completed. Rank 0 waits until every peer has either called
+  // it too, closed its connection (a killed process's socket closes) or stayed silent for `wait`; the
+  // latter two are the dead ranks. The survivors all learn the same sorted dead list and the smallest
+  // step any survivor still needs (the step they resume at). Rank 0 must survive: it hosts the
+  // rendezvous (as torchrun's store does), so a survivor that loses rank 0 throws, saying so.
+  struct Survivors {
+    std::vector<int> dead;
+    uint64_t resume_step = 0;
+  };
+  Survivors agree_on_survivors(uint64_t next_step, std::chrono::milliseconds wait);
   int rank() const { return info_.rank; }
   int world_size() const { return info_.world_size; }
 
