@@ -215,8 +215,8 @@ std::string no_recovery_text(const CheckContext& ctx) {
 
 CheckResult check_resume_s(const CheckContext& ctx) {
   const Bounds& want = *ctx.expect.resume_s;
-  const std::string expected = "expected the survivors to resume within " + bounds_text(want, true) + " of the " +
-                               first_injection_text(ctx);
+  const std::string expected = "expected the survivors to resume within " + bounds_text(want, true) +
+                               " of the " + first_injection_text(ctx);
   if (!ctx.judgement.resume_s || !ctx.judgement.in_place_problem.empty())
     return result("resume_s", Answer::kFail, expected + "; " + no_recovery_text(ctx));
   const double s = *ctx.judgement.resume_s;
@@ -310,6 +310,13 @@ CheckResult check_result(const CheckContext& ctx) {
   const int world = ctx.history.world_size;
   if (world > 0 && static_cast<int>(verified.size()) >= world) {
     return result("result", Answer::kPass, "every rank of the final attempt verified its data");
+  }
+  // Recovered in place: the ranks that carried on are the ones whose data counts.
+  if (ctx.judgement.outcome == Outcome::kRecoveredInPlace && ctx.judgement.survivors &&
+      static_cast<int>(verified.size()) >= *ctx.judgement.survivors) {
+    return result("result", Answer::kPass,
+                  "every survivor of the in-place recovery verified its data (" +
+                      std::to_string(verified.size()) + " of " + std::to_string(world) + " ranks)");
   }
   if (verified.empty()) {
     return result("result",

@@ -15,9 +15,9 @@ using Check = std::function<CheckResult(const CheckContext&)>;
 
 const std::map<std::string, Check>& checks_by_field() {
   static const std::map<std::string, Check> table = {
-      {"outcome", check_outcome}, {"detected_by", check_detected_by}, {"detection_s", check_detection_s},
-      {"ranks", check_ranks},     {"restarts", check_restarts},       {"log_matches", check_log_matches},
-      {"result", check_result},   {"ras_ranks", check_ras_ranks},     {"resume_s", check_resume_s},
+      {"outcome", check_outcome},     {"detected_by", check_detected_by}, {"detection_s", check_detection_s},
+      {"ranks", check_ranks},         {"restarts", check_restarts},       {"log_matches", check_log_matches},
+      {"result", check_result},       {"ras_ranks", check_ras_ranks},     {"resume_s", check_resume_s},
       {"survivors", check_survivors},
   };
   return table;
@@ -246,7 +246,8 @@ Judgement judgement_from_json(const nlohmann::json& doc) {
     j.detection_s = doc["detection_s"].get<double>();
   if (doc.contains("in_place_recovery") && doc["in_place_recovery"].is_object()) {
     const auto& r = doc["in_place_recovery"];
-    if (r.contains("survivors") && r["survivors"].is_number_integer()) j.survivors = r["survivors"].get<int>();
+    if (r.contains("survivors") && r["survivors"].is_number_integer())
+      j.survivors = r["survivors"].get<int>();
     if (r.contains("resume_s") && r["resume_s"].is_number()) j.resume_s = r["resume_s"].get<double>();
     j.in_place_problem = r.value("problem", std::string());
   }

@@ -273,9 +273,10 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
       return say(Outcome::kSilentCorruption, "recovered in place but finished with wrong data: " + bad);
     }
     char text[160];
-    std::snprintf(text, sizeof text, "%zu survivor(s) shrank the communicator and finished; %zu rank(s) lost; "
-                  "resumed %.3f s after the injection", in_place->survivors.size(), in_place->victims.size(),
-                  *in_place->resume_s);
+    std::snprintf(text, sizeof text,
+                  "%zu survivor(s) shrank the communicator and finished; %zu rank(s) lost; "
+                  "resumed %.3f s after the injection",
+                  in_place->survivors.size(), in_place->victims.size(), *in_place->resume_s);
     return say(Outcome::kRecoveredInPlace, text);
   }
   if (detail::finished(history, attempt)) {
