@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -251,9 +250,10 @@ uint64_t expected_digest(const RunPlan& plan, const std::vector<Segment>& segmen
   return digest;
 }
 
-// --recover shrink: the failed step's aftermath. Returns nullopt with the runner rebound to the shrunk
-// communicator, else the exit code (the events say why).
-Stop recover_in_place(const Job& job, Membership& m, Rendezvous& rendezvous, StepRunner& runner,
+// --recover shrink: the failed step's aftermath. Returns with the runner rebound to the shrunk
+// communicator and `outcome` holding the digest at the resume point; where that cannot be, the process
+// ends with exit 8 (kExitNoRecovery) and the reason in its abort and exit events.
+void recover_in_place(const Job& job, Membership& m, Rendezvous& rendezvous, StepRunner& runner,
                       Watchdog& watchdog, RunOutcome& outcome, std::vector<Segment>& segments) {
   const std::string failure = watchdog.failure();
   job.log.write(ev::kRecovering, {{"error", failure.empty() ? "a failed NCCL call" : failure},
@@ -300,7 +300,6 @@ Stop recover_in_place(const Job& job, Membership& m, Rendezvous& rendezvous, Ste
                result.revoked ? "revoked, then shrunk" : "shrunk with NCCL_SHRINK_ABORT", result.ms);
   outcome.digest = digest;
   outcome.wrong_total = wrong_total;
-  return std::nullopt;
 }
 
 // The steps from the resume point; a failing step ends the process through the watchdog, or with
@@ -312,11 +311,9 @@ RunOutcome run_steps(const Job& job, Membership& m, Rendezvous* rendezvous, Watc
     StepRunner runner(job.args, job.plan, m.comm, m.rank, m.size(), job.log, watchdog);
     outcome = runner.run(first_step, resume.digest, resume.wrong_total,
                          job.args.checkpoint_dir.empty() ? nullptr : &resume.checkpoint);
-    const uint64_t steps_before = outcome.steps_run;
-    uint64_t steps_total = steps_before;
+    uint64_t steps_total = outcome.steps_run;
     while (outcome.needs_recovery && rendezvous != nullptr) {
-      if (const Stop stop = recover_in_place(job, m, *rendezvous, runner, watchdog, outcome, segments))
-        std::_Exit(*stop);
+      recover_in_place(job, m, *rendezvous, runner, watchdog, outcome, segments);
       const uint64_t from = segments.back().from;
       outcome = runner.run(from, outcome.digest, outcome.wrong_total, nullptr);
       steps_total += outcome.steps_run;
