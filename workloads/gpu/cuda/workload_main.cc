@@ -408,9 +408,10 @@ int run_workload(int argc, char** argv) {
   if (const Stop stop = resume_at(job, saved, agreed, resume)) return *stop;
 
   Watchdog watchdog(args, log, info.rank);
-  watchdog.set_recover(!args.recover.empty());
   ncclComm_t comm = nullptr;
   if (const Stop stop = init_communicator(job, watchdog, agreed.id, comm)) return *stop;
+  // Only the steps recover: a communicator that cannot even be made ends the run as before.
+  watchdog.set_recover(!args.recover.empty());
   if (info.rank == 0 && !args.quiet) print_header(job);
 
   Membership membership{comm, info.rank, {}};
