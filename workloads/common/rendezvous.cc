@@ -415,9 +415,13 @@ std::string encode_u64s(const std::vector<uint64_t>& values) {
   return blob;
 }
 
-std::vector<uint64_t> decode_u64s(const std::string& blob) {
-  if (blob.size() % sizeof(uint64_t) != 0) throw std::runtime_error("rendezvous: malformed recovery message");
-  std::vector<uint64_t> values(blob.size() / sizeof(uint64_t));
+// The first `count` values of `blob` (all of them when count is 0).
+std::vector<uint64_t> decode_u64s(const std::string& blob, size_t count = 0) {
+  if (count == 0 && blob.size() % sizeof(uint64_t) != 0)
+    throw std::runtime_error("rendezvous: malformed recovery message");
+  if (count == 0) count = blob.size() / sizeof(uint64_t);
+  if (blob.size() < count * sizeof(uint64_t)) throw std::runtime_error("rendezvous: short recovery message");
+  std::vector<uint64_t> values(count);
   for (size_t i = 0; i < values.size(); ++i) {
     uint64_t n = 0;
     std::memcpy(&n, blob.data() + i * sizeof(n), sizeof(n));
@@ -428,20 +432,30 @@ std::vector<uint64_t> decode_u64s(const std::string& blob) {
 
 }  // namespace
 
-Rendezvous::Survivors Rendezvous::agree_on_survivors(uint64_t next_step, std::chrono::milliseconds wait) {
+// The answer rank 0 sends: resume step, the AND of the flags, the number of dead, the dead, rank 0's payload.
+Rendezvous::Survivors Rendezvous::agree_on_survivors(uint64_t next_step, std::chrono::milliseconds wait,
+                                                     uint64_t flags, const std::string& root_payload) {
   Survivors result;
   result.resume_step = next_step;
+  result.all_flags = flags;
+  result.payload = root_payload;
   if (info_.world_size == 1) return result;
   const Deadline d = Clock::mono_ns() + static_cast<int64_t>(wait.count()) * 1000000;
   if (info_.rank != 0) {
     // The answer may take up to `wait` (rank 0 waits for slow survivors), plus the time to send it.
     const Deadline answer_by = d + static_cast<int64_t>(timeout_.count()) * 1000000;
     try {
-      send_blob(peer_fds_[0], encode_u64s({next_step}), d);
-      const std::vector<uint64_t> answer = decode_u64s(recv_blob(peer_fds_[0], answer_by));
-      if (answer.empty()) throw std::runtime_error("rendezvous: empty recovery answer");
+      send_blob(peer_fds_[0], encode_u64s({next_step, flags}), d);
+      const std::string blob = recv_blob(peer_fds_[0], answer_by);
+      const std::vector<uint64_t> head = decode_u64s(blob, 3);
+      if (head[2] > static_cast<uint64_t>(info_.world_size))
+        throw std::runtime_error("rendezvous: malformed recovery answer");
+      const size_t count = 3 + static_cast<size_t>(head[2]);
+      const std::vector<uint64_t> answer = decode_u64s(blob, count);
       result.resume_step = answer[0];
-      for (size_t i = 1; i < answer.size(); ++i) result.dead.push_back(static_cast<int>(answer[i]));
+      result.all_flags = answer[1];
+      for (size_t i = 3; i < count; ++i) result.dead.push_back(static_cast<int>(answer[i]));
+      result.payload = blob.substr(count * sizeof(uint64_t));
     } catch (const std::exception& error) {
       throw std::runtime_error(std::string(error.what()) +
                                " (rank 0 hosts the rendezvous and must survive for the others to agree "
@@ -470,8 +484,9 @@ Rendezvous::Survivors Rendezvous::agree_on_survivors(uint64_t next_step, std::ch
       int& s = state[static_cast<size_t>(ranks[i])];
       try {
         const std::vector<uint64_t> said = decode_u64s(recv_blob(fds[i].fd, d));
-        if (said.size() != 1) throw std::runtime_error("rendezvous: malformed recovery message");
+        if (said.size() != 2) throw std::runtime_error("rendezvous: malformed recovery message");
         result.resume_step = std::min(result.resume_step, said[0]);
+        result.all_flags &= said[1];
         s = 1;
       } catch (const std::exception&) {
         s = -1;  // closed (a killed process) or broken: dead
@@ -485,9 +500,9 @@ Rendezvous::Survivors Rendezvous::agree_on_survivors(uint64_t next_step, std::ch
     if (fd >= 0) ::close(fd);  // a survivor too slow to report learns it was left out: its socket closes
     fd = -1;
   }
-  std::vector<uint64_t> answer{result.resume_step};
+  std::vector<uint64_t> answer{result.resume_step, result.all_flags, result.dead.size()};
   for (int r : result.dead) answer.push_back(static_cast<uint64_t>(r));
-  const std::string blob = encode_u64s(answer);
+  const std::string blob = encode_u64s(answer) + root_payload;
   const Deadline send_by = Clock::mono_ns() + static_cast<int64_t>(timeout_.count()) * 1000000;
   for (int r = 1; r < info_.world_size; ++r) {
     if (state[static_cast<size_t>(r)] == 1) send_blob(peer_fds_[static_cast<size_t>(r)], blob, send_by);

@@ -224,8 +224,10 @@ TEST(Rendezvous, SurvivorsAgreeThatAKilledRankIsDead) {
       if (r == 2) ::raise(SIGKILL);
       ::usleep(200000);  // let the victim die first, as a peer's failure precedes the recovery
       const auto start = std::chrono::steady_clock::now();
-      const Rendezvous::Survivors agreed =
-          rv.agree_on_survivors(10 + static_cast<uint64_t>(r), milliseconds(5000));
+      // Flags are ANDed (rank 3 lacks bit 1); rank 0's payload reaches everyone.
+      const Rendezvous::Survivors agreed = rv.agree_on_survivors(
+          10 + static_cast<uint64_t>(r), milliseconds(5000), r == 3 ? 1 : 3, r == 0 ? "id-from-0" : "");
+      if (agreed.all_flags != 1 || agreed.payload != "id-from-0") return 4;
       // A closed socket is known at once: nobody waits out the 5 s for the dead rank.
       if (std::chrono::steady_clock::now() - start > milliseconds(3000)) return 3;
       if (agreed.dead != std::vector<int>{2}) return 1;

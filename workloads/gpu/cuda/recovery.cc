@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 namespace ncclfi::workload {
@@ -16,13 +17,46 @@ constexpr int kShrinkAbort = 0x01;
 using RevokeFn = ncclResult_t (*)(ncclComm_t, int);
 using ShrinkFn = ncclResult_t (*)(ncclComm_t, int*, int, ncclComm_t*, ncclConfig_t*, int);
 
+// Whether libnccl itself exports `name`: an interposer (ncclfi's preload) may define it for any NCCL and
+// forward to a function the library lacks, so the library is asked, not the process.
+bool nccl_has(const char* name) {
+  void* nccl = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_NOLOAD);
+  if (nccl == nullptr) return dlsym(RTLD_DEFAULT, name) != nullptr;
+  const bool has = dlsym(nccl, name) != nullptr;
+  dlclose(nccl);
+  return has;
+}
+
+// Called through the process's first definition (RTLD_DEFAULT), so an interposer sees the calls.
+template <typename Fn>
+Fn nccl_fn(const char* name) {
+  return nccl_has(name) ? reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name)) : nullptr;
+}
 RevokeFn revoke_fn() {
-  static const auto fn = reinterpret_cast<RevokeFn>(dlsym(RTLD_DEFAULT, "ncclCommRevoke"));
+  static const auto fn = nccl_fn<RevokeFn>("ncclCommRevoke");
   return fn;
 }
 ShrinkFn shrink_fn() {
-  static const auto fn = reinterpret_cast<ShrinkFn>(dlsym(RTLD_DEFAULT, "ncclCommShrink"));
+  static const auto fn = nccl_fn<ShrinkFn>("ncclCommShrink");
   return fn;
+}
+
+int64_t now_ns();
+ncclResult_t settle(ncclComm_t comm, ncclResult_t result, int64_t limit);
+
+// Bit 0 of a survivor's flags at the agreement: its parent communicator is clean enough to shrink.
+constexpr uint64_t kParentClean = 1;
+
+// The survivors' new communicator from a unique id rank 0 drew (the agreement's payload).
+ncclResult_t reinit(const std::string& id_blob, int nranks, int rank, ncclComm_t& out, int64_t limit) {
+  if (id_blob.size() != sizeof(ncclUniqueId)) return ncclInternalError;
+  ncclUniqueId id{};
+  std::memcpy(&id, id_blob.data(), sizeof(id));
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclResult_t r = ncclCommInitRankConfig(&out, nranks, id, rank, &config);
+  if (out == nullptr) return r == ncclSuccess ? ncclInternalError : r;
+  return settle(out, r, limit);
 }
 
 int64_t now_ns() {
@@ -74,15 +108,28 @@ RecoveryResult shrink_to_survivors(Membership& m, Rendezvous& rendezvous, uint64
   // Revoke first where NCCL has it: it ends the in-flight kernels and quiesces the communicator so the
   // shrink can run in its default mode. Its settled state may well be the peer's error: that is
   // expected here and does not stop the recovery.
+  ncclResult_t state = ncclSuccess;
   if (revoke_fn() != nullptr) {
     const ncclResult_t r = revoke_fn()(m.comm, 0);
     out.revoked = r == ncclSuccess || r == ncclInProgress;
-    if (r == ncclInProgress) settle(m.comm, r, limit);
+    state = r == ncclInProgress ? settle(m.comm, r, limit) : r;
+  } else {
+    ncclResult_t async = ncclSuccess;
+    const ncclResult_t query = ncclCommGetAsyncError(m.comm, &async);
+    state = query != ncclSuccess ? query : async;
+  }
+  if (state != ncclSuccess) out.parent_error = ncclGetErrorString(state);
+  // Rank 0 draws the id a re-created communicator would need, so one agreement settles either way.
+  std::string id_blob;
+  if (m.job_rank() == 0) {
+    ncclUniqueId id{};
+    if (ncclGetUniqueId(&id) == ncclSuccess) id_blob.assign(reinterpret_cast<const char*>(&id), sizeof(id));
   }
   Rendezvous::Survivors survivors;
   try {
     survivors = rendezvous.agree_on_survivors(
-        next_step, std::chrono::milliseconds(static_cast<int64_t>(args.recover_wait_s * 1000)));
+        next_step, std::chrono::milliseconds(static_cast<int64_t>(args.recover_wait_s * 1000)),
+        out.parent_error.empty() ? kParentClean : 0, id_blob);
   } catch (const std::exception& error) {
     out.error = std::string("cannot agree on the survivors: ") + error.what();
     return out;
@@ -109,6 +156,29 @@ RecoveryResult shrink_to_survivors(Membership& m, Rendezvous& rendezvous, uint64
     out.error = "every rank reported back: no rank is dead, so there is nothing to shrink away";
     return out;
   }
+  int new_rank = 0;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i] == m.job_rank()) new_rank = static_cast<int>(i);
+  }
+  if ((survivors.all_flags & kParentClean) == 0) {
+    // Every survivor takes the same path: some parent would refuse the shrink, so none tries it.
+    out.method = "reinit";
+    abort_bounded(m.comm, args.abort_wait_s);
+    ncclComm_t fresh = nullptr;
+    const ncclResult_t r =
+        reinit(survivors.payload, static_cast<int>(members.size()), new_rank, fresh, limit);
+    if (r != ncclSuccess) {
+      out.error = nccl_error("ncclCommInitRankConfig (the survivors' new communicator)", r);
+      m.comm = fresh;
+      return out;
+    }
+    m.comm = fresh;
+    m.rank = new_rank;
+    m.members = members;
+    out.ms = static_cast<double>(now_ns() - started) / 1e6;
+    return out;
+  }
+  out.method = "shrink";
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t child = nullptr;
@@ -134,7 +204,6 @@ RecoveryResult shrink_to_survivors(Membership& m, Rendezvous& rendezvous, uint64
     return out;
   }
   abort_bounded(m.comm, args.abort_wait_s);
-  int new_rank = 0;
   ncclCommUserRank(shrunk, &new_rank);
   m.comm = shrunk;
   m.rank = new_rank;

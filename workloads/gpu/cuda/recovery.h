@@ -34,15 +34,22 @@ struct Membership {
 };
 
 struct RecoveryResult {
-  std::string error;          // empty: recovered
+  std::string error;  // empty: recovered
+  // "shrink" (ncclCommShrink), or "reinit": a fresh communicator of the survivors from a new unique id,
+  // when some survivor's parent communicator still reports the peer's error after the revoke. NCCL
+  // 2.28's ncclCommShrink checks the parent's state first (ncclCommEnsureReady), and an error its proxy
+  // thread recorded (a network peer gone) stays there, so the shrink would be refused.
+  std::string method;
+  std::string parent_error;   // this rank's parent state when it was not clean ("" when it was)
   uint64_t resume_step = 0;   // the first step the shrunk communicator runs
   std::vector<int> excluded;  // job ranks left out
   bool revoked = false;       // ncclCommRevoke was called (else NCCL_SHRINK_ABORT did the stopping)
   double ms = 0;              // from the failure noticed to the shrunk communicator ready
 };
 
-// Revokes, agrees, shrinks and waits for the new communicator; on success `m` describes it and the old
-// communicator is gone. `next_step`: the first step this rank had not completed. Writes no events.
+// Revokes, agrees, shrinks (or re-creates among the survivors) and waits for the new communicator; on
+// success `m` describes it and the old communicator is gone. `next_step`: the first step this rank had not
+// completed. Writes no events.
 RecoveryResult shrink_to_survivors(Membership& m, Rendezvous& rendezvous, uint64_t next_step,
                                    const WorkloadArgs& args);
 

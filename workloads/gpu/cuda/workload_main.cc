@@ -285,19 +285,27 @@ void recover_in_place(const Job& job, Membership& m, Rendezvous& rendezvous, Ste
   watchdog.clear_failure();
   watchdog.set_comm(m.comm);
   segments.push_back({result.resume_step, m.rank, m.size()});
-  job.log.write(ev::kRecovered,
-                {{"resume_step", result.resume_step},
-                 {"survivors", m.size()},
-                 {"excluded", result.excluded},
-                 {"members", m.members},
-                 {"comm_rank", m.rank},
-                 {"revoke", result.revoked},
-                 {"shrink_flags", result.revoked ? "NCCL_SHRINK_DEFAULT" : "NCCL_SHRINK_ABORT"},
-                 {"nccl_version", nccl_version_string()},
-                 {"recovery_ms", result.ms}});
+  job.log.write(ev::kRecovered, {{"resume_step", result.resume_step},
+                                 {"survivors", m.size()},
+                                 {"excluded", result.excluded},
+                                 {"members", m.members},
+                                 {"comm_rank", m.rank},
+                                 {"method", result.method},
+                                 {"revoke", result.revoked},
+                                 {"parent_error", result.parent_error},
+                                 {"shrink_flags", result.method != "shrink" ? ""
+                                                  : result.revoked          ? "NCCL_SHRINK_DEFAULT"
+                                                                            : "NCCL_SHRINK_ABORT"},
+                                 {"nccl_version", nccl_version_string()},
+                                 {"recovery_ms", result.ms}});
+  const std::string how = result.method == "reinit"
+                              ? "a new communicator of the survivors: a parent still "
+                                "reported the peer's error, which ncclCommShrink refuses"
+                          : result.revoked ? "revoked, then shrunk"
+                                           : "shrunk with NCCL_SHRINK_ABORT";
   std::fprintf(stderr, "%s: rank %d: recovered in place: %d survivors, resuming at step %llu (%s, %.0f ms)\n",
                program_tag(), job.info.rank, m.size(), static_cast<unsigned long long>(result.resume_step),
-               result.revoked ? "revoked, then shrunk" : "shrunk with NCCL_SHRINK_ABORT", result.ms);
+               how.c_str(), result.ms);
   outcome.digest = digest;
   outcome.wrong_total = wrong_total;
 }
