@@ -69,6 +69,9 @@ struct InPlaceRecovery {
   // its recovery (`resumed`): the job has resumed once every survivor has. Unset when one never did.
   std::optional<double> resume_s;
   std::string problem;  // why this is not recovered_in_place ("" when it is)
+  // How the survivors got their communicator, as their `recovered` events say: "shrink" (ncclCommShrink),
+  // "reinit" (a new one of the survivors) or both joined with "+" when they differ; "" when unsaid.
+  std::string method;
 };
 std::optional<InPlaceRecovery> in_place_recovery(const History& history);
 

@@ -154,7 +154,13 @@ std::optional<InPlaceRecovery> in_place_recovery(const History& history) {
   }
   if (recovered.empty()) return std::nullopt;
   InPlaceRecovery out;
-  for (const auto& [rank, e] : recovered) out.survivors.insert(rank);
+  std::set<std::string> methods;
+  for (const auto& [rank, e] : recovered) {
+    out.survivors.insert(rank);
+    if (e->fields.contains("method") && e->fields["method"].is_string())
+      methods.insert(e->fields["method"].get<std::string>());
+  }
+  for (const auto& m : methods) out.method += (out.method.empty() ? "" : "+") + m;
   const HistoryEvent* injection = nullptr;
   for (const auto& e : history.events) {
     if (is_inject(e) && (injection == nullptr || e.ts_ns < injection->ts_ns)) injection = &e;
@@ -272,11 +278,13 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
     if (std::string bad = detail::corruption_evidence(history, attempt); !bad.empty()) {
       return say(Outcome::kSilentCorruption, "recovered in place but finished with wrong data: " + bad);
     }
-    char text[160];
-    std::snprintf(text, sizeof text,
-                  "%zu survivor(s) shrank the communicator and finished; %zu rank(s) lost; "
-                  "resumed %.3f s after the injection",
-                  in_place->survivors.size(), in_place->victims.size(), *in_place->resume_s);
+    char text[200];
+    std::snprintf(
+        text, sizeof text,
+        "%zu survivor(s) carried on without a relaunch (communicator: %s) and finished; %zu rank(s) "
+        "lost; resumed %.3f s after the injection",
+        in_place->survivors.size(), in_place->method.empty() ? "rebuilt" : in_place->method.c_str(),
+        in_place->victims.size(), *in_place->resume_s);
     return say(Outcome::kRecoveredInPlace, text);
   }
   if (detail::finished(history, attempt)) {

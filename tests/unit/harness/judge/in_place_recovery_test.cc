@@ -19,7 +19,7 @@ History shrunk_run(double resume_at = 3.5, bool inject = true) {
   for (int r : {0, 1, 3}) {
     add_event(h, 2.5, r, "workload", "recovering", {{"error", "async_error: remote process exited"}});
     add_event(h, 3.0, r, "workload", "recovered",
-              {{"resume_step", 150}, {"survivors", 3}, {"excluded", {2}}});
+              {{"resume_step", 150}, {"survivors", 3}, {"excluded", {2}}, {"method", "shrink"}});
     add_event(h, r == 3 ? resume_at : 3.5, r, "workload", "resumed", {{"step", 150}});
     add_event(h, 6.0, r, "workload", "done", {{"iters", 600}, {"seconds", 5.0}, {"verified", true}});
     add_exit(h, 6.1, r, 0);
@@ -40,6 +40,7 @@ TEST(InPlaceRecovery, SurvivorsThatShrankAndFinishedAreRecoveredInPlace) {
   EXPECT_EQ(j.verdict, Answer::kPass) << j.reasons.front();
   EXPECT_NE(j.outcome_reason.find("resumed 2.250 s after the injection"), std::string::npos)
       << j.outcome_reason;
+  EXPECT_NE(j.outcome_reason.find("(communicator: shrink)"), std::string::npos) << j.outcome_reason;
   EXPECT_NE(observed_summary(j).find("resume=2.25s survivors=3"), std::string::npos) << observed_summary(j);
   // verdict.json keeps the figures, and a re-read gets them back.
   const Judgement again = judgement_from_json(to_json(j));
