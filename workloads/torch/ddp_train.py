@@ -15,7 +15,8 @@ nets protect. Run it under torchrun, one process per GPU:
   can use: it is an ordinary user job. An `op` event closes every step (op "train_step", seq = step), so
   the last one says where a rank stopped.
 
-Needs only PyTorch (2.x). Exit codes: 0 ok, 6 bootstrap failure, 7 NaN/inf loss, 64 usage.
+Needs only PyTorch (2.x). Exit codes: 0 ok, 6 bootstrap failure, 7 NaN/inf loss, 8 --recover refused
+(in-place recovery is not possible here: see README.md), 64 usage.
 """
 
 import argparse
