@@ -207,6 +207,33 @@ CheckResult check_restarts(const CheckContext& ctx) {
   return result("restarts", want.contains(n) ? Answer::kPass : Answer::kFail, said);
 }
 
+// In-place recovery: both checks need one that counts (judge.h, in_place_problem); else they say why not.
+std::string no_recovery_text(const CheckContext& ctx) {
+  if (!ctx.judgement.survivors) return "no rank recovered in place (no `recovered` event)";
+  return "the in-place recovery does not count: " + ctx.judgement.in_place_problem;
+}
+
+CheckResult check_resume_s(const CheckContext& ctx) {
+  const Bounds& want = *ctx.expect.resume_s;
+  const std::string expected = "expected the survivors to resume within " + bounds_text(want, true) +
+                               " of the " + first_injection_text(ctx);
+  if (!ctx.judgement.resume_s || !ctx.judgement.in_place_problem.empty())
+    return result("resume_s", Answer::kFail, expected + "; " + no_recovery_text(ctx));
+  const double s = *ctx.judgement.resume_s;
+  return result("resume_s", want.contains(s) ? Answer::kPass : Answer::kFail,
+                expected + ", observed " + fmt_s(s) + " (the last survivor's first step after its recovery)");
+}
+
+CheckResult check_survivors(const CheckContext& ctx) {
+  const int want = *ctx.expect.survivors;
+  const std::string expected = "expected " + std::to_string(want) + " survivor(s) to carry on";
+  if (!ctx.judgement.survivors || !ctx.judgement.in_place_problem.empty())
+    return result("survivors", Answer::kFail, expected + "; " + no_recovery_text(ctx));
+  const int n = *ctx.judgement.survivors;
+  return result("survivors", n == want ? Answer::kPass : Answer::kFail,
+                expected + ", observed " + std::to_string(n));
+}
+
 // RAS names the culprits of a hang: the ranks missing from its report or lagging in operation count.
 // The expectation is the exact set, so a probe that also blamed a healthy rank fails.
 CheckResult check_ras_ranks(const CheckContext& ctx) {
@@ -283,6 +310,13 @@ CheckResult check_result(const CheckContext& ctx) {
   const int world = ctx.history.world_size;
   if (world > 0 && static_cast<int>(verified.size()) >= world) {
     return result("result", Answer::kPass, "every rank of the final attempt verified its data");
+  }
+  // Recovered in place: the ranks that carried on are the ones whose data counts.
+  if (ctx.judgement.outcome == Outcome::kRecoveredInPlace && ctx.judgement.survivors &&
+      static_cast<int>(verified.size()) >= *ctx.judgement.survivors) {
+    return result("result", Answer::kPass,
+                  "every survivor of the in-place recovery verified its data (" +
+                      std::to_string(verified.size()) + " of " + std::to_string(world) + " ranks)");
   }
   if (verified.empty()) {
     return result("result",

@@ -1,6 +1,7 @@
 // judge(): sorts the history, derives outcome, mechanisms and latency, runs one check per expect
 // field plus the judge's own, and folds the answers (worst wins).
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 
@@ -14,9 +15,10 @@ using Check = std::function<CheckResult(const CheckContext&)>;
 
 const std::map<std::string, Check>& checks_by_field() {
   static const std::map<std::string, Check> table = {
-      {"outcome", check_outcome}, {"detected_by", check_detected_by}, {"detection_s", check_detection_s},
-      {"ranks", check_ranks},     {"restarts", check_restarts},       {"log_matches", check_log_matches},
-      {"result", check_result},   {"ras_ranks", check_ras_ranks},
+      {"outcome", check_outcome},     {"detected_by", check_detected_by}, {"detection_s", check_detection_s},
+      {"ranks", check_ranks},         {"restarts", check_restarts},       {"log_matches", check_log_matches},
+      {"result", check_result},       {"ras_ranks", check_ras_ranks},     {"resume_s", check_resume_s},
+      {"survivors", check_survivors},
   };
   return table;
 }
@@ -118,6 +120,11 @@ Judgement judge(History& history, const Expectation& expect, const JudgeOptions&
   if (j.first_detection && first_injection)
     j.detection_s = seconds_between(*first_injection, *j.first_detection);
   j.restarts = std::max(0, detail::last_attempt(history)) + detail::torchrun_restarts(history);
+  if (const auto in_place = detail::in_place_recovery(history)) {
+    j.survivors = static_cast<int>(in_place->survivors.size());
+    j.resume_s = in_place->resume_s;
+    j.in_place_problem = in_place->problem;
+  }
   j.performance = measure_performance(history);
   j.outcome = decide_outcome(history, expect.margin(), &j.outcome_reason, &j.timing);
   j.notes = nccl_env_notes(history.nccl_env);
@@ -172,6 +179,11 @@ std::string observed_summary(const Judgement& j) {
   std::string s(to_string(j.outcome));
   if (j.first_detection) s += "(" + j.first_detection->mechanism + ")";
   if (j.restarts > 0) s += " restarts=" + std::to_string(j.restarts);
+  if (j.outcome == Outcome::kRecoveredInPlace && j.resume_s) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " resume=%.2fs survivors=%d", *j.resume_s, j.survivors.value_or(0));
+    s += buf;
+  }
   return s;
 }
 
@@ -185,6 +197,11 @@ nlohmann::json to_json(const Judgement& j) {
                         {"notes", j.notes}};
   doc["first_injection_ns"] = j.first_injection_ns ? nlohmann::json(*j.first_injection_ns) : nlohmann::json();
   doc["detection_s"] = j.detection_s ? nlohmann::json(*j.detection_s) : nlohmann::json();
+  if (j.survivors) {
+    doc["in_place_recovery"] = {{"survivors", *j.survivors},
+                                {"resume_s", j.resume_s ? nlohmann::json(*j.resume_s) : nlohmann::json()},
+                                {"problem", j.in_place_problem}};
+  }
   if (j.first_detection) {
     doc["first_detection"] = {{"mechanism", j.first_detection->mechanism},
                               {"rank", j.first_detection->rank},
@@ -227,6 +244,13 @@ Judgement judgement_from_json(const nlohmann::json& doc) {
   }
   if (doc.contains("detection_s") && doc["detection_s"].is_number())
     j.detection_s = doc["detection_s"].get<double>();
+  if (doc.contains("in_place_recovery") && doc["in_place_recovery"].is_object()) {
+    const auto& r = doc["in_place_recovery"];
+    if (r.contains("survivors") && r["survivors"].is_number_integer())
+      j.survivors = r["survivors"].get<int>();
+    if (r.contains("resume_s") && r["resume_s"].is_number()) j.resume_s = r["resume_s"].get<double>();
+    j.in_place_problem = r.value("problem", std::string());
+  }
   if (doc.contains("first_detection") && doc["first_detection"].is_object()) {
     const auto& d = doc["first_detection"];
     j.first_detection = Detection{d.value("mechanism", std::string()),

@@ -69,6 +69,12 @@ struct Judgement {
   // mono_ns from the same host, else on the wall clock.
   std::optional<double> detection_s;
   int restarts = 0;  // harness relaunches + torchrun restarts
+  // In-place recovery (outcome recovered_in_place), when some rank of the final attempt recovered:
+  // how many ranks carried on, seconds from the injection to the first step after the recovery on
+  // every survivor, and why it does not count as one ("" when it does).
+  std::optional<int> survivors;
+  std::optional<double> resume_s;
+  std::string in_place_problem;
   Performance performance;
   std::vector<TimingComparison> timing;  // the run against its baseline (empty without one)
   std::vector<CheckResult> checks;       // one per expect field (by field name), then the judge's own
@@ -115,6 +121,8 @@ CheckResult check_detected_by(const CheckContext& ctx);
 CheckResult check_detection_s(const CheckContext& ctx);
 CheckResult check_ranks(const CheckContext& ctx);
 CheckResult check_restarts(const CheckContext& ctx);
+CheckResult check_resume_s(const CheckContext& ctx);
+CheckResult check_survivors(const CheckContext& ctx);
 CheckResult check_ras_ranks(const CheckContext& ctx);
 CheckResult check_log_matches(const CheckContext& ctx);
 CheckResult check_result(const CheckContext& ctx);

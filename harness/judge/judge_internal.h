@@ -60,4 +60,19 @@ std::string detections_before_the_fault(const History& history, const DetectionW
 // three, for an outcome that no mechanism explains.
 std::string evidence_with_sites(const History& history);
 
+// In-place recovery (ncclfi-workload --recover shrink) in the final attempt, as the ranks' events and
+// the exit statuses show it. Present when some rank of that attempt wrote a `recovered` event.
+struct InPlaceRecovery {
+  std::set<int> survivors;  // ranks that wrote `recovered`
+  std::set<int> victims;    // ranks of the attempt without `recovered`: the ones the fault took
+  // Seconds from the first injection (the harness's record) to the last survivor's first step after
+  // its recovery (`resumed`): the job has resumed once every survivor has. Unset when one never did.
+  std::optional<double> resume_s;
+  std::string problem;  // why this is not recovered_in_place ("" when it is)
+  // How the survivors got their communicator, as their `recovered` events say: "shrink" (ncclCommShrink),
+  // "reinit" (a new one of the survivors) or both joined with "+" when they differ; "" when unsaid.
+  std::string method;
+};
+std::optional<InPlaceRecovery> in_place_recovery(const History& history);
+
 }  // namespace ncclfi::harness::detail

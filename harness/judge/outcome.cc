@@ -140,6 +140,66 @@ std::string corruption_evidence(const History& history, int attempt) {
   return "";
 }
 
+std::optional<InPlaceRecovery> in_place_recovery(const History& history) {
+  const int attempt = last_attempt(history);
+  std::map<int, const HistoryEvent*> recovered, resumed, done;
+  for (const auto& e : history.events) {
+    if (e.attempt != attempt || e.rank < 0 || e.source == "harness") continue;
+    if (e.event == ev::kRecovered) recovered.emplace(e.rank, &e);  // the first recovery of the rank
+    if (e.event == ev::kResumed) {
+      const auto r = recovered.find(e.rank);
+      if (r != recovered.end() && e.ts_ns >= r->second->ts_ns) resumed.emplace(e.rank, &e);
+    }
+    if (e.event == ev::kDone) done.emplace(e.rank, &e);
+  }
+  if (recovered.empty()) return std::nullopt;
+  InPlaceRecovery out;
+  std::set<std::string> methods;
+  for (const auto& [rank, e] : recovered) {
+    out.survivors.insert(rank);
+    if (e->fields.contains("method") && e->fields["method"].is_string())
+      methods.insert(e->fields["method"].get<std::string>());
+  }
+  for (const auto& m : methods) out.method += (out.method.empty() ? "" : "+") + m;
+  const HistoryEvent* injection = nullptr;
+  for (const auto& e : history.events) {
+    if (is_inject(e) && (injection == nullptr || e.ts_ns < injection->ts_ns)) injection = &e;
+  }
+  auto fail = [&](std::string why) {
+    out.problem = std::move(why);
+    return out;
+  };
+  // The survivors' own word is not enough: the fault must have fired (the harness's record), the
+  // victims must have ended, and every survivor must have finished cleanly.
+  if (injection == nullptr) return fail("no fault fired, so nothing was recovered from");
+  if (history.deadline_hit) return fail("the harness deadline ended the attempt");
+  if (history.interrupted) return fail("ncclfi was interrupted");
+  for (const auto& x : history.exits) {
+    if (x.attempt != attempt || x.rank < 0) continue;
+    const bool survivor = out.survivors.count(x.rank) != 0;
+    if (!survivor) {
+      out.victims.insert(x.rank);
+      continue;
+    }
+    if (x.signal || x.killed_by_harness || !x.exit_code || *x.exit_code != 0) {
+      return fail("survivor rank " + std::to_string(x.rank) + " did not exit 0 after its recovery");
+    }
+  }
+  if (out.victims.empty()) return fail("no rank was lost: every rank recovered");
+  double latest = 0;
+  for (int rank : out.survivors) {
+    const auto r = resumed.find(rank);
+    if (r == resumed.end())
+      return fail("survivor rank " + std::to_string(rank) + " completed no step after its recovery");
+    if (!done.count(rank)) return fail("survivor rank " + std::to_string(rank) + " wrote no `done` event");
+    const HistoryEvent& e = *r->second;
+    latest = std::max(latest, seconds_between(injection->ts_ns, injection->mono_ns, injection->host, e.ts_ns,
+                                              e.mono_ns, e.host));
+  }
+  out.resume_s = latest;
+  return out;
+}
+
 std::set<int> ranks_that_detected(const History& history) {
   std::set<int> ranks;
   const DetectionWindow window = detection_window(history);
@@ -213,6 +273,20 @@ Outcome decide_outcome(const History& history, double degraded_margin, std::stri
   };
   const int attempt = detail::last_attempt(history);
   const int restarts = attempt + detail::torchrun_restarts(history);
+  // In-place recovery: a rank was lost, so the attempt did not "finish", yet the survivors did.
+  if (const auto in_place = detail::in_place_recovery(history); in_place && in_place->problem.empty()) {
+    if (std::string bad = detail::corruption_evidence(history, attempt); !bad.empty()) {
+      return say(Outcome::kSilentCorruption, "recovered in place but finished with wrong data: " + bad);
+    }
+    char text[200];
+    std::snprintf(
+        text, sizeof text,
+        "%zu survivor(s) carried on without a relaunch (communicator: %s) and finished; %zu rank(s) "
+        "lost; resumed %.3f s after the injection",
+        in_place->survivors.size(), in_place->method.empty() ? "rebuilt" : in_place->method.c_str(),
+        in_place->victims.size(), *in_place->resume_s);
+    return say(Outcome::kRecoveredInPlace, text);
+  }
   if (detail::finished(history, attempt)) {
     if (std::string bad = detail::corruption_evidence(history, attempt); !bad.empty()) {
       return say(Outcome::kSilentCorruption, "finished with wrong data: " + bad);

@@ -10,8 +10,8 @@
 namespace ncclfi::harness {
 namespace {
 
-constexpr std::array<std::string_view, 6> kOutcomeNames = {"clean", "degraded",          "detected",
-                                                           "hung",  "silent_corruption", "recovered"};
+constexpr std::array<std::string_view, 7> kOutcomeNames = {
+    "clean", "degraded", "detected", "hung", "silent_corruption", "recovered", "recovered_in_place"};
 
 std::string shown(const nlohmann::json& v) {
   std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -121,7 +121,9 @@ Expectation parse_expectation(const nlohmann::json& doc, const std::string& poin
             e.outcomes.push_back(*o);
           } else {
             read.problem(field, "",
-                         "an outcome (clean, degraded, detected, hung, silent_corruption, recovered)", n);
+                         "an outcome (clean, degraded, detected, hung, silent_corruption, recovered, "
+                         "recovered_in_place)",
+                         n);
             e.outcomes.clear();
             break;
           }
@@ -133,6 +135,14 @@ Expectation parse_expectation(const nlohmann::json& doc, const std::string& poin
       e.detection_s = read.bounds(field, v, false);
     } else if (field == "restarts") {
       e.restarts = read.bounds(field, v, true);
+    } else if (field == "resume_s") {
+      e.resume_s = read.bounds(field, v, false);
+    } else if (field == "survivors") {
+      if (v.is_number_integer() && v.get<int64_t>() >= 1 && v.get<int64_t>() <= 1 << 20) {
+        e.survivors = v.get<int>();
+      } else {
+        read.problem(field, "", "a whole number of ranks >= 1", v);
+      }
     } else if (field == "ranks") {
       if (v == "any" || v == "all") {
         e.ranks = RankExpectation{v == "any" ? RankExpectation::Kind::kAny : RankExpectation::Kind::kAll, {}};
@@ -207,6 +217,12 @@ std::string expected_summary(const Expectation& e) {
     else if (r.min)
       s += " >=" + num(r.min) + "s";
   }
+  if (e.resume_s && e.resume_s->max) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " resume<=%gs", *e.resume_s->max);
+    s += buf;
+  }
+  if (e.survivors) s += " survivors=" + std::to_string(*e.survivors);
   if (e.result_verified) s += " verified";
   return s.empty() ? e.doc.dump() : s;
 }

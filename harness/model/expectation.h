@@ -13,7 +13,9 @@
 
 namespace ncclfi::harness {
 
-enum class Outcome { kClean, kDegraded, kDetected, kHung, kSilentCorruption, kRecovered };
+// kRecovered: restarted (by a relaunch) and finished; kRecoveredInPlace: the survivors of a peer's death
+// shrank their communicator and finished without a relaunch (ncclfi-workload --recover shrink).
+enum class Outcome { kClean, kDegraded, kDetected, kHung, kSilentCorruption, kRecovered, kRecoveredInPlace };
 std::string_view to_string(Outcome outcome);  // "clean", "degraded", ...
 std::optional<Outcome> outcome_from_string(std::string_view name);
 
@@ -41,6 +43,10 @@ struct Expectation {
   std::optional<Bounds> detection_s;
   std::optional<RankExpectation> ranks;
   std::optional<Bounds> restarts;
+  // recovered_in_place: seconds from the harness's injection to the first step every survivor completed
+  // after the recovery, and how many ranks carried on (checked exactly).
+  std::optional<Bounds> resume_s;
+  std::optional<int> survivors;
   std::optional<std::set<int>> ras_ranks;
   std::vector<std::string> log_matches;  // ECMAScript regexes
   bool result_verified = false;          // "result": "verified"

@@ -103,6 +103,8 @@ struct Scenario {
   bool needs_intra_node_paths = false;  // P2P/NVLink between ranks: never run in shared-GPU mode
   std::vector<std::string> required_env;
   std::vector<std::string> required_commands;
+  // NCCL API the job's libnccl.so.2 must export (ncclCommShrink, ...): skipped with the reason otherwise.
+  std::vector<std::string> required_nccl_symbols;
   // What loads but probably does not do what the author meant ("file: /faults/0/trigger: ..."), printed by
   // `ncclfi validate` and `ncclfi run` before anything starts (scenario_rules.h).
   std::vector<std::string> warnings;

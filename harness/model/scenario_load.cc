@@ -119,6 +119,7 @@ void fill(Scenario& s, const json& doc) {
   s.needs_intra_node_paths = value_or(requires_, "intra_node_paths", false);
   s.required_env = value_or(requires_, "env", std::vector<std::string>{});
   s.required_commands = value_or(requires_, "commands", std::vector<std::string>{});
+  s.required_nccl_symbols = value_or(requires_, "nccl_symbols", std::vector<std::string>{});
 }
 
 }  // namespace

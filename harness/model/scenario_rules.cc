@@ -214,6 +214,19 @@ void check_expectation(const Scenario& s, std::vector<ScenarioError::Problem>& p
                         "(set /restart/max or /launcher/max_restarts)",
                         "\"recovered\""});
   }
+  // resume_s and survivors measure an in-place recovery: nothing else has them.
+  for (const char* field : {"resume_s", "survivors"}) {
+    if (e.doc.contains(field) && !expects(harness::Outcome::kRecoveredInPlace)) {
+      problems.push_back({std::string("/expect/") + field, "\"outcome\": \"recovered_in_place\" beside it",
+                          e.doc.contains("outcome") ? e.doc["outcome"].dump() : "no outcome"});
+    }
+  }
+  if (e.survivors && *e.survivors >= world && world > 0) {
+    problems.push_back(
+        {"/expect/survivors",
+         "fewer survivors than the job's " + std::to_string(world) + " ranks (some rank is lost)",
+         std::to_string(*e.survivors)});
+  }
   if (e.restarts && e.restarts->min && *e.restarts->min > restarts_available) {
     problems.push_back({"/expect/restarts/min",
                         "at most the restarts allowed (" + std::to_string(restarts_available) + ")",

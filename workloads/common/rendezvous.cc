@@ -404,6 +404,112 @@ std::vector<std::string> Rendezvous::allgather(const std::string& mine) {
   return all;
 }
 
+namespace {
+
+std::string encode_u64s(const std::vector<uint64_t>& values) {
+  std::string blob;
+  for (uint64_t v : values) {
+    const uint64_t n = to_network64(v);
+    blob.append(reinterpret_cast<const char*>(&n), sizeof(n));
+  }
+  return blob;
+}
+
+// The first `count` values of `blob` (all of them when count is 0).
+std::vector<uint64_t> decode_u64s(const std::string& blob, size_t count = 0) {
+  if (count == 0 && blob.size() % sizeof(uint64_t) != 0)
+    throw std::runtime_error("rendezvous: malformed recovery message");
+  if (count == 0) count = blob.size() / sizeof(uint64_t);
+  if (blob.size() < count * sizeof(uint64_t)) throw std::runtime_error("rendezvous: short recovery message");
+  std::vector<uint64_t> values(count);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint64_t n = 0;
+    std::memcpy(&n, blob.data() + i * sizeof(n), sizeof(n));
+    values[i] = to_network64(n);  // the same swap both ways
+  }
+  return values;
+}
+
+}  // namespace
+
+// The answer rank 0 sends: resume step, the AND of the flags, the number of dead, the dead, rank 0's payload.
+Rendezvous::Survivors Rendezvous::agree_on_survivors(uint64_t next_step, std::chrono::milliseconds wait,
+                                                     uint64_t flags, const std::string& root_payload) {
+  Survivors result;
+  result.resume_step = next_step;
+  result.all_flags = flags;
+  result.payload = root_payload;
+  if (info_.world_size == 1) return result;
+  const Deadline d = Clock::mono_ns() + static_cast<int64_t>(wait.count()) * 1000000;
+  if (info_.rank != 0) {
+    // The answer may take up to `wait` (rank 0 waits for slow survivors), plus the time to send it.
+    const Deadline answer_by = d + static_cast<int64_t>(timeout_.count()) * 1000000;
+    try {
+      send_blob(peer_fds_[0], encode_u64s({next_step, flags}), d);
+      const std::string blob = recv_blob(peer_fds_[0], answer_by);
+      const std::vector<uint64_t> head = decode_u64s(blob, 3);
+      if (head[2] > static_cast<uint64_t>(info_.world_size))
+        throw std::runtime_error("rendezvous: malformed recovery answer");
+      const size_t count = 3 + static_cast<size_t>(head[2]);
+      const std::vector<uint64_t> answer = decode_u64s(blob, count);
+      result.resume_step = answer[0];
+      result.all_flags = answer[1];
+      for (size_t i = 3; i < count; ++i) result.dead.push_back(static_cast<int>(answer[i]));
+      result.payload = blob.substr(count * sizeof(uint64_t));
+    } catch (const std::exception& error) {
+      throw std::runtime_error(std::string(error.what()) +
+                               " (rank 0 hosts the rendezvous and must survive for the others to agree "
+                               "on who is dead)");
+    }
+    return result;
+  }
+  // Rank 0: 1 = said it is recovering, -1 = dead, 0 = not heard from yet.
+  std::vector<int> state;
+  for (int r = 0; r < info_.world_size; ++r) {
+    state.push_back(r == 0 ? 1 : peer_fds_[static_cast<size_t>(r)] < 0 ? -1 : 0);
+  }
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<int> ranks;
+    for (int r = 1; r < info_.world_size; ++r) {
+      if (state[static_cast<size_t>(r)] != 0) continue;
+      fds.push_back({peer_fds_[static_cast<size_t>(r)], POLLIN, 0});
+      ranks.push_back(r);
+    }
+    if (fds.empty() || ms_left(d) == 0) break;
+    if (::poll(fds.data(), fds.size(), ms_left(d)) < 0 && errno != EINTR)
+      throw std::runtime_error("rendezvous: poll failed while waiting for the survivors");
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      int& s = state[static_cast<size_t>(ranks[i])];
+      try {
+        const std::vector<uint64_t> said = decode_u64s(recv_blob(fds[i].fd, d));
+        if (said.size() != 2) throw std::runtime_error("rendezvous: malformed recovery message");
+        result.resume_step = std::min(result.resume_step, said[0]);
+        result.all_flags &= said[1];
+        s = 1;
+      } catch (const std::exception&) {
+        s = -1;  // closed (a killed process) or broken: dead
+      }
+    }
+  }
+  for (int r = 1; r < info_.world_size; ++r) {
+    int& fd = peer_fds_[static_cast<size_t>(r)];
+    if (state[static_cast<size_t>(r)] == 1) continue;
+    result.dead.push_back(r);
+    if (fd >= 0) ::close(fd);  // a survivor too slow to report learns it was left out: its socket closes
+    fd = -1;
+  }
+  std::vector<uint64_t> answer{result.resume_step, result.all_flags, result.dead.size()};
+  for (int r : result.dead) answer.push_back(static_cast<uint64_t>(r));
+  const std::string blob = encode_u64s(answer) + root_payload;
+  const Deadline send_by = Clock::mono_ns() + static_cast<int64_t>(timeout_.count()) * 1000000;
+  for (int r = 1; r < info_.world_size; ++r) {
+    if (state[static_cast<size_t>(r)] == 1) send_blob(peer_fds_[static_cast<size_t>(r)], blob, send_by);
+  }
+  return result;
+}
+
 void Rendezvous::barrier() {
   (void)allgather(std::string());
 }

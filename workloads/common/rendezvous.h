@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,23 @@ class Rendezvous {
 
   std::vector<std::string> allgather(const std::string& mine);
   void barrier();
+
+  // Fault-tolerant agreement after a peer died (ncclfi-workload --recover shrink). Each surviving rank
+  // calls it with the first step it has not completed. Rank 0 waits until every peer has either called
+  // it too, closed its connection (a killed process's socket closes) or stayed silent for `wait`; the
+  // latter two are the dead ranks. The survivors all learn the same sorted dead list and the smallest
+  // step any survivor still needs (the step they resume at). Rank 0 must survive: it hosts the
+  // rendezvous (as torchrun's store does), so a survivor that loses rank 0 throws, saying so.
+  // `flags`: bits each survivor states; the survivors learn the AND of them (all_flags). `root_payload`:
+  // rank 0's own blob (at most kMaxRendezvousBlobBytes), handed to every survivor as `payload`.
+  struct Survivors {
+    std::vector<int> dead;
+    uint64_t resume_step = 0;
+    uint64_t all_flags = 0;
+    std::string payload;
+  };
+  Survivors agree_on_survivors(uint64_t next_step, std::chrono::milliseconds wait, uint64_t flags = 0,
+                               const std::string& root_payload = "");
   int rank() const { return info_.rank; }
   int world_size() const { return info_.world_size; }
 

@@ -15,7 +15,8 @@ nets protect. Run it under torchrun, one process per GPU:
   can use: it is an ordinary user job. An `op` event closes every step (op "train_step", seq = step), so
   the last one says where a rank stopped.
 
-Needs only PyTorch (2.x). Exit codes: 0 ok, 6 bootstrap failure, 7 NaN/inf loss, 64 usage.
+Needs only PyTorch (2.x). Exit codes: 0 ok, 6 bootstrap failure, 7 NaN/inf loss, 8 --recover refused
+(in-place recovery is not possible here: see README.md), 64 usage.
 """
 
 import argparse
@@ -31,6 +32,7 @@ import ncclfi_events
 EXIT_OK = 0
 EXIT_BOOTSTRAP = 6
 EXIT_NAN_LOSS = 7
+EXIT_NO_RECOVERY = 8  # --recover: in-place recovery impossible here (ncclfi/workload_contract.h)
 EXIT_USAGE = 64
 
 
@@ -55,6 +57,9 @@ def parse_args(argv):
     parser.add_argument("--seed", type=int, default=1234, help="seed of the data and the model")
     parser.add_argument("--step-sleep-ms", type=float, default=0.0, help="host sleep per step (slows the job)")
     parser.add_argument("--nan-at-step", type=int, default=-1, help="test hook: make the loss NaN at this step")
+    parser.add_argument("--recover", choices=["shrink"], default=None,
+                        help="shrink the process group to the survivors on a peer's failure, where this "
+                             "PyTorch has a shrink API (else refused with exit 8)")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.batch < 1 or args.hidden < 1 or args.checkpoint_every < 1:
         parser.error("--steps, --batch, --hidden and --checkpoint-every must be at least 1")
@@ -129,6 +134,21 @@ def main(argv):
         print("ddp_train.py: no CUDA device; this job needs one GPU per rank", file=sys.stderr)
         log.exit(EXIT_BOOTSTRAP, "no CUDA device")
         return EXIT_BOOTSTRAP
+
+    if args.recover == "shrink" and not hasattr(dist, "shrink_group"):
+        # ProcessGroupNCCL must rebuild its communicator around the survivors; without torch's own shrink
+        # API a script cannot do that under DDP, so the option is refused rather than faked.
+        message = ("--recover shrink needs torch.distributed.shrink_group, which PyTorch %s lacks"
+                   % torch.__version__)
+        print("ddp_train.py: %s" % message, file=sys.stderr)
+        log.exit(EXIT_NO_RECOVERY, message)
+        return EXIT_NO_RECOVERY
+    if args.recover == "shrink":
+        message = ("--recover shrink: PyTorch %s has torch.distributed.shrink_group, but this script's "
+                   "recovery around it is not written yet" % torch.__version__)
+        print("ddp_train.py: %s" % message, file=sys.stderr)
+        log.exit(EXIT_NO_RECOVERY, message)
+        return EXIT_NO_RECOVERY
 
     device = torch.device("cuda", local_rank % torch.cuda.device_count())
     torch.cuda.set_device(device)

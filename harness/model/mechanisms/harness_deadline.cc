@@ -8,7 +8,7 @@ extern const MechanismSpec kHarnessDeadlineMechanism{
     .noticed_by = "nobody: the harness's deadline ended the attempt",
     .source = "the harness",
     .events = "the harness's `deadline`",
-    .doc = "outcomes.md#the-six-outcomes",
+    .doc = "outcomes.md#the-seven-outcomes",
 };
 
 }  // namespace ncclfi::harness

@@ -30,8 +30,14 @@ inline constexpr const char* kResultMismatch = "result_mismatch";  // op, seq, w
 inline constexpr const char* kNanDetected = "nan_detected";        // step, value
 inline constexpr const char* kCheckpoint = "checkpoint";           // iter, path
 inline constexpr const char* kResume = "resume";                   // iter, path
-inline constexpr const char* kDone = "done";                       // iters, seconds, verified
-inline constexpr const char* kExit = "exit";                       // code
+// ncclfi-workload --recover shrink: a step failed and the rank recovers in place (error, step); the
+// communicator was shrunk to the survivors (resume_step, survivors, excluded, revoke, ...); the first
+// step after the recovery completed (step).
+inline constexpr const char* kRecovering = "recovering";
+inline constexpr const char* kRecovered = "recovered";
+inline constexpr const char* kResumed = "resumed";
+inline constexpr const char* kDone = "done";  // iters, seconds, verified
+inline constexpr const char* kExit = "exit";  // code
 inline constexpr const char* kHeal = "heal";  // a fault window closed: fault_id, kind, layer, window, attempt
 inline constexpr const char* kRefused =
     "injection_refused";                            // this host is outside the allow-list: host, allowed

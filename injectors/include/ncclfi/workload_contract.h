@@ -13,6 +13,7 @@ enum ExitCode : int {
   kExitAsyncError = 5,    // ncclCommGetAsyncError (or the net plugin) reported an error
   kExitBootstrap = 6,     // rendezvous / communicator creation failed, or no GPU
   kExitNanLoss = 7,       // ddp_train.py: loss turned NaN/inf
+  kExitNoRecovery = 8,    // --recover: in-place recovery impossible (no ncclCommShrink, rank 0 lost, ...)
   kExitUsage = 64,        // bad arguments
 };
 

@@ -1,6 +1,7 @@
 // Scenario loading: the schema subset, deferred fault checks, cross-field rules, defaults.
 #include <gtest/gtest.h>
 
+#include "nccl_symbols.h"
 #include "scenario.h"
 #include "scenario_rules.h"
 #include "schema_check.h"
@@ -127,6 +128,51 @@ TEST(ScenarioRules, CrossField) {
   d = minimal();
   d["expect"]["detection_s"] = {{"min", 5}, {"max", 1}};
   EXPECT_TRUE(has_problem(d, "/expect/detection_s/max", "max >= min"));
+}
+
+// recovered_in_place's fields: read with the scenario, bad values named by file, pointer and what was wanted.
+TEST(ScenarioRules, InPlaceRecoveryExpectations) {
+  json d = minimal();
+  d["faults"] = {{{"id", "x"}, {"layer", "net"}, {"kind", "drop"}}};
+  d["expect"] = {{"outcome", "recovered_in_place"}, {"survivors", 3}, {"resume_s", {{"max", 20}}}};
+  const Scenario s = scenario_from_json(d, "f.json");
+  EXPECT_EQ(s.expectation.survivors, 3);
+  ASSERT_TRUE(s.expectation.resume_s && s.expectation.resume_s->max);
+  EXPECT_EQ(*s.expectation.resume_s->max, 20);
+
+  d["expect"]["survivors"] = 4;  // a world of 4 where nobody is lost
+  EXPECT_TRUE(has_problem(d, "/expect/survivors", "fewer survivors than the job's 4 ranks"));
+  d["expect"]["survivors"] = 0;
+  try {
+    scenario_from_json(d, "f.json");
+    FAIL();
+  } catch (const ScenarioError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("f.json: /expect/survivors"), std::string::npos) << what;
+  }
+  d["expect"]["survivors"] = 3;
+  d["expect"]["resume_s"] = {{"min", 5}, {"max", 1}};
+  EXPECT_TRUE(has_problem(d, "/expect/resume_s/max", "max >= min"));
+  d["expect"] = {{"outcome", "detected"}, {"survivors", 3}};
+  EXPECT_TRUE(has_problem(d, "/expect/survivors", "\"outcome\": \"recovered_in_place\" beside it"));
+  d["expect"] = {{"outcome", "detected"}, {"resume_s", {{"max", 3}}}};
+  EXPECT_TRUE(has_problem(d, "/expect/resume_s", "recovered_in_place"));
+  d = minimal();
+  d["requires"] = {{"nccl_symbols", {"ncclCommShrink"}}};
+  EXPECT_EQ(scenario_from_json(d, "f.json").required_nccl_symbols,
+            std::vector<std::string>{"ncclCommShrink"});
+  d["requires"] = {{"nccl_symbols", {"shrink"}}};
+  EXPECT_FALSE(problems_of(d).empty());
+}
+
+// requires.nccl_symbols against the libnccl.so.2 this host's loader finds (skipped where there is none).
+TEST(NcclSymbols, NamesTheMissingCallTheLibraryAndItsVersion) {
+  if (!missing_nccl_symbols({"ncclGetVersion"}, "").empty()) GTEST_SKIP() << "no libnccl.so.2 on this host";
+  EXPECT_EQ(missing_nccl_symbols({}, ""), "");
+  const std::string why = missing_nccl_symbols({"ncclGetVersion", "ncclNoSuchCall"}, "/nonexistent");
+  EXPECT_NE(why.find("needs ncclNoSuchCall: "), std::string::npos) << why;
+  EXPECT_NE(why.find("libnccl.so.2 (NCCL 2."), std::string::npos) << why;
+  EXPECT_NE(why.find(") lacks it"), std::string::npos) << why;
 }
 
 TEST(ScenarioRules, RasRanksNeedTheProbeAndRanksOfTheJob) {

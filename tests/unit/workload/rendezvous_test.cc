@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 
 #include <gtest/gtest.h>
@@ -207,6 +208,79 @@ TEST(Rendezvous, AllgatherFailsWhenAPeerDies) {
   EXPECT_NE(error.find("rendezvous"), std::string::npos) << error;
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(3000));
   EXPECT_EQ(test::wait_exit(rank1), 0);
+}
+
+// --recover shrink: the survivors of a SIGKILLed rank agree on who is dead and where to resume.
+// Rank 2 joins, then dies by SIGKILL (its socket closes); ranks 0, 1 and 3 each report the first step
+// they had not completed (10 + rank) and must all learn dead = {2} and the smallest step, 10.
+TEST(Rendezvous, SurvivorsAgreeThatAKilledRankIsDead) {
+  const int port = free_port();
+  constexpr int kWorld = 4;
+  std::vector<pid_t> survivors;
+  pid_t victim = -1;
+  for (int r = kWorld - 1; r >= 0; --r) {
+    const pid_t pid = test::spawn([=] {
+      Rendezvous rv(info_for(r, kWorld, port), milliseconds(10000));
+      if (r == 2) ::raise(SIGKILL);
+      ::usleep(200000);  // let the victim die first, as a peer's failure precedes the recovery
+      const auto start = std::chrono::steady_clock::now();
+      // Flags are ANDed (rank 3 lacks bit 1); rank 0's payload reaches everyone.
+      const Rendezvous::Survivors agreed = rv.agree_on_survivors(
+          10 + static_cast<uint64_t>(r), milliseconds(5000), r == 3 ? 1 : 3, r == 0 ? "id-from-0" : "");
+      if (agreed.all_flags != 1 || agreed.payload != "id-from-0") return 4;
+      // A closed socket is known at once: nobody waits out the 5 s for the dead rank.
+      if (std::chrono::steady_clock::now() - start > milliseconds(3000)) return 3;
+      if (agreed.dead != std::vector<int>{2}) return 1;
+      return agreed.resume_step == 10 ? 0 : 2;
+    });
+    (r == 2 ? victim : survivors.emplace_back()) = pid;
+  }
+  for (pid_t pid : survivors) EXPECT_EQ(test::wait_exit(pid), 0);
+  test::wait_exit(victim);
+}
+
+// A rank that is alive but never reports (hung, or too slow) is counted dead after the wait.
+TEST(Rendezvous, ASilentRankIsCountedDeadAfterTheWait) {
+  const int port = free_port();
+  std::vector<pid_t> survivors;
+  pid_t silent = -1;
+  for (int r = 2; r >= 0; --r) {
+    const pid_t pid = test::spawn([=] {
+      Rendezvous rv(info_for(r, 3, port), milliseconds(10000));
+      if (r == 1) {
+        ::usleep(2000000);
+        return 0;
+      }
+      const Rendezvous::Survivors agreed = rv.agree_on_survivors(7, milliseconds(500));
+      return agreed.dead == std::vector<int>{1} && agreed.resume_step == 7 ? 0 : 1;
+    });
+    (r == 1 ? silent : survivors.emplace_back()) = pid;
+  }
+  for (pid_t pid : survivors) EXPECT_EQ(test::wait_exit(pid), 0);
+  EXPECT_EQ(test::wait_exit(silent), 0);
+}
+
+// Rank 0 hosts the rendezvous: without it the survivors cannot agree, and say why.
+TEST(Rendezvous, SurvivorsFailClearlyWhenRank0IsDead) {
+  const int port = free_port();
+  std::vector<pid_t> peers;
+  pid_t root = -1;
+  for (int r = 2; r >= 0; --r) {
+    const pid_t pid = test::spawn([=] {
+      Rendezvous rv(info_for(r, 3, port), milliseconds(10000));
+      if (r == 0) ::raise(SIGKILL);
+      ::usleep(200000);
+      try {
+        rv.agree_on_survivors(1, milliseconds(1000));
+      } catch (const std::runtime_error& e) {
+        return std::string(e.what()).find("rank 0 hosts the rendezvous") != std::string::npos ? 0 : 2;
+      }
+      return 1;
+    });
+    (r == 0 ? root : peers.emplace_back()) = pid;
+  }
+  for (pid_t pid : peers) EXPECT_EQ(test::wait_exit(pid), 0);
+  test::wait_exit(root);
 }
 
 }  // namespace

@@ -102,6 +102,33 @@ TEST(WorkloadArgs, ErrorsNameTheProblem) {
   EXPECT_FALSE(usage_error({"stray"}).empty());
 }
 
+TEST(WorkloadArgs, RecoverShrinkImpliesNonBlockingAndRefusesWhatCannotBe) {
+  const WorkloadArgs args = parse({"--recover", "shrink", "--recover-wait-s", "3"});
+  EXPECT_EQ(args.recover, "shrink");
+  EXPECT_TRUE(args.nonblocking);  // a blocking communicator would hold the failed step's call forever
+  EXPECT_DOUBLE_EQ(args.recover_wait_s, 3);
+  EXPECT_FALSE(parse({}).nonblocking);
+  EXPECT_EQ(usage_error({"--recover", "grow"}), "--recover: unknown mode 'grow' (known: shrink)");
+  EXPECT_EQ(usage_error({"--recover", "shrink", "--recover-wait-s", "0"}),
+            "--recover-wait-s must be positive");
+  EXPECT_NE(usage_error({"--recover", "shrink", "--checkpoint", "/tmp/x"}).find("do not combine"),
+            std::string::npos);
+}
+
+// After a shrink the steps from the resume point run at the new rank and size: the digest continues.
+TEST(RunPlan, ExpectedDigestContinuesAcrossAShrink) {
+  WorkloadArgs args;
+  args.ops = {OpKind::kGather};  // the root (step % nranks) checks every rank's block: size and rank matter
+  args.iters = 6;
+  args.warmup = 0;
+  const RunPlan plan = make_run_plan(args);
+  const uint64_t before = plan.expected_digest(3, 4, 2);
+  EXPECT_EQ(plan.expected_digest_from(0, 3, 4, 0, 2), before);
+  const uint64_t shrunk = plan.expected_digest_from(before, 2, 3, 2, plan.total_steps());
+  EXPECT_NE(shrunk, plan.expected_digest(3, 4, plan.total_steps()));
+  EXPECT_EQ(plan.expected_digest_from(shrunk, 2, 3, plan.total_steps(), plan.total_steps()), shrunk);
+}
+
 TEST(WorkloadArgs, HelpIsNotAnError) {
   const char* argv[] = {"ncclfi-workload", "--help"};
   WorkloadArgs args;

@@ -23,6 +23,9 @@ int64_t now_ns() {
   return Clock::mono_ns();
 }
 
+// stop_code_ when a step failed under --recover (not an exit code: the rank recovers instead).
+constexpr int kStopToRecover = -1;
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------- Watchdog
@@ -49,8 +52,30 @@ void Watchdog::set_oldest_pending(const char* op, int64_t seq) {
   pending_ = {op, seq, false};
 }
 
+std::string Watchdog::failure() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failure_;
+}
+
+void Watchdog::clear_failure() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  failure_.clear();
+  pending_ = {};
+  host_call_ = {};
+  watched_ = {};
+  failed_.store(false);
+}
+
+void Watchdog::note_failure(int code, const std::string& reason) {
+  if (!recover_) abort_and_exit(code, reason);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failure_.empty()) failure_ = reason;
+  failed_.store(true);
+}
+
 void Watchdog::check() {
-  if (!args_.watchdog) return;
+  if (failed_.load()) return;  // --recover: noted once; the step runner stops
+  if (!args_.watchdog && !recover_) return;
   const int64_t now = now_ns();
   Watched current;
   {
@@ -62,7 +87,7 @@ void Watchdog::check() {
       watched_since_ns_ = now;
     }
   }
-  if (current.op != nullptr) {
+  if (current.op != nullptr && args_.watchdog) {
     const double waited_ms = static_cast<double>(now - watched_since_ns_) / 1e6;
     if (waited_ms > args_.timeout_s * 1000.0) {
       log_.write(ev::kWatchdogFired, {{"op", current.op},
@@ -73,10 +98,12 @@ void Watchdog::check() {
                                       {"timeout_s", args_.timeout_s}});
       std::fprintf(stderr,
                    "%s: rank %d: watchdog: %s (seq %lld) made no progress for %.0f ms "
-                   "(timeout %.3g s, waiting in %s): aborting the communicator\n",
+                   "(timeout %.3g s, waiting in %s): %s\n",
                    program_tag(), rank_, current.op, static_cast<long long>(current.seq), waited_ms,
-                   args_.timeout_s, current.host ? "the NCCL call" : "the GPU stream");
-      abort_and_exit(kExitWatchdog, "watchdog_timeout");
+                   args_.timeout_s, current.host ? "the NCCL call" : "the GPU stream",
+                   recover_ ? "recovering in place" : "aborting the communicator");
+      note_failure(kExitWatchdog, "watchdog_timeout");
+      return;
     }
   }
   // ncclCommGetAsyncError takes NCCL's locks: every 10 ms is plenty against second-scale timeouts.
@@ -89,9 +116,10 @@ void Watchdog::check() {
     if (error != ncclSuccess && error != ncclInProgress) {
       log_.write(ev::kAsyncError,
                  {{"code", static_cast<int>(error)}, {"message", ncclGetErrorString(error)}});
-      std::fprintf(stderr, "%s: rank %d: ncclCommGetAsyncError: %s (%d): aborting\n", program_tag(), rank_,
-                   ncclGetErrorString(error), static_cast<int>(error));
-      abort_and_exit(kExitAsyncError, "async_error");
+      std::fprintf(stderr, "%s: rank %d: ncclCommGetAsyncError: %s (%d): %s\n", program_tag(), rank_,
+                   ncclGetErrorString(error), static_cast<int>(error),
+                   recover_ ? "recovering in place" : "aborting");
+      note_failure(kExitAsyncError, std::string("async_error: ") + ncclGetErrorString(error));
     }
   }
 }
@@ -142,17 +170,8 @@ void Watchdog::stop_standalone() {
 StepRunner::StepRunner(const WorkloadArgs& args, const RunPlan& plan, ncclComm_t comm, int rank, int nranks,
                        const EventLog& log, Watchdog& watchdog)
     : args_(args), plan_(plan), comm_(comm), rank_(rank), nranks_(nranks), log_(log), watchdog_(watchdog) {
-  uint64_t send_bytes = 1, recv_bytes = 1;
-  for (const WorkloadCase& c : plan_.cases) {
-    const uint64_t esize = dtype_size(c.dtype);
-    const OpLayout layout = make_layout(c.op, c.bytes, esize, rank_, nranks_, 0);
-    send_bytes = std::max(send_bytes, layout.send_count * esize);
-    recv_bytes = std::max(recv_bytes, layout.recv_count * esize);
-  }
   cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-  cuda_check(cudaMalloc(&send_, send_bytes), "cudaMalloc(send)");
-  cuda_check(cudaMalloc(&recv_, recv_bytes), "cudaMalloc(recv)");
-  cuda_check(cudaMemset(recv_, 0, recv_bytes), "cudaMemset(recv)");
+  allocate_buffers();
   slots_.resize(args_.window);
   for (Slot& slot : slots_) {
     cuda_check(cudaEventCreate(&slot.start), "cudaEventCreate");
@@ -166,6 +185,30 @@ StepRunner::StepRunner(const WorkloadArgs& args, const RunPlan& plan, ncclComm_t
   }
   timings_.resize(plan_.cases.size());
   cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+// Buffers for the largest case at this rank and size (a shrunk communicator may need larger ones).
+void StepRunner::allocate_buffers() {
+  uint64_t send_bytes = 1, recv_bytes = 1;
+  for (const WorkloadCase& c : plan_.cases) {
+    const uint64_t esize = dtype_size(c.dtype);
+    const OpLayout layout = make_layout(c.op, c.bytes, esize, rank_, nranks_, 0);
+    send_bytes = std::max(send_bytes, layout.send_count * esize);
+    recv_bytes = std::max(recv_bytes, layout.recv_count * esize);
+  }
+  if (send_bytes > send_bytes_) {
+    if (send_ != nullptr) cudaFree(send_);
+    send_ = nullptr;
+    cuda_check(cudaMalloc(&send_, send_bytes), "cudaMalloc(send)");
+    send_bytes_ = send_bytes;
+  }
+  if (recv_bytes > recv_bytes_) {
+    if (recv_ != nullptr) cudaFree(recv_);
+    recv_ = nullptr;
+    cuda_check(cudaMalloc(&recv_, recv_bytes), "cudaMalloc(recv)");
+    cuda_check(cudaMemset(recv_, 0, recv_bytes), "cudaMemset(recv)");
+    recv_bytes_ = recv_bytes;
+  }
 }
 
 StepRunner::~StepRunner() {
@@ -198,7 +241,21 @@ int StepRunner::enqueue_step(uint64_t seq, Slot& slot) {
   watchdog_.begin_host_call(spec.name.data(), static_cast<int64_t>(seq));
   const ncclResult_t posted = enqueue_op(slot.layout, c.dtype, send_, recv_, comm_, stream_);
   ncclResult_t result = posted;
-  if (args_.nonblocking) result = await_nonblocking(comm_, result);
+  if (args_.nonblocking && !args_.recover.empty()) {
+    // --recover: a call that never settles is the watchdog's to note; then give up on it.
+    while (result == ncclInProgress && !watchdog_.failed()) {
+      std::this_thread::yield();
+      ncclResult_t state = ncclSuccess;
+      const ncclResult_t query = ncclCommGetAsyncError(comm_, &state);
+      result = query != ncclSuccess ? query : state;
+    }
+    if (result == ncclInProgress) {
+      watchdog_.end_host_call();
+      return kExitWatchdog;
+    }
+  } else if (args_.nonblocking) {
+    result = await_nonblocking(comm_, result);
+  }
   watchdog_.end_host_call();
   if (result != ncclSuccess && posted == ncclInProgress) {
     // The call itself was accepted; the error came back through ncclCommGetAsyncError while the
@@ -271,6 +328,73 @@ void StepRunner::retire(Slot& slot) {
     if (args_.check) stop_code_.store(kExitVerification);
   }
   if (plan_.index_in_case(slot.seq) + 1 == plan_.steps_per_case) print_case_line(case_index);
+  next_unretired_ = slot.seq + 1;
+  if (!args_.recover.empty()) {
+    retired_.push_back({slot.seq, digest_, wrong_total_});
+    if (retired_.size() > 2 * args_.window + 2) retired_.pop_front();
+  }
+  if (announce_resume_) {
+    announce_resume_ = false;
+    log_.write(ev::kResumed, {{"step", slot.seq}, {"world_size", nranks_}, {"comm_rank", rank_}});
+  }
+}
+
+bool StepRunner::state_before(uint64_t step, uint64_t& digest, uint64_t& wrong_total) const {
+  if (step == run_first_step_) {
+    digest = run_digest_;
+    wrong_total = run_wrong_;
+    return true;
+  }
+  for (const Retired& r : retired_) {
+    if (r.seq + 1 != step) continue;
+    digest = r.digest;
+    wrong_total = r.wrong_total;
+    return true;
+  }
+  return false;
+}
+
+void StepRunner::stop_for_recovery(RunOutcome& outcome) {
+  halt_.store(true);
+  retired_cv_.notify_all();
+  if (poller_.joinable()) poller_.join();
+  // Steps whose work completed before anything was revoked are good: retire them, in order, so the
+  // resume point is as late as this rank's real progress.
+  std::lock_guard<std::mutex> lock(mutex_);
+  while (!pending_.empty() && cudaEventQuery(pending_.front()->done) == cudaSuccess) {
+    retire(*pending_.front());
+    free_.push_back(pending_.front());
+    pending_.pop_front();
+  }
+  outcome.needs_recovery = true;
+  outcome.next_step = next_unretired_;
+  outcome.digest = digest_;
+  outcome.wrong_total = wrong_total_;
+}
+
+void StepRunner::rebind(ncclComm_t comm, int rank, int nranks, double drain_s) {
+  // The failed steps' kernels were ended by the revoke (or NCCL_SHRINK_ABORT); what follows them on the
+  // stream (verification, copies) finishes quickly. A stream that does not drain is not recoverable.
+  const int64_t limit = now_ns() + static_cast<int64_t>(drain_s * 1e9);
+  cudaError_t state = cudaStreamQuery(stream_);
+  while (state == cudaErrorNotReady && now_ns() < limit) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    state = cudaStreamQuery(stream_);
+  }
+  if (state != cudaSuccess) {
+    throw std::runtime_error(std::string("the stream did not drain after the revoke: ") +
+                             (state == cudaErrorNotReady ? "still busy" : cudaGetErrorString(state)));
+  }
+  for (Slot* slot : pending_) free_.push_back(slot);
+  pending_.clear();
+  comm_ = comm;
+  rank_ = rank;
+  nranks_ = nranks;
+  allocate_buffers();
+  halt_.store(false);
+  finish_.store(false);
+  stop_code_.store(0);
+  announce_resume_ = true;
 }
 
 void StepRunner::print_case_line(size_t case_index) {
@@ -327,7 +451,14 @@ void StepRunner::poll_loop() {
     } else if (finish_.load()) {
       return;
     }
+    if (halt_.load()) return;
     watchdog_.check();
+    if (watchdog_.failed()) {
+      // --recover: stop retiring (the revoke will end the kernels and leave garbage behind) and wake run().
+      stop_code_.store(kStopToRecover);
+      retired_cv_.notify_all();
+      return;
+    }
     // Short naps while work is in flight keep small-message steps flowing; idle naps are --poll-ms.
     std::this_thread::sleep_for(front != nullptr ? std::min(idle, std::chrono::microseconds(20)) : idle);
   }
@@ -335,13 +466,18 @@ void StepRunner::poll_loop() {
 
 void StepRunner::drain() {
   std::unique_lock<std::mutex> lock(mutex_);
-  retired_cv_.wait(lock, [&] { return pending_.empty(); });
+  retired_cv_.wait(lock, [&] { return pending_.empty() || stop_code_.load() == kStopToRecover; });
 }
 
 RunOutcome StepRunner::run(uint64_t first_step, uint64_t digest, uint64_t wrong_total,
                            Checkpoint* checkpoint) {
   digest_ = digest;
   wrong_total_ = wrong_total;
+  run_first_step_ = first_step;
+  run_digest_ = digest;
+  run_wrong_ = wrong_total;
+  next_unretired_ = first_step;
+  retired_.clear();
   poller_ = std::thread([this] { poll_loop(); });
   RunOutcome outcome;
   const uint64_t total = plan_.total_steps();
@@ -382,11 +518,23 @@ RunOutcome StepRunner::run(uint64_t first_step, uint64_t digest, uint64_t wrong_
           std::chrono::microseconds(static_cast<int64_t>(args_.step_delay_ms * 1000)));
     }
   }
+  // --recover: a failed step (an error, or the watchdog's note) hands over to the recovery.
+  const bool step_failed = outcome.exit_code == kExitNcclError || outcome.exit_code == kExitAsyncError ||
+                           outcome.exit_code == kExitWatchdog;
+  if (!args_.recover.empty() && (step_failed || stop_code_.load() == kStopToRecover)) {
+    outcome.exit_code = kExitOk;
+    stop_for_recovery(outcome);
+    return outcome;
+  }
   // An NCCL error or a failed check ends the job now: peers may be inside a collective with us, so
   // abort the communicator (bounded) instead of draining the stream.
   if (outcome.exit_code == kExitNcclError) watchdog_.abort_and_exit(kExitNcclError, "nccl_error");
   if (outcome.exit_code == kExitAsyncError) watchdog_.abort_and_exit(kExitAsyncError, "async_error");
   drain();
+  if (stop_code_.load() == kStopToRecover) {
+    stop_for_recovery(outcome);
+    return outcome;
+  }
   if (stop_code_.load() != 0) watchdog_.abort_and_exit(stop_code_.load(), "verification_failed");
   finish_.store(true);
   if (poller_.joinable()) poller_.join();

@@ -43,6 +43,12 @@ class Watchdog {
   void check();
   // Aborts the communicator (bounded by --abort-wait-s), writes the abort and exit events, exits.
   [[noreturn]] void abort_and_exit(int code, const std::string& reason);
+  // --recover: a timeout or an async error is noted (failed(), failure()) instead of ending the process,
+  // so the step runner can stop and the rank can shrink the communicator to the survivors.
+  void set_recover(bool recover) { recover_ = recover; }
+  bool failed() const { return failed_.load(); }
+  std::string failure();
+  void clear_failure();
 
  private:
   struct Watched {
@@ -63,6 +69,11 @@ class Watchdog {
   std::thread thread_;  // polls while no step runner does (communicator creation)
   std::atomic<bool> standalone_{false};
   std::atomic<bool> stop_{false};
+  bool recover_ = false;
+  std::atomic<bool> failed_{false};
+  std::string failure_;  // under mutex_
+
+  void note_failure(int code, const std::string& reason);
 
  public:
   // Runs check() on a thread of its own until stop_standalone() (used around communicator creation).
@@ -72,6 +83,9 @@ class Watchdog {
 
 struct RunOutcome {
   int exit_code = 0;
+  // --recover: a step failed; the runner stopped with every step before next_step retired.
+  bool needs_recovery = false;
+  uint64_t next_step = 0;
   uint64_t steps_run = 0;
   uint64_t digest = 0;
   uint64_t wrong_total = 0;
@@ -88,6 +102,14 @@ class StepRunner {
   // Runs steps [first_step, total). `checkpoint` (may be null) already holds the entry for first_step.
   RunOutcome run(uint64_t first_step, uint64_t digest, uint64_t wrong_total, Checkpoint* checkpoint);
 
+  // --recover: the digest and wrong count after the steps before `step` (the resume point the survivors
+  // agreed on, at most a window behind this rank's own progress). False when no longer known.
+  bool state_before(uint64_t step, uint64_t& digest, uint64_t& wrong_total) const;
+  // --recover: the runner goes on with the shrunk communicator. The failed steps still on the stream
+  // are dropped (revoke or NCCL_SHRINK_ABORT ended their kernels); the next run() writes `resumed` when
+  // its first step completes. Throws when the stream does not drain within `drain_s`.
+  void rebind(ncclComm_t comm, int rank, int nranks, double drain_s);
+
  private:
   struct Slot {
     cudaEvent_t start = nullptr, op_end = nullptr, done = nullptr;
@@ -102,7 +124,9 @@ class StepRunner {
     uint64_t wrong = 0;
   };
 
+  void allocate_buffers();
   void poll_loop();
+  void stop_for_recovery(RunOutcome& outcome);
   void retire(Slot& slot);
   void print_case_line(size_t case_index);
   int enqueue_step(uint64_t seq, Slot& slot);
@@ -117,6 +141,7 @@ class StepRunner {
   cudaStream_t stream_ = nullptr;
   void* send_ = nullptr;
   void* recv_ = nullptr;
+  uint64_t send_bytes_ = 0, recv_bytes_ = 0;
   std::vector<Slot> slots_;
 
   std::mutex mutex_;
@@ -124,6 +149,15 @@ class StepRunner {
   std::deque<Slot*> pending_;
   std::vector<Slot*> free_;
   std::atomic<bool> finish_{false};
+  std::atomic<bool> halt_{false};  // --recover: the poller stops at once, leaving pending steps alone
+  // --recover: (step, digest, wrong_total) after each retired step, the newest few (state_before)
+  struct Retired {
+    uint64_t seq, digest, wrong_total;
+  };
+  std::deque<Retired> retired_;
+  uint64_t run_first_step_ = 0, run_digest_ = 0, run_wrong_ = 0;
+  uint64_t next_unretired_ = 0;
+  bool announce_resume_ = false;
   std::atomic<int> stop_code_{0};
   uint64_t digest_ = 0;
   uint64_t wrong_total_ = 0;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "ncclfi/workload_contract.h"
 #include "op_spec.h"
 #include "program_tag.h"
+#include "recovery.h"
 #include "rendezvous.h"
 #include "step_runner.h"
 #include "workload_args.h"
@@ -113,7 +115,9 @@ struct Agreement {
 };
 
 // Every rank's Hello through the rendezvous: the same plan everywhere, rank 0's id, the common step.
-Stop meet_peers(const Job& job, const std::optional<Checkpoint>& saved, Agreement& agreed) {
+// With --recover the rendezvous stays open in `kept` (the survivors agree on the dead through it).
+Stop meet_peers(const Job& job, const std::optional<Checkpoint>& saved, Agreement& agreed,
+                std::unique_ptr<Rendezvous>& kept) {
   Hello mine{};
   if (job.info.rank == 0) {
     if (const ncclResult_t r = ncclGetUniqueId(&mine.id); r != ncclSuccess) {
@@ -124,9 +128,10 @@ Stop meet_peers(const Job& job, const std::optional<Checkpoint>& saved, Agreemen
   mine.plan = job.plan.fingerprint(job.info.world_size);
   std::vector<std::string> hellos;
   try {
-    Rendezvous rendezvous(job.info,
-                          std::chrono::milliseconds(static_cast<int64_t>(job.args.rdzv_timeout_s * 1000)));
-    hellos = rendezvous.allgather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)));
+    auto rendezvous = std::make_unique<Rendezvous>(
+        job.info, std::chrono::milliseconds(static_cast<int64_t>(job.args.rdzv_timeout_s * 1000)));
+    hellos = rendezvous->allgather(std::string(reinterpret_cast<const char*>(&mine), sizeof(mine)));
+    if (!job.args.recover.empty()) kept = std::move(rendezvous);
   } catch (const std::exception& error) {
     return fail(job.log, kExitBootstrap,
                 std::string("rendezvous with ") + job.info.master_addr + ":" +
@@ -215,6 +220,10 @@ void print_header(const Job& job) {
               args.nonblocking ? "non-blocking" : "blocking",
               args.watchdog ? ("on, " + format_seconds(args.timeout_s) + " s").c_str() : "off",
               args.check ? "stops the job" : "reports only");
+  if (!args.recover.empty()) {
+    std::printf("# recover: shrink to the survivors on a peer's failure (ncclCommRevoke %s)\n",
+                recovery_api().revoke ? "first" : "missing: NCCL_SHRINK_ABORT instead");
+  }
   for (OpKind op : args.ops) {
     if (op != OpKind::kSendRecv && std::string(op_implementation(op)) != "native") {
       std::printf("# %s: this NCCL lacks it, run as grouped send/recv\n", op_spec(op).name.data());
@@ -225,14 +234,99 @@ void print_header(const Job& job) {
   std::fflush(stdout);
 }
 
-// The steps from the resume point; a failing step ends the process through the watchdog.
-RunOutcome run_steps(const Job& job, ncclComm_t comm, Watchdog& watchdog, uint64_t first_step,
-                     ResumePoint& resume) {
+// Which rank of how many ran the steps from `from` on: one segment per communicator (a shrink starts a
+// new one), so the expected digest follows the job through its recoveries.
+struct Segment {
+  uint64_t from;
+  int rank, nranks;
+};
+
+uint64_t expected_digest(const RunPlan& plan, const std::vector<Segment>& segments) {
+  uint64_t digest = 0;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const uint64_t upto = i + 1 < segments.size() ? segments[i + 1].from : plan.total_steps();
+    digest = plan.expected_digest_from(digest, segments[i].rank, segments[i].nranks, segments[i].from, upto);
+  }
+  return digest;
+}
+
+// --recover shrink: the failed step's aftermath. Returns with the runner rebound to the shrunk
+// communicator and `outcome` holding the digest at the resume point; where that cannot be, the process
+// ends with exit 8 (kExitNoRecovery) and the reason in its abort and exit events.
+void recover_in_place(const Job& job, Membership& m, Rendezvous& rendezvous, StepRunner& runner,
+                      Watchdog& watchdog, RunOutcome& outcome, std::vector<Segment>& segments) {
+  const std::string failure = watchdog.failure();
+  job.log.write(ev::kRecovering, {{"error", failure.empty() ? "a failed NCCL call" : failure},
+                                  {"next_step", outcome.next_step},
+                                  {"world_size", m.size()}});
+  std::fprintf(stderr, "%s: rank %d: step %llu failed (%s): shrinking to the survivors\n", program_tag(),
+               job.info.rank, static_cast<unsigned long long>(outcome.next_step),
+               failure.empty() ? "a failed NCCL call" : failure.c_str());
+  watchdog.set_comm(nullptr);
+  const RecoveryResult result = shrink_to_survivors(m, rendezvous, outcome.next_step, job.args);
+  if (!result.error.empty()) {
+    ncclComm_t comm = m.comm;
+    watchdog.set_comm(comm);
+    watchdog.abort_and_exit(kExitNoRecovery, "no in-place recovery: " + result.error);
+  }
+  uint64_t digest = 0, wrong_total = 0;
+  if (!runner.state_before(result.resume_step, digest, wrong_total)) {
+    watchdog.set_comm(m.comm);
+    watchdog.abort_and_exit(kExitNoRecovery,
+                            "no in-place recovery: this rank no longer knows its state at step " +
+                                std::to_string(result.resume_step));
+  }
+  try {
+    runner.rebind(m.comm, m.rank, m.size(), job.args.timeout_s);
+  } catch (const std::exception& error) {
+    watchdog.set_comm(m.comm);
+    watchdog.abort_and_exit(kExitNoRecovery, std::string("no in-place recovery: ") + error.what());
+  }
+  watchdog.clear_failure();
+  watchdog.set_comm(m.comm);
+  segments.push_back({result.resume_step, m.rank, m.size()});
+  job.log.write(ev::kRecovered, {{"resume_step", result.resume_step},
+                                 {"survivors", m.size()},
+                                 {"excluded", result.excluded},
+                                 {"members", m.members},
+                                 {"comm_rank", m.rank},
+                                 {"method", result.method},
+                                 {"revoke", result.revoked},
+                                 {"parent_error", result.parent_error},
+                                 {"shrink_flags", result.method != "shrink" ? ""
+                                                  : result.revoked          ? "NCCL_SHRINK_DEFAULT"
+                                                                            : "NCCL_SHRINK_ABORT"},
+                                 {"nccl_version", nccl_version_string()},
+                                 {"recovery_ms", result.ms}});
+  const std::string how = result.method == "reinit"
+                              ? "a new communicator of the survivors: a parent still "
+                                "reported the peer's error, which ncclCommShrink refuses"
+                          : result.revoked ? "revoked, then shrunk"
+                                           : "shrunk with NCCL_SHRINK_ABORT";
+  std::fprintf(stderr, "%s: rank %d: recovered in place: %d survivors, resuming at step %llu (%s, %.0f ms)\n",
+               program_tag(), job.info.rank, m.size(), static_cast<unsigned long long>(result.resume_step),
+               how.c_str(), result.ms);
+  outcome.digest = digest;
+  outcome.wrong_total = wrong_total;
+}
+
+// The steps from the resume point; a failing step ends the process through the watchdog, or with
+// --recover shrinks the communicator to the survivors and goes on.
+RunOutcome run_steps(const Job& job, Membership& m, Rendezvous* rendezvous, Watchdog& watchdog,
+                     uint64_t first_step, ResumePoint& resume, std::vector<Segment>& segments) {
   RunOutcome outcome;
   try {
-    StepRunner runner(job.args, job.plan, comm, job.info.rank, job.info.world_size, job.log, watchdog);
+    StepRunner runner(job.args, job.plan, m.comm, m.rank, m.size(), job.log, watchdog);
     outcome = runner.run(first_step, resume.digest, resume.wrong_total,
                          job.args.checkpoint_dir.empty() ? nullptr : &resume.checkpoint);
+    uint64_t steps_total = outcome.steps_run;
+    while (outcome.needs_recovery && rendezvous != nullptr) {
+      recover_in_place(job, m, *rendezvous, runner, watchdog, outcome, segments);
+      const uint64_t from = segments.back().from;
+      outcome = runner.run(from, outcome.digest, outcome.wrong_total, nullptr);
+      steps_total += outcome.steps_run;
+    }
+    outcome.steps_run = steps_total;
   } catch (const CheckpointError& error) {
     watchdog.abort_and_exit(kExitUsage, error.what());
   } catch (const std::exception& error) {
@@ -244,9 +338,8 @@ RunOutcome run_steps(const Job& job, ncclComm_t comm, Watchdog& watchdog, uint64
 
 // The communicator's end, the done event with the verification, and the closing lines.
 int finish(const Job& job, ncclComm_t comm, Watchdog& watchdog, const RunOutcome& outcome,
-           uint64_t first_step, double seconds) {
-  const uint64_t expected =
-      job.plan.expected_digest(job.info.rank, job.info.world_size, job.plan.total_steps());
+           uint64_t first_step, double seconds, const std::vector<Segment>& segments) {
+  const uint64_t expected = expected_digest(job.plan, segments);
   const bool verified = outcome.wrong_total == 0 && outcome.digest == expected;
   watchdog.set_comm(nullptr);
   // On a non-blocking communicator ncclCommFinalize returns ncclInProgress: destroying it before the
@@ -313,18 +406,30 @@ int run_workload(int argc, char** argv) {
   ResumePoint resume;
   if (const Stop stop = select_device(job)) return *stop;
   if (const Stop stop = load_saved_checkpoint(job, saved)) return *stop;
-  if (const Stop stop = meet_peers(job, saved, agreed)) return *stop;
+  if (!args.recover.empty() && !recovery_api().shrink) {
+    return fail(log, kExitNoRecovery,
+                "--recover shrink needs ncclCommShrink (NCCL 2.27 or newer); this process loaded NCCL " +
+                    nccl_version_string());
+  }
+  std::unique_ptr<Rendezvous> rendezvous;
+  if (const Stop stop = meet_peers(job, saved, agreed, rendezvous)) return *stop;
   if (const Stop stop = resume_at(job, saved, agreed, resume)) return *stop;
 
   Watchdog watchdog(args, log, info.rank);
   ncclComm_t comm = nullptr;
   if (const Stop stop = init_communicator(job, watchdog, agreed.id, comm)) return *stop;
+  // Only the steps recover: a communicator that cannot even be made ends the run as before.
+  watchdog.set_recover(!args.recover.empty());
   if (info.rank == 0 && !args.quiet) print_header(job);
 
+  Membership membership{comm, info.rank, {}};
+  for (int r = 0; r < info.world_size; ++r) membership.members.push_back(r);
+  std::vector<Segment> segments{{0, info.rank, info.world_size}};
   const auto started = std::chrono::steady_clock::now();
-  const RunOutcome outcome = run_steps(job, comm, watchdog, agreed.first_step, resume);
+  const RunOutcome outcome =
+      run_steps(job, membership, rendezvous.get(), watchdog, agreed.first_step, resume, segments);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return finish(job, comm, watchdog, outcome, agreed.first_step, seconds);
+  return finish(job, membership.comm, watchdog, outcome, agreed.first_step, seconds, segments);
 }
 
 }  // namespace

@@ -104,7 +104,12 @@ bool parse_workload_args(int argc, const char* const* argv, WorkloadArgs& args, 
       "Runs each --op x --dtype x --bytes case for --warmup + --iters steps, verifying every element of\n"
       "every result. Without arguments: a short float all_reduce of 1M.\n"
       "Exit codes: 0 ok, 2 NCCL error, 3 watchdog timeout, 4 verification failed (--check),\n"
-      "5 async error, 6 bootstrap failure or no GPU, 64 usage.",
+      "5 async error, 6 bootstrap failure or no GPU, 8 in-place recovery impossible (--recover), 64 usage.\n"
+      "--recover shrink: on a peer's failure (an async error, a failed call, or no progress for\n"
+      "--timeout-s) the surviving ranks revoke the communicator (ncclCommRevoke, where this NCCL has it),\n"
+      "agree on the dead ranks through the rendezvous (rank 0 hosts it and must survive), shrink the\n"
+      "communicator to themselves (ncclCommShrink, NCCL 2.27 or newer) and run the remaining steps,\n"
+      "resuming at the first step some survivor had not completed. Implies --nonblocking.",
       "ncclfi-workload"};
   app.set_help_flag("-h,--help", "Print this help and exit");
   std::string ops = "all_reduce", dtypes = "float", bytes = "1M";
@@ -133,6 +138,10 @@ bool parse_workload_args(int argc, const char* const* argv, WorkloadArgs& args, 
   app.add_option("--step-delay-ms", args.step_delay_ms, "Host sleep between steps")->capture_default_str();
   app.add_option("--device", args.device, "CUDA device (default: LOCAL_RANK modulo the device count)");
   app.add_flag("--quiet", args.quiet, "No per-case lines on stdout");
+  app.add_option("--recover", args.recover, "In-place recovery on a peer's failure: 'shrink'");
+  app.add_option("--recover-wait-s", args.recover_wait_s,
+                 "--recover: how long rank 0 waits for the survivors to report before counting a rank dead")
+      ->capture_default_str();
   help_text = app.help();
   try {
     app.parse(argc, argv);
@@ -154,6 +163,14 @@ bool parse_workload_args(int argc, const char* const* argv, WorkloadArgs& args, 
   if (args.checkpoint_every == 0) throw UsageError("--checkpoint-every must be at least 1");
   if (args.window == 0 || args.window > 64) throw UsageError("--window must be in 1..64");
   if (args.step_delay_ms < 0) throw UsageError("--step-delay-ms must not be negative");
+  if (!args.recover.empty() && args.recover != "shrink")
+    throw UsageError("--recover: unknown mode '" + args.recover + "' (known: shrink)");
+  if (!(args.recover_wait_s > 0)) throw UsageError("--recover-wait-s must be positive");
+  if (!args.recover.empty() && !args.checkpoint_dir.empty())
+    throw UsageError(
+        "--recover and --checkpoint do not combine (a shrunk job's checkpoints fit no relaunch)");
+  // A blocking communicator would hold the failing step's call forever: recovery needs it non-blocking.
+  if (!args.recover.empty()) args.nonblocking = true;
   return true;
 }
 
@@ -180,8 +197,12 @@ uint64_t RunPlan::fingerprint(int world_size) const {
 }
 
 uint64_t RunPlan::expected_digest(int rank, int nranks, uint64_t upto) const {
-  uint64_t digest = 0;
-  for (uint64_t step = 0; step < upto && step < total_steps(); ++step) {
+  return expected_digest_from(0, rank, nranks, 0, upto);
+}
+
+uint64_t RunPlan::expected_digest_from(uint64_t digest, int rank, int nranks, uint64_t from,
+                                       uint64_t upto) const {
+  for (uint64_t step = from; step < upto && step < total_steps(); ++step) {
     const WorkloadCase& c = cases[case_of(step)];
     const OpLayout layout = make_layout(c.op, c.bytes, dtype_size(c.dtype), rank, nranks, step);
     digest = digest_step(digest, step, static_cast<int>(c.op), static_cast<int>(c.dtype),

@@ -41,6 +41,10 @@ struct WorkloadArgs {
   double step_delay_ms = 0;      // host sleep between steps (keeps a long run killable mid-way)
   int device = -1;               // -1: LOCAL_RANK modulo the visible devices
   bool quiet = false;
+  // "shrink": on a peer's failure, revoke the communicator (where NCCL has ncclCommRevoke), agree on the
+  // dead ranks through the rendezvous, shrink to the survivors (ncclCommShrink) and carry on. "" : off.
+  std::string recover;
+  double recover_wait_s = 10.0;  // rank 0 waits this long for the survivors to report
 };
 
 // Parses argv. Returns true with `args` filled; returns false when --help was printed (exit 0).
@@ -66,6 +70,9 @@ struct RunPlan {
   uint64_t fingerprint(int world_size) const;
   // The digest (checkpoint.h, digest_step) of steps [0, upto) on `rank` when every element verifies.
   uint64_t expected_digest(int rank, int nranks, uint64_t upto) const;
+  // The digest after steps [from, upto) on `rank` of `nranks`, continuing from `digest` (after a
+  // shrink the steps from the resume point run on the smaller communicator).
+  uint64_t expected_digest_from(uint64_t digest, int rank, int nranks, uint64_t from, uint64_t upto) const;
 };
 
 // Orders cases op-major, then dtype, then size (the nccl-tests sweep order).
