@@ -159,6 +159,7 @@ void run_scenarios(const std::vector<Scenario>& scenarios, const SuiteOptions& o
       auto record = run_scenario(s, run_options);
       if (progress != nullptr) progress->finish();
       run_line(record);
+      if (!harness::suite_keeps_full_history(total, record)) harness::trim_history(record);
       records.push_back(std::move(record));
     }
   }

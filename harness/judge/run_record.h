@@ -49,7 +49,20 @@ struct RunRecord {
   std::string harness_error;              // set when the harness itself failed on this run
   GpuMode gpu;                            // where the GPU ranks ran (a verdict holds only for that placement)
   std::optional<LogDiagnosis> diagnosis;  // absent for a skipped run or where the logs could not be read
+  // The suite kept only the history's span (trim_history): the events, detections and exits are in the
+  // run directory's verdict.json, not here, and the suite's HTML page points there instead of drawing.
+  bool history_trimmed = false;
 };
+
+// A suite holds every run's record until its reports are written, and a full history costs about
+// 200 KB: a long suite (a soak) would grow by that much a run. Runs past this count in one suite keep
+// their full history only when they did not pass; every run's own directory still has all of it.
+inline constexpr size_t kSuiteRunsWithFullHistory = 100;
+// Whether a suite of `suite_runs` runs keeps `record`'s full history in memory.
+bool suite_keeps_full_history(size_t suite_runs, const RunRecord& record);
+// Drops the history's events, detections, exits and outputs; keeps its scenario, span, world size and
+// attempts (what the suite's tables and times read). Sets history_trimmed.
+void trim_history(RunRecord& record);
 
 // ---- the status of a run: the one function every report and the exit code use ----
 enum class RunStatus { kPass, kFail, kUnknown, kSkipped, kError };

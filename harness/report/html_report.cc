@@ -163,6 +163,14 @@ std::string render_html(const SuiteInfo& suite, const std::vector<RunRecord>& re
     for (const auto& t : r.judgement.timing)
       h += "<p class=\"muted\">Timing: " + xml_escape(t.text()) + "</p>\n";
     h += checks_table(r);
+    if (r.history_trimmed) {
+      h += "<p class=\"muted\">Timeline, drill report and events are not drawn here: this suite ran more "
+           "than " +
+           std::to_string(kSuiteRunsWithFullHistory) +
+           " scenarios, and keeps them only for the runs that did not pass. <code>ncclfi report " +
+           xml_escape(r.run_dir) + " --html FILE</code> draws this run's.</p>\n";
+      continue;
+    }
     const std::string id = std::to_string(i);
     h += "<p><button type=\"button\" onclick=\"ncclfiZoom('timeline-" + id +
          "',true)\">zoom to the fault window</button> <button type=\"button\" "

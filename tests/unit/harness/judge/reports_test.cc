@@ -385,6 +385,40 @@ TEST(Html, SelfContainedWithTimelinePerScenario) {
   EXPECT_NE(html.find("&lt;/script&gt;"), std::string::npos);
 }
 
+// A long suite (a soak) keeps only the span of each passing run's history, so that it does not grow by
+// a full history a run; a run that did not pass keeps everything (the console prints its failure), and
+// a short suite keeps everything. The page then points to the run's own directory for what it left out.
+TEST(Html, ALongSuiteKeepsFullHistoriesOnlyForRunsThatDidNotPass) {
+  fs::path dir = scratch("html-trimmed");
+  RunRecord passed = make_record("passed", {{"outcome", "detected"}}, dir);
+  RunRecord failed = make_record("failed", {{"outcome", "hung"}}, dir);
+  ASSERT_EQ(run_status(passed), RunStatus::kPass);
+  ASSERT_EQ(run_status(failed), RunStatus::kFail);
+  EXPECT_TRUE(suite_keeps_full_history(kSuiteRunsWithFullHistory, passed));
+  EXPECT_FALSE(suite_keeps_full_history(kSuiteRunsWithFullHistory + 1, passed));
+  EXPECT_TRUE(suite_keeps_full_history(kSuiteRunsWithFullHistory + 1, failed));
+
+  const int64_t start = passed.history.start_ns, end = passed.history.end_ns;
+  const int world = passed.history.world_size;
+  ASSERT_FALSE(passed.history.events.empty());
+  trim_history(passed);
+  EXPECT_TRUE(passed.history_trimmed);
+  EXPECT_TRUE(passed.history.events.empty());
+  EXPECT_TRUE(passed.history.detections.empty());
+  EXPECT_TRUE(passed.history.exits.empty());
+  EXPECT_EQ(passed.history.start_ns, start);  // the suite's span and the run's time still add up
+  EXPECT_EQ(passed.history.end_ns, end);
+  EXPECT_EQ(passed.history.world_size, world);
+  EXPECT_EQ(run_status(passed), RunStatus::kPass) << "trimming never changes a verdict";
+
+  const std::string html = render_html(SuiteInfo{}, {passed, failed});
+  size_t svgs = 0;
+  for (size_t p = 0; (p = html.find("<svg ", p)) != std::string::npos; ++p) ++svgs;
+  EXPECT_EQ(svgs, 1u) << "only the failed run is drawn";
+  EXPECT_NE(html.find("<code>ncclfi report " + dir.string() + " --html FILE</code>"), std::string::npos)
+      << html;
+}
+
 TEST(Html, ArmAndDisarmAreDrawnWhereTheyWereGiven) {
   fs::path dir = scratch("html-control");
   std::vector<RunRecord> runs = {make_record("armed", {{"outcome", "detected"}}, dir)};
