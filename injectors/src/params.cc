@@ -72,7 +72,8 @@ Params Params::from_env() {
   p.time_ops = env_flag("NCCLFI_TIME_OPS");
   p.record_nccl_env = env_flag("NCCLFI_RECORD_NCCL_ENV");
   p.net_inner = env_string("NCCLFI_NET_INNER");
-  p.net_nsocks = static_cast<int>(std::clamp(env_long("NCCLFI_NET_NSOCKS", p.net_nsocks), 0L, 64L));
+  if (const long nsocks = env_long("NCCLFI_NET_NSOCKS", -1); nsocks >= 0)  // unset: the shim decides
+    p.net_nsocks = static_cast<int>(std::min(nsocks, 64L));
   p.net_nthreads = static_cast<int>(std::clamp(env_long("NCCLFI_NET_NTHREADS", p.net_nthreads), 0L, 16L));
   if (std::string v = env_string("NCCLFI_NET_PROGRESS"); v == "caller" || v == "helpers") p.net_progress = v;
   p.net_speed_mbps =

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ncclfi/params.h"
 #include "plugin_test_util.h"
 #include "tcp_transport.h"
 
@@ -393,6 +394,14 @@ TEST(PluginProgressMode, AutoPicksTheCallerOnlyOnFewCores) {
   EXPECT_FALSE(ncclfi::net::caller_progress_for("auto", 32));
   EXPECT_TRUE(ncclfi::net::caller_progress_for("caller", 32));
   EXPECT_FALSE(ncclfi::net::caller_progress_for("helpers", 2));
+}
+
+// Unset NCCLFI_NET_NSOCKS: one data socket when the caller moves the bytes, striping over four when
+// helper threads do; a value given is kept (0: everything on the control socket).
+TEST(PluginProgressMode, DataSocketsFollowWhoMovesTheBytes) {
+  EXPECT_EQ(ncclfi::net::default_nsocks(/*caller_progress=*/true), 1);
+  EXPECT_EQ(ncclfi::net::default_nsocks(/*caller_progress=*/false), 4);
+  EXPECT_EQ(ncclfi::Params::from_env().net_nsocks, -1) << "unset must leave the choice to the shim";
 }
 
 TEST(PluginDataPath, ProgressDoesNotDependOnTest) {

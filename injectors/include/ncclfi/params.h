@@ -25,7 +25,8 @@ struct Params {
   // NCCLFI_LOG.
   bool quiet = false;
   std::string net_inner;              // NCCLFI_NET_INNER: wrap this net plugin (name or path)
-  int net_nsocks = 4;                 // NCCLFI_NET_NSOCKS: data sockets per connection (striping)
+  int net_nsocks = -1;                // NCCLFI_NET_NSOCKS: data sockets per connection (striping); -1: by
+                                      // who moves the bytes (the shim's default_nsocks)
   int net_nthreads = 2;               // NCCLFI_NET_NTHREADS: helper threads per connection
   std::string net_progress = "auto";  // NCCLFI_NET_PROGRESS: auto, caller or helpers (who moves the bytes)
   int net_speed_mbps = 100000;        // NCCLFI_NET_SPEED_MBPS: speed reported to NCCL

@@ -48,9 +48,10 @@ int usable_cpus() {
 
 TcpConfig tcp_config_from(const Params& params) {
   TcpConfig config;
-  config.nsocks = std::clamp(params.net_nsocks, 0, 64);
-  config.nthreads = std::clamp(params.net_nthreads, 1, 16);
   config.caller_progress = caller_progress_for(params.net_progress, usable_cpus());
+  config.nsocks =
+      params.net_nsocks < 0 ? default_nsocks(config.caller_progress) : std::clamp(params.net_nsocks, 0, 64);
+  config.nthreads = std::clamp(params.net_nthreads, 1, 16);
   config.inline_bytes = static_cast<size_t>(std::clamp(params.net_inline_bytes, 0, 65536));
   config.min_chunk = std::max<size_t>(params.net_min_chunk, 4096);
   config.speed_mbps = params.net_speed_mbps > 0 ? params.net_speed_mbps : 100000;

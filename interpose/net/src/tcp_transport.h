@@ -54,6 +54,16 @@ inline bool caller_progress_for(const std::string& mode, int usable_cpus) {
   return usable_cpus < kCallerProgressMaxCpus;
 }
 
+// Data sockets per connection when NCCLFI_NET_NSOCKS is not set. Striping over several sockets pays when
+// helper threads copy on spare cores; when the caller moves the bytes (few cores) one thread serves every
+// socket in turn, and more sockets only add system calls: with one of two cores kept busy, 1 socket kept
+// the shim at 0.93 of a plain TCP stream where 4 gave 0.73 (bench/net/README.md).
+inline constexpr int kHelperProgressSockets = 4;
+inline constexpr int kCallerProgressSockets = 1;
+inline int default_nsocks(bool caller_progress) {
+  return caller_progress ? kCallerProgressSockets : kHelperProgressSockets;
+}
+
 union TcpAddress {
   sockaddr sa;
   sockaddr_in in4;
