@@ -147,6 +147,7 @@ int cmd_start(const std::string& catalogue, const std::string& name, const std::
 
 int cmd_hint(const std::string& workspace, const std::string& key_dir) {
   const OpenTicket t = open_ticket(workspace, key_dir, WorkspaceCheck::kSameWorkspace);
+  const ProgressLock lock(t.key_path);
   auto progress = read_verified_progress(t.key_path, t.owner, t.secret);
   const auto& hints = t.key.at("hints");
   const int used = progress.value("hints_used", 0);
@@ -186,6 +187,7 @@ int cmd_answer(const std::string& workspace, const std::vector<int>& ranks, cons
                              std::to_string(kMaxAnswerDetails) + " details in one answer");
   }
   const OpenTicket t = open_ticket(workspace, key_dir, WorkspaceCheck::kSameWorkspace);
+  const ProgressLock lock(t.key_path);
   auto progress = read_verified_progress(t.key_path, t.owner, t.secret);
   if (progress["attempts"].size() >= kMaxAttempts) {
     throw std::runtime_error("no attempts left: " + std::to_string(kMaxAttempts) +

@@ -5,6 +5,7 @@
 // one-line shell job (a catalogue of the test's own), so nothing but the lab commands is under test.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
@@ -216,6 +217,24 @@ TEST_F(LabProgress, ABloatedProgressIsRefusedAndKept) {
   EXPECT_EQ(answer(ws, "1", "nic").exit_code, 2);
   EXPECT_TRUE(read_text(file) == bloated) << "the bloated file was replaced";
   EXPECT_TRUE(contains(row_of(gradebook({ws}).out, "ada"), "too-large"));
+}
+
+// Answers given at once each count: none is dropped by another written over it (which was a way past
+// the cap, and out of the record).
+TEST_F(LabProgress, AnswersAtOnceAreAllKept) {
+  const std::string ws = start("ada");
+  constexpr int kAtOnce = 8;
+  std::vector<pid_t> pids;
+  for (int i = 0; i < kAtOnce; ++i) {
+    pids.push_back(start_cli({"lab", "answer", ws, "--rank", std::to_string(i), "--cause", "hung_rank"},
+                             dir_.path + "/answer-" + std::to_string(i) + ".out"));
+  }
+  for (const pid_t pid : pids) {
+    const int status = wait_pid(pid, 60);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "status " << status;
+  }
+  EXPECT_EQ(read_json(progress_of(ws)).at("attempts").size(), static_cast<size_t>(kAtOnce));
+  EXPECT_EQ(run_cli({"lab", "hint", ws}).exit_code, 0) << "the progress still verifies";
 }
 
 TEST_F(LabProgress, AttemptsAreCapped) {

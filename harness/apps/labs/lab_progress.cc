@@ -1,5 +1,11 @@
 #include "lab_progress.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
@@ -124,6 +130,22 @@ nlohmann::json read_verified_progress(const std::string& ticket_dir, const Progr
                              "), nothing changed: ask your instructor");
   }
   return std::move(read.doc);
+}
+
+ProgressLock::ProgressLock(const std::string& ticket_dir) {
+  const std::string path = (fs::path(ticket_dir) / "progress.lock").string();
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd_ < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    const int error = errno;
+    ::close(fd_);
+    throw std::runtime_error("cannot lock " + path + ": " + std::strerror(error));
+  }
+}
+
+ProgressLock::~ProgressLock() {
+  ::close(fd_);  // releases the flock
 }
 
 void write_progress(const std::string& ticket_dir, const ProgressOwner& owner, nlohmann::json doc,

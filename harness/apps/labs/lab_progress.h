@@ -62,6 +62,21 @@ ProgressRead read_progress(const std::string& ticket_dir, const ProgressOwner& o
 nlohmann::json read_verified_progress(const std::string& ticket_dir, const ProgressOwner& owner,
                                       const std::string& secret);
 
+// Held by hint and answer from reading a ticket's progress to writing it back: two commands at once on
+// one ticket would otherwise each add to the same old progress, and the one written last would drop the
+// other's attempt (a way round kMaxAttempts, and out of the record). An exclusive flock on
+// `ticket_dir`/progress.lock, released when the lock goes out of scope.
+class ProgressLock {
+ public:
+  explicit ProgressLock(const std::string& ticket_dir);
+  ~ProgressLock();
+  ProgressLock(const ProgressLock&) = delete;
+  ProgressLock& operator=(const ProgressLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Signs `doc` for `owner` and replaces `ticket_dir`/progress.json with it (atomically). Throws, writing
 // nothing, when it holds more than kMaxAttempts attempts or would be larger than kMaxProgressBytes.
 void write_progress(const std::string& ticket_dir, const ProgressOwner& owner, nlohmann::json doc,
