@@ -26,17 +26,18 @@ std::string progress_path(const std::string& ticket_dir) {
   return (fs::path(ticket_dir) / "progress.json").string();
 }
 
+// A string field of a document someone may have edited: "?" when it is missing or not a string.
+std::string text_field(const nlohmann::json& doc, const char* key) {
+  return doc.contains(key) && doc[key].is_string() ? doc[key].get<std::string>() : std::string("?");
+}
+
 // The signed text: the document without its "mac", keys in order, on one line (as nlohmann writes an
 // object: sorted), so that the text re-read from the file is the text that was signed.
 std::string progress_mac(const std::string& secret, const nlohmann::json& doc) {
   nlohmann::json body = doc;
   body.erase("mac");
   const std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return agent_mac(secret, kProgressPurpose, doc.value("ticket", std::string()), text);
-}
-
-std::string text_field(const nlohmann::json& doc, const char* key) {
-  return doc.contains(key) && doc[key].is_string() ? doc[key].get<std::string>() : std::string("?");
+  return agent_mac(secret, kProgressPurpose, text_field(doc, "ticket"), text);
 }
 
 // Why a signed document is not `owner`'s progress ("" when it is).

@@ -83,6 +83,7 @@ TEST_F(LabProgressFile, AnyEditIsTamperedAndTheFileIsKept) {
       [](json& d) { d["attempts"] = json::array(); },
       [](json& d) { d["hints_used"] = -1; },
       [](json& d) { d["student"] = "grace"; },
+      [](json& d) { d["ticket"] = 5; },  // of another type: refused, not thrown
       [](json& d) { d.erase("mac"); },
   };
   for (size_t i = 0; i < edits.size(); ++i) {
