@@ -1,5 +1,6 @@
 // `ncclfi lab`: training labs (docs/labs.md). Students: list, start, hint, answer, causes. Instructors:
-// debrief, key, gradebook. Exit status: answer 0 right, 1 wrong; 2 bad input; 3 a job could not run.
+// debrief, key, gradebook. Exit status: answer 0 right, 1 wrong; gradebook 1 when some student's progress
+// did not verify; 2 bad input (and a progress hint or answer cannot trust); 3 a job could not run.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -15,9 +16,11 @@
 #include "commands.h"
 #include "gpu_placement.h"
 #include "host_env.h"
-#include "json_field_error.h"
 #include "lab_catalogue.h"
 #include "lab_grading.h"
+#include "lab_key_dir.h"
+#include "lab_progress.h"
+#include "lab_ticket.h"
 #include "lab_workspace.h"
 #include "launch_context.h"
 #include "launcher_spec.h"
@@ -44,10 +47,6 @@ std::string random_ticket() {
   std::ostringstream out;
   out << std::hex << std::setw(8) << std::setfill('0') << rd() << std::setw(8) << rd();
   return out.str();
-}
-
-void write_progress(const std::string& key, const nlohmann::json& progress) {
-  write_json_atomically((fs::path(key) / "progress.json").string(), progress);
 }
 
 int cmd_list(const std::string& catalogue, bool as_json) {
@@ -93,8 +92,12 @@ int cmd_start(const std::string& catalogue, const std::string& name, const std::
   if (fs::exists(dir) && !fs::is_empty(dir)) throw std::runtime_error(dir + ": the workspace exists already");
   Ticket ticket{lab->name, student, random_ticket(), fs::absolute(key_dir).lexically_normal().string(),
                 Clock::wall_ns()};
+  // The key directory and each ticket's are private (0700), and the secret that signs progress is made
+  // once per key directory (lab_key_dir.h).
+  make_private_directory(ticket.key_dir);
+  const std::string secret = make_or_read_secret(ticket.key_dir);
   const std::string key = key_path(ticket);
-  fs::create_directories(key);
+  make_private_directory(key);
   // The ranks inherit ncclfi's environment: in quiet mode the shim and the preload say nothing of the
   // plan, the faults or the injections (params.h); the truth stays in the key directory's events.
   ::setenv("NCCLFI_QUIET", "1", 1);
@@ -135,18 +138,18 @@ int cmd_start(const std::string& catalogue, const std::string& name, const std::
                          {"workspace", fs::absolute(dir).lexically_normal().string()},
                          {"runs", run_dirs},
                          {"started_ns", ticket.started_ns}});
-  write_progress(key, {{"hints_used", 0}, {"attempts", nlohmann::json::array()}});
+  const ProgressOwner owner{ticket.lab, ticket.student, ticket.ticket_id};
+  write_progress(key, owner, new_progress(owner), secret);
   std::cout << lab->title << "\n" << lab->symptom << "\nRead BRIEFING.md in the workspace.\n";
   std::cout << "workspace: " << dir << "\n";
   return kAllPassed;
 }
 
 int cmd_hint(const std::string& workspace, const std::string& key_dir) {
-  const Ticket ticket = read_ticket(workspace);
-  const std::string key = key_path(ticket, key_dir);
-  const auto doc = read_key(key);
-  auto progress = read_progress(key);
-  const auto& hints = doc.at("hints");
+  const OpenTicket t = open_ticket(workspace, key_dir, WorkspaceCheck::kSameWorkspace);
+  const ProgressLock lock(t.key_path);
+  auto progress = read_verified_progress(t.key_path, t.owner, t.secret);
+  const auto& hints = t.key.at("hints");
   const int used = progress.value("hints_used", 0);
   if (used >= static_cast<int>(hints.size())) {
     std::cout << "No more hints (" << hints.size() << " used). Hint " << hints.size()
@@ -154,7 +157,7 @@ int cmd_hint(const std::string& workspace, const std::string& key_dir) {
     return kAllPassed;
   }
   progress["hints_used"] = used + 1;
-  write_progress(key, progress);
+  write_progress(t.key_path, t.owner, progress, t.secret);
   std::cout << "hint " << used + 1 << " of " << hints.size() << " (-" << kHintPenalty
             << " points): " << hints.at(static_cast<size_t>(used)).get<std::string>() << "\n";
   return kAllPassed;
@@ -173,20 +176,31 @@ int cmd_answer(const std::string& workspace, const std::vector<int>& ranks, cons
   for (const auto& d : details) {
     const auto eq = d.find('=');
     if (eq == std::string::npos) throw std::runtime_error("--detail " + d + ": expected KEY=VALUE");
+    if (eq > kMaxDetailBytes || d.size() - eq - 1 > kMaxDetailBytes)
+      throw std::runtime_error("--detail: a name or value longer than " + std::to_string(kMaxDetailBytes) +
+                               " bytes");
     answer.details[d.substr(0, eq)] = d.substr(eq + 1);
   }
-  const Ticket ticket = read_ticket(workspace);
-  const std::string key = key_path(ticket, key_dir);
-  const auto doc = read_key(key);
-  auto progress = read_progress(key);
-  const Grade g = grade(answer_key_from_json(doc.at("answer")), answer, progress.value("hints_used", 0));
+  // Every attempt is kept in the progress file: what one may hold is bounded (lab_progress.h).
+  if (answer.ranks.size() > kMaxAnswerRanks || answer.details.size() > kMaxAnswerDetails) {
+    throw std::runtime_error("at most " + std::to_string(kMaxAnswerRanks) + " ranks and " +
+                             std::to_string(kMaxAnswerDetails) + " details in one answer");
+  }
+  const OpenTicket t = open_ticket(workspace, key_dir, WorkspaceCheck::kSameWorkspace);
+  const ProgressLock lock(t.key_path);
+  auto progress = read_verified_progress(t.key_path, t.owner, t.secret);
+  if (progress["attempts"].size() >= kMaxAttempts) {
+    throw std::runtime_error("no attempts left: " + std::to_string(kMaxAttempts) +
+                             " answers are the most a ticket keeps (ask your instructor)");
+  }
+  const Grade g = grade(answer_key_from_json(t.key.at("answer")), answer, progress.value("hints_used", 0));
   progress["attempts"].push_back({{"ts_ns", Clock::wall_ns()},
                                   {"ranks", answer.ranks},
                                   {"cause", answer.cause},
                                   {"details", answer.details},
                                   {"hints_used", progress.value("hints_used", 0)},
                                   {"grade", to_json(g)}});
-  write_progress(key, progress);
+  write_progress(t.key_path, t.owner, progress, t.secret);
   std::cout << (g.right ? "RIGHT" : "WRONG") << ": score " << g.score << "/100 (attempt "
             << progress["attempts"].size() << ", hints used " << progress.value("hints_used", 0) << ")\n";
   for (const auto& f : g.feedback) std::cout << "  " << f << "\n";
@@ -214,30 +228,6 @@ std::string default_lab_catalogue() {
   std::error_code ec;
   if (fs::is_directory(installed, ec)) return installed.string();
   return "scenarios/labs";
-}
-
-nlohmann::json read_progress(const std::string& key) {
-  std::string text;
-  if (!read_regular_file((fs::path(key) / "progress.json").string(), 16 << 20, text).empty()) {
-    return {{"hints_used", 0}, {"attempts", nlohmann::json::array()}};
-  }
-  auto doc = nlohmann::json::parse(text, nullptr, false);
-  if (doc.is_discarded()) return {{"hints_used", 0}, {"attempts", nlohmann::json::array()}};
-  // The key directory's progress is read as `hint` and `answer` use it; a hand-edited field of another
-  // type is said with its file and field, not as the library's type_error.
-  const harness::JsonReader read = [](const nlohmann::json& d) {
-    if (!d.is_object()) throw std::runtime_error("type must be object, but is " + std::string(d.type_name()));
-    (void)d.value("hints_used", 0);
-    if (d.contains("attempts") && !d["attempts"].is_array())
-      throw std::runtime_error("type must be array, but is " + std::string(d["attempts"].type_name()));
-  };
-  try {
-    read(doc);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(
-        harness::json_field_error((fs::path(key) / "progress.json").string(), doc, read, e));
-  }
-  return doc;
 }
 
 namespace {

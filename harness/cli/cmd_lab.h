@@ -36,10 +36,6 @@ struct LabArgs {
 // ./scenarios/labs.
 std::string default_lab_catalogue();
 
-// The student's progress in the key directory `key` (hints used, answers given); a fresh one when
-// there is none.
-nlohmann::json read_progress(const std::string& key);
-
 // The instructor's commands, and the student's answer/hint, run the same way: errors are bad input.
 template <typename F>
 void guarded(int& status, F body) {

@@ -4,9 +4,12 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "cmd_lab.h"
 #include "console_text.h"
+#include "lab_progress.h"
+#include "lab_ticket.h"
 #include "lab_workspace.h"
 #include "log_diagnosis_text.h"
 #include "ncclfi/bounded_input.h"
@@ -68,9 +71,27 @@ void print_log_diagnosis(const std::string& run_dir) {
               << "\n";
 }
 
+// The student's progress as the debrief tells it: only a verified file is counted.
+void print_progress(const OpenTicket& t) {
+  const ProgressRead read = read_progress(t.key_path, t.owner, t.secret);
+  if (!read.verified()) {
+    std::cout << "\nProgress: " << state_word(read.state) << ", not counted: " << read.problem << "\n";
+    return;
+  }
+  int best = 0;
+  bool right = false;
+  for (const auto& a : read.doc["attempts"]) {
+    best = std::max(best, a["grade"]["score"].get<int>());
+    right = right || a["grade"]["right"].get<bool>();
+  }
+  std::cout << "\nProgress: " << read.doc["attempts"].size() << " attempt(s), "
+            << read.doc["hints_used"].get<int>() << " hint(s), best score " << best
+            << (right ? ", answered right" : ", not answered right yet") << "\n";
+}
+
 int cmd_debrief(const std::string& workspace, const std::string& key_dir) {
-  const Ticket ticket = read_ticket(workspace);
-  const auto doc = read_key(key_path(ticket, key_dir));
+  const OpenTicket t = open_ticket(workspace, key_dir, WorkspaceCheck::kSameStudent);
+  const auto& doc = t.key;
   const auto& answer = doc.at("answer");
   std::cout << "# " << doc.value("title", "") << " (" << doc.value("lab", "") << ", variant "
             << doc.value("variant", 0) << ": " << doc.at("values").dump() << ")\n\nThe truth: cause "
@@ -87,72 +108,119 @@ int cmd_debrief(const std::string& workspace, const std::string& key_dir) {
   std::cout << "\nThe evidence in the workspace:\n";
   for (const auto& e : doc.value("evidence", nlohmann::json::array()))
     std::cout << "  - " << e.get<std::string>() << "\n";
+  print_progress(t);
   return kAllPassed;
 }
 
 int cmd_key(const std::string& workspace, const std::string& key_dir) {
-  const Ticket ticket = read_ticket(workspace);
-  const std::string key = key_path(ticket, key_dir);
-  auto doc = read_key(key);
-  doc["progress"] = read_progress(key);
+  const OpenTicket t = open_ticket(workspace, key_dir, WorkspaceCheck::kSameStudent);
+  auto doc = t.key;
+  const ProgressRead read = read_progress(t.key_path, t.owner, t.secret);
+  doc["progress"] =
+      read.verified() ? read.doc : nlohmann::json(nullptr);  // the file itself stays as evidence
+  doc["progress_check"] = state_word(read.state);
+  if (!read.verified()) doc["progress_problem"] = read.problem;
   std::cout << doc.dump(2) << "\n";
   return kAllPassed;
 }
 
+// One student's row. A progress that does not verify is never counted: the row says why (its
+// "progress" word: missing, too-large, tampered, or error when the workspace's ticket is not right) and
+// the file is left as it is.
 nlohmann::json gradebook_row(const std::string& workspace, const std::string& key_dir) {
-  const Ticket ticket = read_ticket(workspace);
-  const std::string key = key_path(ticket, key_dir);
-  const auto doc = read_key(key);
-  const auto progress = read_progress(key);
-  const auto& attempts = progress.at("attempts");
+  nlohmann::json row = {
+      {"student", ""},          {"lab", ""},          {"variant", nullptr}, {"attempts", nullptr},
+      {"hints", nullptr},       {"score", nullptr},   {"right", nullptr},   {"time_to_answer_s", nullptr},
+      {"workspace", workspace}, {"progress", "error"}};
+  std::optional<OpenTicket> t;
+  try {
+    t = open_ticket(workspace, key_dir, WorkspaceCheck::kSameStudent);
+  } catch (const std::exception& e) {
+    row["problem"] = e.what();
+    try {  // who the workspace claims to be, to find the row by
+      const Ticket claimed = read_ticket(workspace);
+      row["student"] = claimed.student;
+      row["lab"] = claimed.lab;
+    } catch (const std::exception&) {
+    }
+    return row;
+  }
+  row["student"] = t->owner.student;  // the same in lab.json and key.json (open_ticket checked)
+  row["lab"] = t->owner.lab;
+  if (t->key.contains("variant") && t->key["variant"].is_number_integer()) row["variant"] = t->key["variant"];
+  const ProgressRead read = read_progress(t->key_path, t->owner, t->secret);
+  row["progress"] = state_word(read.state);
+  if (!read.verified()) {
+    row["problem"] = read.problem;
+    return row;
+  }
+  const auto& attempts = read.doc["attempts"];
   int score = 0;
   bool right = false;
-  nlohmann::json time_to_answer = nullptr;
   for (const auto& a : attempts) {
-    const auto& g = a.at("grade");
-    if (g.value("right", false)) {
+    const auto& g = a["grade"];
+    if (g["right"].get<bool>()) {
       right = true;
-      score = g.value("score", 0);
-      time_to_answer =
-          static_cast<double>(a.value("ts_ns", int64_t{0}) - doc.value("started_ns", int64_t{0})) / 1e9;
+      score = g["score"].get<int>();
+      row["time_to_answer_s"] =
+          static_cast<double>(a.value("ts_ns", int64_t{0}) - t->key.value("started_ns", int64_t{0})) / 1e9;
       break;
     }
-    score = std::max(score, g.value("score", 0));
+    score = std::max(score, g["score"].get<int>());
   }
-  return {{"student", doc.value("student", "")},
-          {"lab", doc.value("lab", "")},
-          {"variant", doc.value("variant", 0)},
-          {"attempts", attempts.size()},
-          {"hints", progress.value("hints_used", 0)},
-          {"score", score},
-          {"right", right},
-          {"time_to_answer_s", time_to_answer},
-          {"workspace", workspace}};
+  row["attempts"] = attempts.size();
+  row["hints"] = read.doc["hints_used"];
+  row["score"] = score;
+  row["right"] = right;
+  return row;
 }
 
+std::string csv(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Exit 0 when every row's progress verified, 1 when some did not (their rows say which; stderr why).
 int cmd_gradebook(const std::vector<std::string>& workspaces, const std::string& key_dir, bool as_json) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& ws : workspaces) rows.push_back(gradebook_row(ws, key_dir));
+  bool all_verified = true;
+  for (const auto& ws : workspaces) {
+    try {
+      rows.push_back(gradebook_row(ws, key_dir));
+    } catch (const std::exception& e) {  // a key.json of the wrong shape: this row only
+      rows.push_back({{"student", ""},
+                      {"lab", ""},
+                      {"variant", nullptr},
+                      {"workspace", ws},
+                      {"progress", "error"},
+                      {"problem", e.what()}});
+    }
+    if (rows.back()["progress"] == "ok") continue;
+    all_verified = false;
+    std::cerr << "ncclfi lab gradebook: " << ws
+              << ": not counted: " << rows.back()["problem"].get<std::string>() << "\n";
+  }
   if (as_json) {
     std::cout << rows.dump(2) << "\n";
-    return kAllPassed;
+    return all_verified ? kAllPassed : kSomeFailed;
   }
-  std::cout << "student,lab,variant,attempts,hints,score,right,time_to_answer_s\n";
+  std::cout << "student,lab,variant,attempts,hints,score,right,time_to_answer_s,progress\n";
   for (const auto& r : rows) {
-    auto csv = [](std::string s) {
-      if (s.find_first_of(",\"\n") == std::string::npos) return s;
-      std::string out = "\"";
-      for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-      return out + "\"";
-    };
-    std::cout << csv(r["student"]) << "," << csv(r["lab"]) << "," << r["variant"] << "," << r["attempts"]
-              << "," << r["hints"] << "," << r["score"] << "," << (r["right"].get<bool>() ? "yes" : "no")
-              << ",";
-    if (!r["time_to_answer_s"].is_null())
-      std::cout << std::fixed << std::setprecision(1) << r["time_to_answer_s"].get<double>();
-    std::cout << "\n";
+    std::cout << csv(r["student"]) << "," << csv(r["lab"]) << ",";
+    if (!r["variant"].is_null()) std::cout << r["variant"];
+    if (r["progress"] == "ok") {
+      std::cout << "," << r["attempts"] << "," << r["hints"] << "," << r["score"] << ","
+                << (r["right"].get<bool>() ? "yes" : "no") << ",";
+      if (!r["time_to_answer_s"].is_null())
+        std::cout << std::fixed << std::setprecision(1) << r["time_to_answer_s"].get<double>();
+    } else {
+      std::cout << ",,,,,";  // nothing of an unverified progress is counted
+    }
+    std::cout << "," << r["progress"].get<std::string>() << "\n";
   }
-  return kAllPassed;
+  return all_verified ? kAllPassed : kSomeFailed;
 }
 
 }  // namespace

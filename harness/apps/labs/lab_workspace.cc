@@ -172,6 +172,10 @@ void write_json_atomically(const std::string& path, const nlohmann::json& doc) {
   write_text(path, doc.dump(2) + "\n");
 }
 
+void write_file_atomically(const std::string& path, const std::string& text) {
+  write_text(path, text);
+}
+
 Ticket read_ticket(const std::string& workspace) {
   std::string text;
   const std::string path = (fs::path(workspace) / "lab.json").string();
@@ -184,6 +188,11 @@ Ticket read_ticket(const std::string& workspace) {
   t.lab = doc.value("lab", "");
   t.student = doc.value("student", "");
   t.ticket_id = doc.value("ticket", "");
+  // lab start's ids are hex; anything else ("../grace-ticket", "") would name another directory.
+  if (t.ticket_id.empty() || t.ticket_id.size() > 64 ||
+      t.ticket_id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    throw std::runtime_error(path + ": \"ticket\" is not a ticket id");
+  }
   t.key_dir = doc.value("key_dir", "");
   t.started_ns = doc.value("started_ns", int64_t{0});
   return t;

@@ -15,6 +15,8 @@
 namespace ncclfi::cli::lab {
 
 // What `lab.json` in a workspace names: the lab, the student and where the key is (never the truth).
+// The student can edit it: read_ticket refuses a ticket id that is not one (it becomes a path), and
+// lab_ticket.h checks the rest against the key directory.
 struct Ticket {
   std::string lab, student, ticket_id, key_dir;
   int64_t started_ns = 0;
@@ -29,5 +31,7 @@ void write_workspace(const std::string& workspace, const Lab& lab, const LabVari
 std::string key_path(const Ticket& ticket, const std::string& key_dir_override = "");
 nlohmann::json read_key(const std::string& key_path);
 void write_json_atomically(const std::string& path, const nlohmann::json& doc);
+// Replaces `path` with `text` at once: written beside it, then renamed over it.
+void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace ncclfi::cli::lab
