@@ -15,8 +15,11 @@ nets protect. Run it under torchrun, one process per GPU:
   can use: it is an ordinary user job. An `op` event closes every step (op "train_step", seq = step), so
   the last one says where a rank stopped.
 
-Needs only PyTorch (2.x). Exit codes: 0 ok, 6 bootstrap failure, 7 NaN/inf loss, 8 --recover refused
-(in-place recovery is not possible here: see README.md), 64 usage.
+- --recover shrink: on a peer's failure the survivors shrink the process group and carry on without it
+  (ddp_recovery.py says how); `recovering`, `recovered` and `resumed` events mark the way.
+
+Needs only PyTorch (2.x). Exit codes: 0 ok, 6 bootstrap failure, 7 NaN/inf loss, 8 --recover failed or
+refused (in-place recovery is not possible here), 64 usage.
 """
 
 import argparse
@@ -27,6 +30,7 @@ import os
 import sys
 import time
 
+import ddp_recovery
 import ncclfi_events
 
 EXIT_OK = 0
@@ -60,11 +64,17 @@ def parse_args(argv):
     parser.add_argument("--recover", choices=["shrink"], default=None,
                         help="shrink the process group to the survivors on a peer's failure, where this "
                              "PyTorch has a shrink API (else refused with exit 8)")
+    parser.add_argument("--recover-wait-s", type=float, default=10.0,
+                        help="--recover: how long the survivors wait for each other before agreeing")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.batch < 1 or args.hidden < 1 or args.checkpoint_every < 1:
         parser.error("--steps, --batch, --hidden and --checkpoint-every must be at least 1")
     if args.pg_timeout_s <= 0:
         parser.error("--pg-timeout-s must be positive")
+    if args.recover and args.checkpoint_dir:
+        parser.error("--recover shrink carries on in place; it does not combine with --checkpoint-dir")
+    if args.recover_wait_s <= 0:
+        parser.error("--recover-wait-s must be positive")
     return args
 
 
@@ -144,11 +154,8 @@ def main(argv):
         log.exit(EXIT_NO_RECOVERY, message)
         return EXIT_NO_RECOVERY
     if args.recover == "shrink":
-        message = ("--recover shrink: PyTorch %s has torch.distributed.shrink_group, but this script's "
-                   "recovery around it is not written yet" % torch.__version__)
-        print("ddp_train.py: %s" % message, file=sys.stderr)
-        log.exit(EXIT_NO_RECOVERY, message)
-        return EXIT_NO_RECOVERY
+        # The script decides what a failed collective ends (ddp_recovery.py), not PyTorch's watchdog.
+        os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0")
 
     device = torch.device("cuda", local_rank % torch.cuda.device_count())
     torch.cuda.set_device(device)
@@ -179,17 +186,51 @@ def main(argv):
     ddp = DistributedDataParallel(model, device_ids=[device.index])
     loss_fn = torch.nn.MSELoss()
     started = time.monotonic()
+    store = dist.distributed_c10d._get_default_store() if args.recover else None  # kept across recoveries
+    watch = ddp_recovery.StepWatch(torch, dist, device, args.pg_timeout_s, store) if args.recover else None
+    snapshot = ddp_recovery.Snapshot(torch, model, optimizer) if args.recover else None
+    data_rank = rank  # the batch a rank trains on: its rank in the current world
+    recovered_at = None  # the step the survivors resumed at, until its first step completes
+    recoveries = 0  # each recovery agrees in the store under its own number
 
-    for step in range(start_step, args.steps):
+    step = start_step
+    while step < args.steps:
         t0 = time.monotonic_ns()
-        x, y = batch_for(torch, step, rank, args, teacher, device)
-        optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(ddp(x), y)
-        if step == args.nan_at_step:
-            loss = loss * float("nan")
-        loss.backward()
-        optimizer.step()
-        value = loss.item()  # waits for this step's work, the gradient all-reduce included
+        if args.recover:
+            snapshot.take(step)
+        try:
+            x, y = batch_for(torch, step, data_rank, args, teacher, device)
+            optimizer.zero_grad(set_to_none=True)
+            loss = loss_fn(ddp(x), y)
+            if step == args.nan_at_step:
+                loss = loss * float("nan")
+            loss.backward()
+            optimizer.step()
+            if watch:
+                watch.wait(step)
+            value = loss.item()  # waits for this step's work, the gradient all-reduce included
+        except Exception as failure:  # noqa: BLE001 - without --recover every failure ends the job as before
+            if not args.recover:
+                raise
+            print("ddp_train.py: rank %d: step %d failed (%s): shrinking to the survivors" % (rank, step, failure),
+                  file=sys.stderr, flush=True)
+            try:
+                step, _ = ddp_recovery.recover(torch, dist, log, device, rank, failure, snapshot, store,
+                                               generation=recoveries, wait_s=args.recover_wait_s,
+                                               timeout_s=args.pg_timeout_s, group_error=watch.group_error())
+            except Exception as error:  # noqa: BLE001 - whatever stops the recovery ends the job, exit 8
+                print("ddp_train.py: rank %d: no in-place recovery: %s" % (rank, error), file=sys.stderr, flush=True)
+                log.exit(EXIT_NO_RECOVERY, "no in-place recovery: %s" % error)
+                os._exit(EXIT_NO_RECOVERY)
+            data_rank = dist.get_rank()
+            ddp = DistributedDataParallel(model, device_ids=[device.index])  # on the survivors' group
+            recovered_at = step
+            recoveries += 1
+            watch.generation = recoveries
+            continue
+        if recovered_at is not None:
+            log.event("resumed", step=step, world_size=dist.get_world_size(), comm_rank=dist.get_rank())
+            recovered_at = None
         if not math.isfinite(value):
             print("ddp_train.py: rank %d: loss is %r at step %d: stopping" % (rank, value, step),
                   file=sys.stderr, flush=True)
@@ -208,6 +249,7 @@ def main(argv):
             dist.barrier()  # nobody runs ahead of a checkpoint that may still be written
         if args.step_sleep_ms > 0:
             time.sleep(args.step_sleep_ms / 1000.0)
+        step += 1
 
     # Every rank must hold the same parameters after DDP: compare a checksum across ranks.
     with torch.no_grad():
