@@ -6,8 +6,9 @@
 //
 // How the ranks get the channel: the launcher, not the agent, starts each rank, as `ncclfi agent --exec
 // -- PROGRAM` (agent_rank_exec.h). The agent leaves the socket's path and the key in a file of its spool
-// directory (0600); each wrapper reads it and puts both in its program's environment only, where the
-// injector takes and wipes them as it does under the harness. They never reach a command line.
+// directory (0600); each wrapper reads it and, when the harness says the job has an injector
+// (kInjectFromAgentVar, agent_env.h), puts both in its program's environment only, where the injector
+// takes and wipes them as it does under the harness. They never reach a command line.
 //
 // On the wire, agent -> harness:
 //   {"t":"inject_record","record_seq":N,"record":"<the inject event's JSON text>"}   one authenticated
@@ -27,11 +28,6 @@
 #include "ncclfi/injection_channel.h"
 
 namespace ncclfi::cli {
-
-// Set by the harness, in the environment it gives the job, when the job has an injector in its processes
-// (the same decision as for a local job's channel): only then does a wrapper hand its program the node's
-// channel, so that a job without one never carries the key in its ranks' environment.
-inline constexpr const char* kInjectFromAgentVar = "NCCLFI_INJECT_FROM_AGENT";
 
 inline constexpr const char* kRelayedRecord = "inject_record";
 inline constexpr const char* kRelayedRejections = "inject_rejected";

@@ -9,7 +9,6 @@
 
 #include "agent_hub.h"
 #include "attempt_runner.h"
-#include "injection_relay.h"
 #include "judge.h"
 #include "ncclfi/event_line.h"
 #include "ncclfi/injection_channel.h"
@@ -112,13 +111,9 @@ void AttemptObservation::follow_events(bool final) {
 }
 
 void AttemptObservation::open_injection_channel(LaunchContext& ctx, AgentHub* agents) {
-  // Only a job with an injector in its processes needs the key; proc and link faults are the harness's.
-  const Scenario& s = *ctx.scenario;
-  const bool job_has_injector = s.layer_api || s.layer_net || s.layer_verbs;
-  if (agents != nullptr) {
+  if (agents != nullptr) {  // each node's agent gives its ranks a channel (injection_env says when)
     injection_relays_ = agents;
     injection_ledger_ = std::make_unique<harness::InjectionLedger>(history_, in_.ctx.attempt);
-    if (job_has_injector) ctx.inject_channel_env = {{kInjectFromAgentVar, "1"}};
     return;
   }
   try {
@@ -128,7 +123,7 @@ void AttemptObservation::open_injection_channel(LaunchContext& ctx, AgentHub* ag
     return;
   }
   injection_ledger_ = std::make_unique<harness::InjectionLedger>(history_, in_.ctx.attempt);
-  if (job_has_injector) ctx.inject_channel_env = injection_receiver_->env();
+  if (job_has_injector(*ctx.scenario)) ctx.inject_channel_env = injection_receiver_->env();
 }
 
 void AttemptObservation::record_own_injection(int rank, nlohmann::json fields, EventTime at) {

@@ -58,7 +58,7 @@ class AttemptObservation {
 
   // Before the launch: the attempt's injection channel, its variables in `ctx` for every process of the
   // job. With node agents (`agents`: their hub) each node's agent gives its ranks a channel of its own
-  // and relays their records (injection_relay.h); `ctx` then only tells the ranks to take it. Without a
+  // and relays their records (injection_relay.h), and `ctx` gets nothing. Without a
   // channel (no socket could be made) the injections are read from the events file, and the history
   // says why.
   void open_injection_channel(LaunchContext& ctx, AgentHub* agents);
