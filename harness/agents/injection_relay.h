@@ -58,7 +58,7 @@ class NodeInjectionRelay {
 };
 
 // For `agent --exec`: NCCLFI_INJECT_SOCKET and NCCLFI_INJECT_KEY as the node's agent left them in
-// `spool_dir`; empty when it left none (no injector in the job, or no channel could be made).
+// `spool_dir`; empty when it left none (it could not open a channel).
 std::map<std::string, std::string> node_injection_env(const std::string& spool_dir);
 
 // For the hub: what a relayed message holds, every field type-checked (a peer's message of the wrong
