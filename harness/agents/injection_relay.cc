@@ -16,7 +16,9 @@
 namespace ncclfi::cli {
 namespace {
 
-constexpr const char* kHandoffFile = "inject-channel.json";  // in the spool: {"NCCLFI_INJECT_SOCKET": ...}
+// In the spool, a link to the channel's own file: {"NCCLFI_INJECT_SOCKET": ..., "NCCLFI_INJECT_KEY": ...}.
+constexpr const char* kHandoffFile = "inject-channel.json";
+constexpr const char* kChannelFile = "channel.json";  // beside the socket, in the channel's 0700 directory
 // A count a peer states is clamped: a relay never reports more datagrams than a socket can hold.
 constexpr int64_t kMaxRejectedPerMessage = int64_t{1} << 20;
 
@@ -37,13 +39,26 @@ void write_private_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+// The key lives in the channel's own directory, which goes with the channel however the agent ends (one
+// killed by SIGKILL: the next channel opened on the host removes it); the spool holds only a link to it.
 NodeInjectionRelay::NodeInjectionRelay(const std::string& spool_dir)
     : handoff_path_(spool_dir + "/" + kHandoffFile) {
-  write_private_file(handoff_path_, nlohmann::json(receiver_.env()).dump());
+  const auto env = receiver_.env();
+  const std::string socket = env.at(kInjectSocketVar);
+  channel_path_ = socket.substr(0, socket.rfind('/') + 1) + kChannelFile;
+  write_private_file(channel_path_, nlohmann::json(env).dump());
+  ::unlink(handoff_path_.c_str());  // one left by an agent of an earlier attempt with the same spool
+  if (::symlink(channel_path_.c_str(), handoff_path_.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(channel_path_.c_str());
+    throw std::runtime_error("injection relay: cannot link " + handoff_path_ + ": " + why);
+  }
 }
 
+// Before the receiver's destructor, which removes the (then empty) directory.
 NodeInjectionRelay::~NodeInjectionRelay() {
   ::unlink(handoff_path_.c_str());
+  ::unlink(channel_path_.c_str());
 }
 
 void NodeInjectionRelay::relay(const std::function<bool(const nlohmann::json&)>& send) {

@@ -5,10 +5,10 @@
 // (agent_seal.h), which hands it to the attempt's InjectionLedger like a record of its own socket.
 //
 // How the ranks get the channel: the launcher, not the agent, starts each rank, as `ncclfi agent --exec
-// -- PROGRAM` (agent_rank_exec.h). The agent leaves the socket's path and the key in a file of its spool
-// directory (0600); each wrapper reads it and, when the harness says the job has an injector
-// (kInjectFromAgentVar, agent_env.h), puts both in its program's environment only, where the injector
-// takes and wipes them as it does under the harness. They never reach a command line.
+// -- PROGRAM` (agent_rank_exec.h). The agent leaves the socket's path and the key in a file (0600) in the
+// channel's own directory, linked from its spool; each wrapper reads it there and, when the harness says the
+// job has an injector (kInjectFromAgentVar, agent_env.h), puts both in its program's environment only, where
+// the injector takes and wipes them as it does under the harness. They never reach a command line.
 //
 // On the wire, agent -> harness:
 //   {"t":"inject_record","record_seq":N,"record":"<the inject event's JSON text>"}   one authenticated
@@ -40,11 +40,11 @@ inline constexpr size_t kMaxRelayedRecordBytes = 32 << 10;
 // A node agent's end: its channel, the file that hands it to the wrappers, and the relay.
 class NodeInjectionRelay {
  public:
-  // Opens the channel and writes the hand-off file into `spool_dir` (which must exist). Throws
+  // Opens the channel, writes its file and links it from `spool_dir` (which must exist). Throws
   // std::runtime_error saying what failed (then the node's ranks get no channel, and their injections
   // are judged forged: never a pass on a line alone).
   explicit NodeInjectionRelay(const std::string& spool_dir);
-  ~NodeInjectionRelay();  // removes the hand-off file; the receiver removes its own directory
+  ~NodeInjectionRelay();  // removes the link and the file; the receiver removes its own directory
   NodeInjectionRelay(const NodeInjectionRelay&) = delete;
   NodeInjectionRelay& operator=(const NodeInjectionRelay&) = delete;
 
@@ -54,7 +54,8 @@ class NodeInjectionRelay {
 
  private:
   InjectionReceiver receiver_;
-  std::string handoff_path_;
+  std::string handoff_path_;  // the link in the spool
+  std::string channel_path_;  // the file it points to, beside the socket
 };
 
 // For `agent --exec`: NCCLFI_INJECT_SOCKET and NCCLFI_INJECT_KEY as the node's agent left them in

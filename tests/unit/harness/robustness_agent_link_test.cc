@@ -306,6 +306,10 @@ TEST(AgentLink, AnAgentRelaysItsRanksAuthenticatedRecordsAndLeavesNoChannel) {
   ASSERT_EQ(channel.size(), 2u);
   const std::string socket = channel.at(kInjectSocketVar);
   EXPECT_EQ(fs::status(fs::path(socket).parent_path()).permissions() & fs::perms::all, fs::perms::owner_all);
+  // The key stays in the channel's own directory (which a SIGKILLed agent's successor removes); the
+  // spool only links to it.
+  EXPECT_EQ(fs::read_symlink(fs::path(config.spool_dir) / "inject-channel.json").parent_path(),
+            fs::path(socket).parent_path());
   send_datagram(socket, encode_injection_datagram(channel.at(kInjectKeyVar), 1, inject_record(1)));
   send_datagram(socket, encode_injection_datagram("guessed", 2, inject_record(2)));
   std::optional<json> record, rejected;
