@@ -274,7 +274,7 @@ void AgentHub::take(Agent& agent, const nlohmann::json& m) {
   } else if (t == "tail") {
     if (output_) output_->tail(agent.host, m);
   } else if (t == kRelayedRecord || t == kRelayedRejections) {
-    RelayedInjections relayed = read_relayed(m);
+    RelayedInjections relayed = read_relayed(m, agent.host);
     relayed_rejected_ += relayed.rejected;
     if (relayed.record && relayed_.size() < kMaxRelayedRecords) {
       relayed_.push_back(std::move(*relayed.record));

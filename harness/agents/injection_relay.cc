@@ -86,7 +86,7 @@ std::map<std::string, std::string> node_injection_env(const std::string& spool_d
   return {{kInjectSocketVar, socket}, {kInjectKeyVar, key}};
 }
 
-RelayedInjections read_relayed(const nlohmann::json& message) {
+RelayedInjections read_relayed(const nlohmann::json& message, const std::string& host) {
   RelayedInjections out;
   const std::string t = text_field(message, "t");
   if (t == kRelayedRejections) {
@@ -97,7 +97,8 @@ RelayedInjections read_relayed(const nlohmann::json& message) {
   const int64_t seq = int_field(message, kRecordSeqField, 0);
   const auto record = message.find("record");
   if (seq < 1 || record == message.end() || !record->is_string() ||
-      record->get_ref<const std::string&>().empty()) {
+      text_field(nlohmann::json::parse(record->get_ref<const std::string&>(), nullptr, false), "host") !=
+          host) {
     out.rejected = 1;
     return out;
   }

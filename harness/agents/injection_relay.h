@@ -62,12 +62,13 @@ class NodeInjectionRelay {
 // `spool_dir`; empty when it left none (it could not open a channel).
 std::map<std::string, std::string> node_injection_env(const std::string& spool_dir);
 
-// For the hub: what a relayed message holds, every field type-checked (a peer's message of the wrong
-// shape is counted as rejected, never trusted and never fatal).
+// For the hub: what a relayed message from the agent on `host` holds, every field type-checked (a peer's
+// message of the wrong shape is counted as rejected, never trusted and never fatal). A node's key vouches
+// for its own host's ranks only: a record that names another host is rejected too.
 struct RelayedInjections {
   std::optional<InjectionDatagram> record;  // an inject_record with a seq >= 1 and a record of text
   size_t rejected = 0;                      // an inject_rejected's count, or 1 for a malformed record
 };
-RelayedInjections read_relayed(const nlohmann::json& message);
+RelayedInjections read_relayed(const nlohmann::json& message, const std::string& host);
 
 }  // namespace ncclfi::cli

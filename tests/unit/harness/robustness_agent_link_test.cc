@@ -200,8 +200,9 @@ Drained drain(AgentHub& hub) {
 
 // Relayed injection records (injection_relay.h) are messages like any other: one whose seal does not
 // hold is dropped and recorded; one whose fields have the wrong types (a seq of text, a negative seq, a
-// record that is an object, a count of text) is counted as refused, which the attempt's ledger counts as
-// a forged record. None of them ends the connection, and the genuine records around them are taken.
+// record that is an object, a count of text) or that names another host than its agent's is counted as
+// refused, which the attempt's ledger counts as a forged record. None of them ends the connection, and
+// the genuine records around them are taken.
 TEST(AgentLink, TheHubRefusesAndCountsRelayedRecordsOfTheWrongShape) {
   TempDir dir;
   const fs::path events = fs::path(dir.path) / "events.jsonl";
@@ -229,6 +230,9 @@ TEST(AgentLink, TheHubRefusesAndCountsRelayedRecordsOfTheWrongShape) {
            line_of(seal->seal(
                {{"t", "inject_record"}, {"record_seq", 5}, {"record", json::parse(inject_record(5))}})));
     inject(c.fd(), line_of(seal->seal({{"t", "inject_record"}, {"record_seq", 6}})));
+    std::string elsewhere = inject_record(6);  // another host's record: not this agent's to vouch for
+    elsewhere.replace(elsewhere.find("nodeM"), 5, "nodeX");
+    inject(c.fd(), line_of(seal->seal({{"t", "inject_record"}, {"record_seq", 6}, {"record", elsewhere}})));
     inject(c.fd(), line_of(seal->seal({{"t", "inject_rejected"}, {"n", "many"}})));
     inject(c.fd(), line_of(seal->seal({{"t", "inject_rejected"}, {"n", 2}})));
     inject(c.fd(),
@@ -254,7 +258,7 @@ TEST(AgentLink, TheHubRefusesAndCountsRelayedRecordsOfTheWrongShape) {
   EXPECT_NE(text.find("\"last\""), std::string::npos) << "the stream stopped after the refused records\n"
                                                       << text;
   EXPECT_EQ(drained.seqs, (std::vector<uint64_t>{1, 7}));
-  EXPECT_EQ(drained.rejected, 7u);  // 3, -4, an object, none, "many" (one), and the agent's 2
+  EXPECT_EQ(drained.rejected, 8u);  // 3, -4, an object, none, another host's, "many" (one), the agent's 2
   EXPECT_EQ(hub.refused_messages(), 1u);
   EXPECT_NE(text.find("agent_message_refused"), std::string::npos) << text;
   EXPECT_EQ(hub.agents(), 1u);
