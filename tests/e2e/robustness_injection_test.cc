@@ -148,6 +148,26 @@ TEST(RobustInjections, AForgedLineOfAnAgentLaunchedRankNeverPasses) {
       << "the rank's line is not on the timeline as inject_unverified";
 }
 
+// Before: a deadline's teardown SIGKILLed this host's node agent with the job's processes, before the
+// agent could remove its spool, and /tmp/ncclfi-<harness id>-<attempt> stayed behind.
+TEST(RobustInjections, ADeadlineTeardownLeavesNoAgentSpool) {
+  if (!have_mpirun()) GTEST_SKIP() << "needs mpirun";
+  ::setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  TempDir dir;
+  json s = read_json(std::string(NCCLFI_SOURCE_DIR) + "/scenarios/cpu/proc-stop-all-hung.json");
+  s["launcher"] = {{"kind", "mpirun"}, {"nodes", 1}};
+  const json verdict = verdict_of(dir.path, s);
+  ::unsetenv("NCCLFI_AGENT_HOST");
+  const std::string run = latest_run(dir.path + "/runs", s["name"]);
+  EXPECT_EQ(verdict["verdict"], "pass") << verdict["reasons"].dump();  // hung, ended by the deadline
+  const std::string id = read_json(run + "/harness.json")["harness_id"].get<std::string>();
+  ASSERT_FALSE(id.empty());
+  for (const auto& entry : fs::directory_iterator("/tmp")) {
+    EXPECT_NE(entry.path().filename().string().rfind("ncclfi-" + id + "-", 0), 0u)
+        << entry.path() << " was left behind";
+  }
+}
+
 // Before: a rank that emptied events.jsonl erased the harness's records and the verdict went on.
 TEST(RobustInjections, TruncatedEventsFileMakesTheRunUnknown) {
   TempDir dir;
