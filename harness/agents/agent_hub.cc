@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
+#include <utility>
 
 namespace ncclfi::cli {
 namespace {
@@ -272,6 +273,14 @@ void AgentHub::take(Agent& agent, const nlohmann::json& m) {
     if (output_) output_->line(agent.host, m);
   } else if (t == "tail") {
     if (output_) output_->tail(agent.host, m);
+  } else if (t == kRelayedRecord || t == kRelayedRejections) {
+    RelayedInjections relayed = read_relayed(m, agent.host);
+    relayed_rejected_ += relayed.rejected;
+    if (relayed.record && relayed_.size() < kMaxRelayedRecords) {
+      relayed_.push_back(std::move(*relayed.record));
+    } else if (relayed.record) {
+      ++relayed_rejected_;
+    }
   } else if (t == "bye") {
     agent.bye = true;
   }
@@ -357,6 +366,12 @@ void AgentHub::quit(int timeout_ms) {
                                                [](const Agent& a) { return a.channel.open() && !a.bye; }))
     poll(10);
   poll(0);
+}
+
+void AgentHub::drain_injections(const InjectionSink& sink) {
+  for (const auto& record : relayed_) sink.authentic(record);
+  relayed_.clear();
+  if (relayed_rejected_ > 0) sink.rejected(std::exchange(relayed_rejected_, 0));
 }
 
 std::set<int> AgentHub::running_ranks() const {

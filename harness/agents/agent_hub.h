@@ -1,7 +1,8 @@
 // The harness's end of the node agents (agent_node.h, docs/multihost.md): listens for them, checks
 // each one's proof of the drill's secret (and proves it in turn), appends the event lines they stream to
 // the run's events.jsonl (where the attempt loop reads them, as if the ranks had written there), keeps
-// which ranks run on which host, and sends them proc faults, arm/disarm and teardown.
+// the injection records they relay for the attempt's ledger, keeps which ranks run on which host, and
+// sends them proc faults, arm/disarm and teardown.
 #pragma once
 
 #include <map>
@@ -12,6 +13,7 @@
 #include <memory>
 
 #include "agent_protocol.h"
+#include "injection_relay.h"
 #include "ncclfi/event_log.h"
 #include "rank_output_tail.h"
 
@@ -68,6 +70,11 @@ class AgentHub {
   std::map<int, HarnessOutputStore::Rank> rank_output() const {
     return output_ ? output_->ranks() : std::map<int, HarnessOutputStore::Rank>{};
   }
+  // Hands the injection records the agents relayed since the last call (injection_relay.h) to `sink`,
+  // with the count of those their agents, or this hub, refused.
+  void drain_injections(const InjectionSink& sink);
+  // Relayed records kept until drained: more are counted as refused (their lines will stand alone).
+  static constexpr size_t kMaxRelayedRecords = 65536;
   std::set<int> running_ranks() const;
   // rank -> host, as the agents reported them.
   std::map<int, std::string> rank_hosts() const;
@@ -115,7 +122,9 @@ class AgentHub {
   int next_id_ = 1;
   std::vector<Handshake> handshakes_;
   std::vector<Agent> agents_;
-  std::vector<nlohmann::json> replies_;  // answers to requests, taken by the request that waits for them
+  std::vector<nlohmann::json> replies_;     // answers to requests, taken by the request that waits for them
+  std::vector<InjectionDatagram> relayed_;  // injection records relayed by the agents, not yet drained
+  size_t relayed_rejected_ = 0;
   EventLog log_;
   std::unique_ptr<HarnessOutputStore> output_;
 };

@@ -15,11 +15,13 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <set>
 #include <stdexcept>
 
 #include "agent_protocol.h"
 #include "child_signals.h"
+#include "injection_relay.h"
 #include "ncclfi/event_log.h"
 #include "ncclfi/injector.h"
 #include "ncclfi/params.h"
@@ -131,6 +133,7 @@ class Agent {
         output_(config.spool_dir, Clock::mono_ns()) {}
 
   int run() {
+    open_injection_relay();  // before the job can start: that waits for this agent's welcome
     if (!connect_and_authenticate()) {
       remove_spool();
       return 3;
@@ -152,6 +155,7 @@ class Agent {
         if (!handle(*message)) return finish();
       }
       log_seal_failures();
+      relay_injections();  // an injector sends its record before it writes its line
       forward_events(false);
       output_.poll(send_, Clock::mono_ns());
       if (Clock::mono_ns() >= next_scan) {
@@ -196,6 +200,21 @@ class Agent {
     channel_.seal_with(MessageSeal(session_key(config_.secret, mine, text_field(*reply, "challenge"), host_),
                                    kToHarness, kToAgent));
     return true;
+  }
+
+  // This node's injection channel (injection_relay.h). Without one its ranks get none, and their
+  // injections are judged forged: never a pass on a rank's line alone.
+  void open_injection_relay() {
+    try {
+      injections_ = std::make_unique<NodeInjectionRelay>(config_.spool_dir);
+    } catch (const std::exception& e) {
+      agent_log_line("ncclfi agent on " + host_ + ": " + e.what() +
+                     "; the injections of this node's ranks cannot be authenticated");
+    }
+  }
+
+  void relay_injections() {
+    if (injections_) injections_->relay(send_);
   }
 
   // Orders dropped for their seal, said on stderr (agents.log): the first few, then only the count at
@@ -294,6 +313,7 @@ class Agent {
       agent_log_line("ncclfi agent on " + host_ + ": dropped " + std::to_string(seal_failures_) +
                      " messages in all for their seal");
     teardown();
+    relay_injections();
     forward_events(true);
     output_.finish(send_, Clock::mono_ns());
     channel_.send({{"t", "bye"}});
@@ -371,6 +391,7 @@ class Agent {
   std::set<std::string> said_;
   int seal_failures_ = 0;
   NodeOutputStreamer output_;
+  std::unique_ptr<NodeInjectionRelay> injections_;  // null when no channel could be made
   const NodeOutputStreamer::Send send_ = [this](const nlohmann::json& m) { return channel_.send(m); };
 };
 
@@ -404,8 +425,16 @@ int run_agent(const AgentConfig& config, const FaultGate& gate) {
     agent_log_line("ncclfi agent: cannot create " + config.spool_dir + ": " + ec.message());
     return 3;
   }
-  Agent agent(config, gate);
-  return agent.run();
+  // However it ends, the node keeps nothing of the drill: the injection channel's directory goes with
+  // the agent (its destructor), the spool here.
+  try {
+    Agent agent(config, gate);
+    return agent.run();
+  } catch (const std::exception& e) {
+    agent_log_line("ncclfi agent: " + std::string(e.what()));
+    fs::remove_all(config.spool_dir, ec);
+    return 3;
+  }
 }
 
 }  // namespace ncclfi::cli

@@ -10,10 +10,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 
 #include "agent_protocol.h"
 #include "child_signals.h"
+#include "injection_relay.h"
 #include "ncclfi/event_log.h"
 #include "ncclfi/params.h"
 #include "rank_output_tail.h"
@@ -128,6 +130,11 @@ int exec_rank_and_report(const std::vector<std::string>& argv) {
     std::perror("ncclfi agent --exec: pipe");
     return 3;
   }
+  // The node's injection channel, for the program's environment only (injection_relay.h): this wrapper
+  // keeps neither in its own, which /proc shows for as long as it runs.
+  std::map<std::string, std::string> channel;
+  const char* from_agent = std::getenv(kInjectFromAgentVar);
+  if (capture && from_agent != nullptr && std::string(from_agent) == "1") channel = node_injection_env(spool);
   const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) {
@@ -139,6 +146,8 @@ int exec_rank_and_report(const std::vector<std::string>& argv) {
     if (::getppid() != parent) _exit(137);  // the wrapper died before prctl took effect
     reset_signals_in_child();               // not ncclfi's ignored SIGPIPE
     if (capture && (::dup2(out_pipe[1], 1) < 0 || ::dup2(err_pipe[1], 2) < 0)) _exit(127);
+    ::unsetenv(kInjectFromAgentVar);
+    for (const auto& [name, value] : channel) ::setenv(name.c_str(), value.c_str(), 1);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

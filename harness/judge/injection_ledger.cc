@@ -16,7 +16,8 @@ uint64_t stated_seq(const nlohmann::json& fields) {
 }  // namespace
 
 std::string InjectionLedger::describe(const HistoryEvent& e) {
-  return e.source + " rank " + std::to_string(e.rank) + " (pid " + std::to_string(e.pid) + ") fault " +
+  return e.source + " rank " + std::to_string(e.rank) + " (pid " + std::to_string(e.pid) +
+         (e.host.empty() ? "" : " on " + e.host) + ") fault " +
          e.fields.value("fault_id", nlohmann::json("?")).dump() + " record_seq " +
          std::to_string(stated_seq(e.fields));
 }
@@ -29,6 +30,7 @@ void InjectionLedger::authentic(const std::string& record, uint64_t seq) {
       ++rejected_;
       return;
     }
+    e.host = doc.value("host", "");
     e.pid = doc.value("pid", 0);
     e.source = doc.value("source", "");
     e.rank = doc.value("rank", -1);
@@ -37,7 +39,7 @@ void InjectionLedger::authentic(const std::string& record, uint64_t seq) {
     return;
   }
   e.fields = doc;
-  const Key key{e.pid, e.source, seq};
+  const Key key{e.host, e.pid, e.source, seq};
   if (!observe_event_line(record, history_, attempt_)) {
     ++rejected_;
     return;
@@ -46,7 +48,7 @@ void InjectionLedger::authentic(const std::string& record, uint64_t seq) {
 }
 
 void InjectionLedger::claimed(HistoryEvent line) {
-  const Key key{line.pid, line.source, stated_seq(line.fields)};
+  const Key key{line.host, line.pid, line.source, stated_seq(line.fields)};
   if (unclaimed_.erase(key) > 0) return;  // the record is in the history already
   if (waiting_.size() >= kMaxWaitingLines || waiting_.count(key) > 0) {
     ++dropped_lines_;  // a copy of a line, or one of a flood: no record will stand for it
@@ -79,7 +81,7 @@ void InjectionLedger::settle() {
   waiting_.clear();
   dropped_lines_ = 0;
   if (!unclaimed_.empty()) {
-    errors.push_back(ContractError{std::get<1>(unclaimed_.begin()->first), -1,
+    errors.push_back(ContractError{std::get<2>(unclaimed_.begin()->first), -1,
                                    "an injection the injection channel recorded is missing from the events "
                                    "file (truncated or rewritten)",
                                    unclaimed_.begin()->second, static_cast<int>(unclaimed_.size())});

@@ -1,7 +1,8 @@
 // The harness's account of one attempt's injections. Ground truth comes only from the injection channel
 // (injection_channel.h): each authenticated record enters the history as the attempt's `inject` event.
 // The events file's `inject` lines are only what the ranks say; each must pair with one authenticated
-// record (same pid, source and seq), and each record with one line. At the end of the attempt what is
+// record (same host, pid, source and seq: the ranks of several hosts may share a pid), and each record
+// with one line. At the end of the attempt what is
 // left unpaired breaks the events contract (history.contract_errors; the `events` check is unknown):
 //  - a line with no record: a forged injection record (kept on the timeline as `inject_unverified`);
 //  - a record with no line: the events file lost it (truncated or rewritten);
@@ -28,8 +29,8 @@ class InjectionLedger {
   void authentic(const std::string& record, uint64_t seq);
   // An `inject` line read from the events file.
   void claimed(HistoryEvent line);
-  // A datagram whose MAC or format was wrong.
-  void rejected() { ++rejected_; }
+  // `n` datagrams (or records relayed by a node agent) whose MAC or format was wrong.
+  void rejected(size_t n = 1) { rejected_ += n; }
   // Everything still unpaired into history.contract_errors. Call once, after the last read.
   void settle();
 
@@ -38,7 +39,7 @@ class InjectionLedger {
   static constexpr size_t kMaxWaitingLines = 4096;
 
  private:
-  using Key = std::tuple<int, std::string, uint64_t>;  // pid, source, seq
+  using Key = std::tuple<std::string, int, std::string, uint64_t>;  // host, pid, source, seq
   static std::string describe(const HistoryEvent& e);
 
   History& history_;
@@ -50,8 +51,8 @@ class InjectionLedger {
 };
 
 // The harness's own timeline entry (never read from the events file) saying that this attempt's
-// injections could only be read from the events file, and why (node agents); and the first such reason
-// in a history, "" when the channel vouched for every attempt.
+// injections could only be read from the events file, and why (no socket could be made); and the first
+// such reason in a history, "" when the channel vouched for every attempt.
 inline constexpr const char* kUnauthenticatedInjections = "injections_unauthenticated";
 void note_unauthenticated_injections(History& history, int attempt, int64_t ts_ns, const std::string& why);
 std::string unauthenticated_injections(const History& history);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "agent_hub.h"
 #include "attempt_runner.h"
 #include "judge.h"
 #include "ncclfi/event_line.h"
@@ -95,7 +96,13 @@ void AttemptObservation::follow_events(bool final) {
   };
   // The channel first: an injector sends its record before it writes its line, so a line read now
   // finds its record already in the ledger.
-  if (injection_receiver_) injection_receiver_->drain(*injection_ledger_);
+  if (injection_ledger_) {
+    harness::InjectionLedger& ledger = *injection_ledger_;
+    const InjectionSink sink{[&](const InjectionDatagram& d) { ledger.authentic(d.record, d.seq); },
+                             [&](size_t n) { ledger.rejected(n); }};
+    if (injection_receiver_) injection_receiver_->drain(sink);
+    if (injection_relays_) injection_relays_->drain_injections(sink);
+  }
   if (final) {
     event_tail_.read_rest(observe);
   } else {
@@ -103,12 +110,10 @@ void AttemptObservation::follow_events(bool final) {
   }
 }
 
-void AttemptObservation::open_injection_channel(LaunchContext& ctx) {
-  if (ctx.scenario->launcher.nodes > 0) {
-    harness::note_unauthenticated_injections(
-        history_, in_.ctx.attempt, clock_.now().wall_ns,
-        "the ranks run under node agents, which relay no injection channel (their hosts' events files are "
-        "trusted)");
+void AttemptObservation::open_injection_channel(LaunchContext& ctx, AgentHub* agents) {
+  if (agents != nullptr) {  // each node's agent gives its ranks a channel (injection_env says when)
+    injection_relays_ = agents;
+    injection_ledger_ = std::make_unique<harness::InjectionLedger>(history_, in_.ctx.attempt);
     return;
   }
   try {
@@ -118,9 +123,7 @@ void AttemptObservation::open_injection_channel(LaunchContext& ctx) {
     return;
   }
   injection_ledger_ = std::make_unique<harness::InjectionLedger>(history_, in_.ctx.attempt);
-  // Only a job with an injector in its processes needs the key; proc and link faults are the harness's.
-  const Scenario& s = *ctx.scenario;
-  if (s.layer_api || s.layer_net || s.layer_verbs) ctx.inject_channel_env = injection_receiver_->env();
+  if (job_has_injector(*ctx.scenario)) ctx.inject_channel_env = injection_receiver_->env();
 }
 
 void AttemptObservation::record_own_injection(int rank, nlohmann::json fields, EventTime at) {

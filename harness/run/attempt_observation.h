@@ -25,6 +25,7 @@
 namespace ncclfi::cli {
 
 struct AttemptInputs;
+class AgentHub;
 
 class AttemptObservation {
  public:
@@ -56,9 +57,11 @@ class AttemptObservation {
   void count_injection() { ++injections_; }
 
   // Before the launch: the attempt's injection channel, its variables in `ctx` for every process of the
-  // job. Without one (node agents relay none yet; no socket could be made) the injections are read from
-  // the events file as before, and the history says why.
-  void open_injection_channel(LaunchContext& ctx);
+  // job. With node agents (`agents`: their hub) each node's agent gives its ranks a channel of its own
+  // and relays their records (injection_relay.h), and `ctx` gets nothing. Without a
+  // channel (no socket could be made) the injections are read from the events file, and the history
+  // says why.
+  void open_injection_channel(LaunchContext& ctx, AgentHub* agents);
   // The harness's own injection (a proc or link fault): its record straight into the ledger, then its
   // line in the events file, both with the harness's next seq.
   void record_own_injection(int rank, nlohmann::json fields, EventTime at);
@@ -80,7 +83,8 @@ class AttemptObservation {
   bool ras_started_ = false;
   int64_t ras_ts_ = 0;
   std::future<harness::RasReport> ras_;
-  std::unique_ptr<InjectionReceiver> injection_receiver_;
+  std::unique_ptr<InjectionReceiver> injection_receiver_;  // the ranks on this host
+  AgentHub* injection_relays_ = nullptr;                   // the ranks under node agents
   std::unique_ptr<harness::InjectionLedger> injection_ledger_;
   uint64_t own_injection_seq_ = 0;
 };

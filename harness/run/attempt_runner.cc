@@ -109,7 +109,7 @@ class AttemptLoop final : public RankSignaller {
     deadline_ns_ = start_mono_ns_ + seconds_to_ns(in_.ctx.scenario->deadline_s);
     if (in_.ctx.scenario->launcher.nodes > 0)
       agents_ = std::make_unique<NodeAgents>(ctx_, *in_.launcher, cgroup_procs(), in_.ctx.inject, clock_);
-    observation_.open_injection_channel(ctx_);
+    observation_.open_injection_channel(ctx_, agents_ ? &agents_->hub() : nullptr);
     launch_all();
     if (in_.ctx.inject) schedule_ = ProcFaultSchedule(*in_.ctx.scenario);
     if (in_.ctx.inject && agents_) link_schedule_ = LinkFaultSchedule(*in_.ctx.scenario);

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 
 #include "agent_protocol.h"
@@ -36,6 +37,7 @@ void NodeAgents::start(LaunchContext& ctx, const RankLauncher& launcher, const s
   ctx.agent_addr = hub_->address();
   ctx.agent_secret = hub_->secret();
   ctx.agent_spool = "/tmp/ncclfi-" + ctx.harness_id + "-" + std::to_string(ctx.attempt);
+  local_spool_ = ctx.agent_spool;
   hub_->keep_output(ctx.log_dir, ctx.scenario->workload.ranks);
   auto spec = launcher.agent_process(ctx);
   if (!spec) throw std::runtime_error("the launcher cannot start node agents");
@@ -73,6 +75,11 @@ void NodeAgents::stop() {
   OrphanGuard::forget_group(process_->pid());
   if (!slurm_job_name_.empty()) OrphanGuard::forget_slurm_job(slurm_job_name_);
   process_.reset();
+  // This host's agent removes its spool when it quits, but a teardown (deadline, interrupt) may have
+  // SIGKILLed it first, with every process of the job. Its agents are all gone now: what is left under
+  // the spool's name on this host is theirs. remove_all removes a symlink planted there, not its target.
+  std::error_code ec;
+  std::filesystem::remove_all(local_spool_, ec);
 }
 
 void NodeAgents::record_rank_output(harness::History& history, int attempt,

@@ -42,6 +42,7 @@ class NodeAgents {
   std::unique_ptr<AgentHub> hub_;
   std::unique_ptr<RankProcess> process_;  // the agents' launcher; null once stopped
   std::string slurm_job_name_;
+  std::string local_spool_;  // this host's agent's spool directory (removed by stop())
 };
 
 }  // namespace ncclfi::cli

@@ -98,6 +98,76 @@ TEST(RobustInjections, RealNetInjectionsAuthenticateUnderEachLauncher) {
   }
 }
 
+// Ranks launched through node agents (launcher.nodes) cannot reach the harness's socket: each node's
+// agent opens a channel of its own and relays its ranks' authenticated records over its sealed link.
+// Here mpirun starts one agent and the ranks on this host (nodes 1); the scenario is skipped without it.
+bool have_mpirun() {
+  return run_program({"/bin/sh", "-c", "command -v mpirun"}).exit_code == 0;
+}
+
+// The judgement's check of `field` as text, "" when it has none.
+std::string check_named(const json& verdict, const std::string& field) {
+  for (const auto& c : verdict["judgement"]["checks"])
+    if (c["field"] == field) return c.dump();
+  return "";
+}
+
+// Before: the agents relayed no channel, the events file was trusted and the injection check said
+// "read from the events file, not authenticated". Now the net shim's record comes through the agent.
+TEST(RobustInjections, AnAgentLaunchedRanksRealInjectionIsAuthenticated) {
+  if (!have_mpirun()) GTEST_SKIP() << "needs mpirun";
+  ::setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  TempDir dir;
+  json s = read_json(std::string(NCCLFI_SOURCE_DIR) + "/scenarios/cpu/net-error-isend.json");
+  s["launcher"] = {{"kind", "mpirun"}, {"nodes", 1}};
+  const json verdict = verdict_of(dir.path, s);
+  ::unsetenv("NCCLFI_AGENT_HOST");
+  EXPECT_EQ(verdict["verdict"], "pass") << verdict["reasons"].dump();
+  EXPECT_FALSE(reasons_say(verdict, "forged")) << verdict["reasons"].dump();
+  const std::string injection = check_named(verdict, "injection");
+  EXPECT_NE(injection.find("\"answer\":\"pass\""), std::string::npos) << injection;
+  EXPECT_EQ(injection.find("not authenticated"), std::string::npos) << injection;
+}
+
+// Before: an agent-launched rank's own `inject` line was trusted and the run passed on it. The scenario
+// allows its fault not to fire, so nothing but the forged line stands between it and a pass.
+TEST(RobustInjections, AForgedLineOfAnAgentLaunchedRankNeverPasses) {
+  if (!have_mpirun()) GTEST_SKIP() << "needs mpirun";
+  ::setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  TempDir dir;
+  json s = shell_scenario("forged-under-agents", 1, forge_inject_line("net", "net", "drop") + "exit 0",
+                          {{"outcome", "clean"}, {"fault_may_not_fire", true}}, 30);
+  s["launcher"] = {{"kind", "mpirun"}, {"nodes", 1}};
+  s["faults"] = {{{"id", "f1"}, {"layer", "net"}, {"kind", "drop"}, {"trigger", {{"after_calls", 1}}}}};
+  const json verdict = verdict_of(dir.path, s);
+  ::unsetenv("NCCLFI_AGENT_HOST");
+  EXPECT_EQ(verdict["verdict"], "unknown") << verdict.dump();
+  EXPECT_TRUE(reasons_say(verdict, "forged injection record")) << verdict["reasons"].dump();
+  EXPECT_TRUE(reasons_say(verdict, "no fault was injected")) << verdict["reasons"].dump();
+  EXPECT_NE(verdict["history"]["events"].dump().find("\"event\":\"inject_unverified\""), std::string::npos)
+      << "the rank's line is not on the timeline as inject_unverified";
+}
+
+// Before: a deadline's teardown SIGKILLed this host's node agent with the job's processes, before the
+// agent could remove its spool, and /tmp/ncclfi-<harness id>-<attempt> stayed behind.
+TEST(RobustInjections, ADeadlineTeardownLeavesNoAgentSpool) {
+  if (!have_mpirun()) GTEST_SKIP() << "needs mpirun";
+  ::setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  TempDir dir;
+  json s = read_json(std::string(NCCLFI_SOURCE_DIR) + "/scenarios/cpu/proc-stop-all-hung.json");
+  s["launcher"] = {{"kind", "mpirun"}, {"nodes", 1}};
+  const json verdict = verdict_of(dir.path, s);
+  ::unsetenv("NCCLFI_AGENT_HOST");
+  const std::string run = latest_run(dir.path + "/runs", s["name"]);
+  EXPECT_EQ(verdict["verdict"], "pass") << verdict["reasons"].dump();  // hung, ended by the deadline
+  const std::string id = read_json(run + "/harness.json")["harness_id"].get<std::string>();
+  ASSERT_FALSE(id.empty());
+  for (const auto& entry : fs::directory_iterator("/tmp")) {
+    EXPECT_NE(entry.path().filename().string().rfind("ncclfi-" + id + "-", 0), 0u)
+        << entry.path() << " was left behind";
+  }
+}
+
 // Before: a rank that emptied events.jsonl erased the harness's records and the verdict went on.
 TEST(RobustInjections, TruncatedEventsFileMakesTheRunUnknown) {
   TempDir dir;

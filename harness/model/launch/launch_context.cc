@@ -65,6 +65,10 @@ bool ranks_run_quiet(const LaunchContext& ctx) {
   return on(s.env) || on(ctx.parent_env) || std::find(s.tags.begin(), s.tags.end(), "drill") != s.tags.end();
 }
 
+bool job_has_injector(const Scenario& s) {
+  return s.layer_api || s.layer_net || s.layer_verbs;
+}
+
 std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int rank) {
   const Scenario& s = *ctx.scenario;
   std::map<std::string, std::string> env = s.env;
@@ -77,8 +81,10 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   // spool directory, which its agent reads: no file is shared between hosts.
   env["NCCLFI_EVENTS"] = ctx.agent_spool.empty() ? ctx.events_path : ctx.agent_spool + "/events.jsonl";
   env["NCCLFI_RUN_DIR"] = ctx.agent_spool.empty() ? ctx.run_dir : ctx.agent_spool;
-  // ... and `ncclfi agent --exec` keeps a copy of the rank's output there (rank_output_tail.h).
+  // ... and `ncclfi agent --exec` keeps a copy of the rank's output there (rank_output_tail.h), and hands
+  // the program its node's injection channel when there is an injector to take it.
   if (!ctx.agent_spool.empty()) env[kAgentSpoolVar] = ctx.agent_spool;
+  if (!ctx.agent_spool.empty() && job_has_injector(s)) env[kInjectFromAgentVar] = "1";
   env["NCCLFI_ATTEMPT"] = std::to_string(ctx.attempt);
   if (!ctx.job_key.empty()) env["NCCLFI_JOB_KEY"] = ctx.job_key;
   env["NCCLFI_WORLD_SIZE"] = std::to_string(s.workload.ranks);

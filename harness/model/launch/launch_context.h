@@ -62,7 +62,8 @@ struct LaunchContext {
   std::string agent_addr, agent_secret, agent_spool;
   std::optional<std::string> allowed_hosts;  // NCCLFI_ALLOWED_HOSTS for the ranks (host_allow.h)
   // The injection channel's socket and key (ncclfi/injection_channel.h): in the environment of every
-  // process of the job, never in argv. Empty: no channel (node agents).
+  // process of the job, never in argv. Empty: no channel here (with node agents, each node's agent
+  // gives its ranks its own: kInjectFromAgentVar).
   std::map<std::string, std::string> inject_channel_env;
 };
 
@@ -91,6 +92,9 @@ class RankLauncher {
 // Whether the ranks run under NCCLFI_QUIET: a drill (tag "drill"), a lab (`ncclfi lab start` sets it in
 // its own environment) or a scenario whose env asks.
 bool ranks_run_quiet(const LaunchContext& ctx);
+// Whether the job has an injector in its processes (the api, net or verbs layer): only then do its
+// ranks get the injection channel's key. Proc and link faults are the harness's own.
+bool job_has_injector(const Scenario& s);
 // The injection variables a rank gets (no RANK/WORLD_SIZE rendezvous variables): NCCLFI_*, the
 // scenario's env, LD_PRELOAD and NCCL_NET_PLUGIN per the scenario's layers. In shared-GPU mode also the
 // variables that make the rank a host of its own (ncclfi/shared_gpu.h): set here for a known rank;

@@ -22,9 +22,19 @@
 
 namespace ncclfi::net {
 
+// Data sockets per connection when NCCLFI_NET_NSOCKS is not set. Striping over several sockets pays when
+// helper threads copy on spare cores; when the caller moves the bytes (few cores) one thread serves every
+// socket in turn, and more sockets only add system calls: with one of two cores kept busy, 1 socket kept
+// the shim at 0.93 of a plain TCP stream where 4 gave 0.73 (bench/net/README.md).
+inline constexpr int kHelperProgressSockets = 4;
+inline constexpr int kCallerProgressSockets = 1;
+inline int default_nsocks(bool caller_progress) {
+  return caller_progress ? kCallerProgressSockets : kHelperProgressSockets;
+}
+
 struct TcpConfig {
-  int nsocks = 4;    // data sockets per connection (0: everything on the control socket)
-  int nthreads = 2;  // helper threads per connection
+  int nsocks = kHelperProgressSockets;  // data sockets per connection (0: everything on the control socket)
+  int nthreads = 2;                     // helper threads per connection
   // true: test() moves the bytes while NCCL keeps calling it and the helpers are the backstop (they step in
   // when test() has not run for kCallerBackstopNs). false: the helpers move every byte, test() only polls.
   bool caller_progress = true;
@@ -52,16 +62,6 @@ inline bool caller_progress_for(const std::string& mode, int usable_cpus) {
   if (mode == "caller") return true;
   if (mode == "helpers") return false;
   return usable_cpus < kCallerProgressMaxCpus;
-}
-
-// Data sockets per connection when NCCLFI_NET_NSOCKS is not set. Striping over several sockets pays when
-// helper threads copy on spare cores; when the caller moves the bytes (few cores) one thread serves every
-// socket in turn, and more sockets only add system calls: with one of two cores kept busy, 1 socket kept
-// the shim at 0.93 of a plain TCP stream where 4 gave 0.73 (bench/net/README.md).
-inline constexpr int kHelperProgressSockets = 4;
-inline constexpr int kCallerProgressSockets = 1;
-inline int default_nsocks(bool caller_progress) {
-  return caller_progress ? kCallerProgressSockets : kHelperProgressSockets;
 }
 
 union TcpAddress {

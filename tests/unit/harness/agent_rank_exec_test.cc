@@ -19,7 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent_protocol.h"
 #include "agent_rank_exec.h"
+#include "injection_relay.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -63,6 +65,49 @@ pid_t rank_of_wrapper(pid_t wrapper, const std::string& program) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return 0;
+}
+
+// With node agents, the wrapper hands its program the injection channel its node's agent left in the
+// spool (injection_relay.h), and only when the harness says the job has an injector; the flag itself
+// goes no further than the wrapper.
+TEST(AgentExec, HandsItsProgramTheNodesInjectionChannelOnlyWhenTheJobHasAnInjector) {
+  const std::string dir = fs::temp_directory_path() / ("ncclfi-exec-channel-" + std::to_string(getpid()));
+  const std::string spool = dir + "/spool";
+  fs::create_directories(spool);
+  {
+    const NodeInjectionRelay relay(spool);
+    const auto channel = node_injection_env(spool);
+    ASSERT_EQ(channel.size(), 2u);
+    for (const bool injector : {true, false}) {
+      const std::string out = dir + "/seen-" + std::to_string(injector);
+      const pid_t wrapper =
+          start_wrapper({"/bin/sh", "-c",
+                         "printf '%s|%s|%s' \"$NCCLFI_INJECT_SOCKET\" \"$NCCLFI_INJECT_KEY\" "
+                         "\"${NCCLFI_INJECT_FROM_AGENT-unset}\" > " +
+                             out},
+                        [&] {
+                          setenv(kAgentSpoolVar, spool.c_str(), 1);
+                          setenv("NCCLFI_RANK", "0", 1);
+                          unsetenv("NCCLFI_EVENTS");
+                          unsetenv("NCCLFI_INJECT_SOCKET");
+                          unsetenv("NCCLFI_INJECT_KEY");
+                          if (injector) {
+                            setenv(kInjectFromAgentVar, "1", 1);
+                          } else {
+                            unsetenv(kInjectFromAgentVar);
+                          }
+                        });
+      const int status = wait_status(wrapper, 10);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+      std::ifstream seen(out);
+      std::string text;
+      std::getline(seen, text);
+      EXPECT_EQ(text, injector ? channel.at("NCCLFI_INJECT_SOCKET") + "|" + channel.at("NCCLFI_INJECT_KEY") +
+                                     "|unset"
+                               : "||unset");
+    }
+  }
+  fs::remove_all(dir);
 }
 
 TEST(AgentExec, PassesOnAKilledSigsegvAndDiesOfItsOwnFault) {

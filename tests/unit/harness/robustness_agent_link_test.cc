@@ -7,10 +7,12 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -23,6 +25,8 @@
 #include "agent_node.h"
 #include "agent_protocol.h"
 #include "agent_seal.h"
+#include "injection_relay.h"
+#include "ncclfi/injection_channel.h"
 #include "ncclfi/params.h"
 #include "sleeper.h"
 
@@ -172,6 +176,162 @@ TEST(AgentLink, TheHubDropsInjectedAndReplayedLinesAndTakesTheGenuineStream) {
   }
   EXPECT_EQ(whys, (std::vector<std::string>{"no MAC", "a wrong MAC", "a wrong MAC",
                                             "a replayed or out-of-order sequence number"}));
+}
+
+// An inject event as an injector sends it, with its channel seq.
+std::string inject_record(uint64_t seq) {
+  return json{{"event", "inject"}, {"rank", 0},         {"pid", 4242},    {"host", "nodeM"},
+              {"source", "net"},   {"fault_id", "f1"},  {"kind", "drop"}, {"layer", "net"},
+              {"attempt", 0},      {"record_seq", seq}, {"ts_ns", 1},     {"mono_ns", 1}}
+      .dump();
+}
+
+// What the hub holds of relayed injections: the authenticated records' seqs and the refused count.
+struct Drained {
+  std::vector<uint64_t> seqs;
+  size_t rejected = 0;
+};
+Drained drain(AgentHub& hub) {
+  Drained out;
+  hub.drain_injections(
+      {[&](const InjectionDatagram& d) { out.seqs.push_back(d.seq); }, [&](size_t n) { out.rejected += n; }});
+  return out;
+}
+
+// Relayed injection records (injection_relay.h) are messages like any other: one whose seal does not
+// hold is dropped and recorded; one whose fields have the wrong types (a seq of text, a negative seq, a
+// record that is an object, a count of text) or that names another host than its agent's is counted as
+// refused, which the attempt's ledger counts as a forged record. None of them ends the connection, and
+// the genuine records around them are taken.
+TEST(AgentLink, TheHubRefusesAndCountsRelayedRecordsOfTheWrongShape) {
+  TempDir dir;
+  const fs::path events = fs::path(dir.path) / "events.jsonl";
+  setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+  AgentHub hub("the-secret", events.string());
+  std::promise<void> sent_all;
+  std::promise<void> hub_done;
+  auto agent = std::async(std::launch::async, [&] {
+    LineChannel c(connect_to(hub.address(), 2000));
+    auto seal = join_as_agent(c, "the-secret", "nodeM");
+    if (!seal) return false;
+    inject(c.fd(),
+           line_of(seal->seal({{"t", "inject_record"}, {"record_seq", 1}, {"record", inject_record(1)}})));
+    // A record with the next number but a MAC of another key: a man in the middle's.
+    MessageSeal stranger(session_key("guess", "a", "b", "nodeM"), kToHarness, kToAgent);
+    stranger.seal({{"t", "x"}});
+    inject(c.fd(),
+           line_of(stranger.seal({{"t", "inject_record"}, {"record_seq", 2}, {"record", inject_record(2)}})));
+    // Sealed, but of the wrong types.
+    inject(c.fd(),
+           line_of(seal->seal({{"t", "inject_record"}, {"record_seq", "3"}, {"record", inject_record(3)}})));
+    inject(c.fd(),
+           line_of(seal->seal({{"t", "inject_record"}, {"record_seq", -4}, {"record", inject_record(4)}})));
+    inject(c.fd(),
+           line_of(seal->seal(
+               {{"t", "inject_record"}, {"record_seq", 5}, {"record", json::parse(inject_record(5))}})));
+    inject(c.fd(), line_of(seal->seal({{"t", "inject_record"}, {"record_seq", 6}})));
+    std::string elsewhere = inject_record(6);  // another host's record: not this agent's to vouch for
+    elsewhere.replace(elsewhere.find("nodeM"), 5, "nodeX");
+    inject(c.fd(), line_of(seal->seal({{"t", "inject_record"}, {"record_seq", 6}, {"record", elsewhere}})));
+    inject(c.fd(), line_of(seal->seal({{"t", "inject_rejected"}, {"n", "many"}})));
+    inject(c.fd(), line_of(seal->seal({{"t", "inject_rejected"}, {"n", 2}})));
+    inject(c.fd(),
+           line_of(seal->seal({{"t", "inject_record"}, {"record_seq", 7}, {"record", inject_record(7)}})));
+    inject(
+        c.fd(),
+        line_of(seal->seal({{"t", "event"}, {"line", R"({"event":"last","source":"workload","rank":0})"}})));
+    sent_all.set_value();
+    hub_done.get_future().wait();
+    return true;
+  });
+  ASSERT_EQ(hub.wait_for_agents(1, 10000), 1u);
+  sent_all.get_future().wait();
+  std::string text;
+  for (int i = 0; i < 300 && text.find("\"last\"") == std::string::npos; ++i) {
+    hub.poll(10);
+    text = read_text(events);
+  }
+  const Drained drained = drain(hub);
+  hub_done.set_value();
+  ASSERT_TRUE(agent.get());
+  unsetenv("NCCLFI_AGENT_HOST");
+  EXPECT_NE(text.find("\"last\""), std::string::npos) << "the stream stopped after the refused records\n"
+                                                      << text;
+  EXPECT_EQ(drained.seqs, (std::vector<uint64_t>{1, 7}));
+  EXPECT_EQ(drained.rejected, 8u);  // 3, -4, an object, none, another host's, "many" (one), the agent's 2
+  EXPECT_EQ(hub.refused_messages(), 1u);
+  EXPECT_NE(text.find("agent_message_refused"), std::string::npos) << text;
+  EXPECT_EQ(hub.agents(), 1u);
+}
+
+// Sends one datagram to the Unix socket at `path`, as an injector does.
+void send_datagram(const std::string& path, const std::string& datagram) {
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof(addr.sun_path));
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  EXPECT_EQ(::sendto(fd, datagram.data(), datagram.size(), 0, reinterpret_cast<const sockaddr*>(&addr),
+                     sizeof(addr)),
+            static_cast<ssize_t>(datagram.size()));
+  ::close(fd);
+}
+
+// A real agent's channel: a record its rank sends under the key it handed out is relayed, sealed, to the
+// harness; one made with another key is only counted. Its channel's directory goes with it.
+TEST(AgentLink, AnAgentRelaysItsRanksAuthenticatedRecordsAndLeavesNoChannel) {
+  TempDir dir;
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const AgentConfig config{"127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), "s",
+                           "relay-test-" + std::to_string(getpid()), dir.path + "/spool", 0.5};
+  const FaultGate gate;
+  auto agent = std::async(std::launch::async, [&] { return run_agent(config, gate); });
+  LineChannel c(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
+  ::close(listener);
+  const auto hello = c.receive(5000);
+  ASSERT_TRUE(hello);
+  const std::string host = text_field(*hello, "host");
+  const std::string theirs = text_field(*hello, "challenge");
+  const std::string mine = random_hex(16);
+  c.send({{"t", "challenge"}, {"challenge", mine}, {"mac", agent_mac("s", "harness", theirs, host)}});
+  ASSERT_TRUE(c.receive(3000));
+  c.send({{"t", "welcome"}});
+  c.seal_with(MessageSeal(session_key("s", theirs, mine, host), kToAgent, kToHarness));
+  // What `agent --exec` hands its program on this node.
+  const auto channel = node_injection_env(config.spool_dir);
+  ASSERT_EQ(channel.size(), 2u);
+  const std::string socket = channel.at(kInjectSocketVar);
+  EXPECT_EQ(fs::status(fs::path(socket).parent_path()).permissions() & fs::perms::all, fs::perms::owner_all);
+  // The key stays in the channel's own directory (which a SIGKILLed agent's successor removes); the
+  // spool only links to it.
+  EXPECT_EQ(fs::read_symlink(fs::path(config.spool_dir) / "inject-channel.json").parent_path(),
+            fs::path(socket).parent_path());
+  send_datagram(socket, encode_injection_datagram(channel.at(kInjectKeyVar), 1, inject_record(1)));
+  send_datagram(socket, encode_injection_datagram("guessed", 2, inject_record(2)));
+  std::optional<json> record, rejected;
+  for (int i = 0; i < 250 && !(record && rejected); ++i) {
+    const auto m = c.receive(20);
+    if (m && text_field(*m, "t") == kRelayedRecord) record = m;
+    if (m && text_field(*m, "t") == kRelayedRejections) rejected = m;
+  }
+  ASSERT_TRUE(record) << "the authenticated record was not relayed";
+  ASSERT_TRUE(rejected) << "the forged datagram was not counted";
+  EXPECT_EQ(int_field(*record, kRecordSeqField, 0), 1);
+  EXPECT_EQ(text_field(*record, "record"), inject_record(1));
+  EXPECT_EQ(int_field(*rejected, "n", 0), 1);
+  c.send({{"t", "quit"}});
+  ASSERT_EQ(agent.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(agent.get(), 0);
+  EXPECT_FALSE(fs::exists(config.spool_dir));
+  EXPECT_FALSE(fs::exists(fs::path(socket).parent_path())) << "the agent left its channel's directory";
 }
 
 // The harness's end played by hand, to a real agent: an order injected into the connection (a SIGKILL

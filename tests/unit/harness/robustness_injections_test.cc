@@ -150,7 +150,8 @@ TEST(RobustInjections, ReceiverTakesOnlyDatagramsMadeWithItsKey) {
   History h;
   h.world_size = 1;
   InjectionLedger ledger(h, 0);
-  receiver.drain(ledger);
+  receiver.drain({[&](const InjectionDatagram& d) { ledger.authentic(d.record, d.seq); },
+                  [&](size_t n) { ledger.rejected(n); }});
   EXPECT_TRUE(observe_event_line(inject_line(10, "net", 1), h, 0, &ledger));
   ledger.settle();
   EXPECT_EQ(count(h, "inject"), 1u);

@@ -21,9 +21,10 @@ namespace {
 // Room for the records of a burst of injections while the attempt loop sleeps between polls.
 constexpr int kReceiveBufferBytes = 8 << 20;
 
-constexpr const char* kDirPrefix = "ncclfi-inject-";  // then the harness's pid, '-', mkdtemp's letters
+constexpr const char* kDirPrefix = "ncclfi-inject-";  // then its owner's pid, '-', mkdtemp's letters
 
-// The directories of harnesses of this user that are gone (killed by SIGKILL: no destructor ran).
+// The directories of harnesses and agents of this user that are gone (killed by SIGKILL: no destructor
+// ran).
 void remove_stale_directories(const std::string& parent) try {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
@@ -85,18 +86,18 @@ std::map<std::string, std::string> InjectionReceiver::env() const {
   return {{kInjectSocketVar, socket_path_}, {kInjectKeyVar, key_}};
 }
 
-void InjectionReceiver::drain(harness::InjectionLedger& ledger) {
+void InjectionReceiver::drain(const InjectionSink& sink) {
   while (true) {
     const ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return;  // nothing waiting (EAGAIN) or the socket is gone: the ledger judges what is missing
     const auto datagram =
         decode_injection_datagram(key_, std::string_view(buffer_.data(), static_cast<size_t>(n)));
-    if (!datagram) {
-      ledger.rejected();
-      continue;
+    if (datagram) {
+      sink.authentic(*datagram);
+    } else {
+      sink.rejected(1);
     }
-    ledger.authentic(datagram->record, datagram->seq);
   }
 }
 
