@@ -16,12 +16,15 @@ What a job that survives a dead peer without a restart has to do, with PyTorch's
    reports an error, and only when none does do they shrink; else the parents are aborted and a new
    process group of the survivors is made on the same store. The `recovered` event says which method ran
    and why.
-4. Restore the state from before the failed step (every survivor held the same one) and run that step
-   again in the smaller world.
+4. Restore the state from before the failed step and run it again in the smaller world. The survivors may
+   have failed a step apart (agree_on_members says why): they resume at the furthest step, with the state of
+   a rank that reached it.
 """
 
 import datetime
+import faulthandler
 import json
+import sys
 import time
 
 import ncclfi_events  # noqa: F401 - the event log object is passed in
@@ -99,28 +102,50 @@ class Snapshot:
         return self.step
 
 
-def agree_on_members(store, rank, world, generation, wait_s, timeout_s, group_error):
-    """The ranks still alive, as rank 0 saw them after wait_s, and whether every one of them may shrink
-    (none reports a group error); every survivor gets the same answer. The others wait for it as long as
-    rank 0 may take to notice the failure (a step's timeout) and then to wait for them."""
+def agree_on_members(store, rank, world, generation, wait_s, timeout_s, group_error, step):
+    """The ranks still alive, as rank 0 saw them after wait_s, whether any of them reports a group error
+    (which rules out a shrink), and the step to resume at; every survivor gets the same answer. The
+    others wait for it as long as rank 0 may take to notice the failure (a step's timeout) and then to
+    wait for them.
+
+    The survivors need not have failed in the same step: a ring all-reduce can complete on some ranks and
+    not on others, so some are a step ahead (measured on one H200: ranks 0 and 3 at step 39, rank 1 at
+    38). A rank whose step completed holds the full result of it, so they resume at the furthest step,
+    from the state of a rank that reached it (`source`)."""
     store.set(recovery_key(generation, "started"), "1")  # peers whose collectives just wait learn it here
-    store.set(recovery_key(generation, "alive/%d" % rank), group_error or "")
+    store.set(recovery_key(generation, "alive/%d" % rank), json.dumps({"error": group_error or "", "step": step}))
     decision = recovery_key(generation, "members")
     if rank == 0:
         time.sleep(wait_s)
-        members, errors = [], []
+        members, errors, steps = [], [], {}
         for r in range(world):
             key = recovery_key(generation, "alive/%d" % r)
             if store.check([key]):
                 members.append(r)
-                error = store.get(key).decode()
-                if error:
-                    errors.append("rank %d: %s" % (r, error))
-        store.set(decision, json.dumps({"members": members, "errors": errors}))
+                said = json.loads(store.get(key).decode())
+                steps[r] = int(said["step"])
+                if said["error"]:
+                    errors.append("rank %d: %s" % (r, said["error"]))
+        resume = max(steps.values())
+        source = min(r for r in members if steps[r] == resume)
+        store.set(decision, json.dumps({"members": members, "errors": errors, "resume_step": resume,
+                                        "source": source, "behind": [r for r in members if steps[r] < resume]}))
     else:
         store.wait([decision], datetime.timedelta(seconds=timeout_s + 2 * wait_s + 30))
-    agreed = json.loads(store.get(decision).decode())
-    return agreed["members"], agreed["errors"]
+    return json.loads(store.get(decision).decode())
+
+
+def align_state(torch, dist, snapshot, source_comm_rank):
+    """Every survivor takes the model and optimizer state of the one that got furthest, over the new group
+    (the same tensors in the same order on every rank: parameters, buffers, then the optimizer's
+    per-parameter state)."""
+    tensors = [t for t in snapshot.model.state_dict().values() if torch.is_tensor(t)]
+    for state in snapshot.optimizer.state.values():
+        tensors.extend(v for _, v in sorted(state.items()) if torch.is_tensor(v) and v.dim() > 0)
+    with torch.no_grad():
+        for tensor in tensors:
+            dist.broadcast(tensor, src=source_comm_rank)
+    torch.cuda.synchronize()
 
 
 def nccl_version(torch):
@@ -130,22 +155,32 @@ def nccl_version(torch):
         return ""
 
 
+def say(rank, text):
+    """One line per stage of a recovery on stderr, so that a recovery that stalls shows where."""
+    print("ddp_train.py: rank %d: recovery: %s" % (rank, text), file=sys.stderr, flush=True)
+
+
 def rebuild_group(torch, dist, device, store, members, errors, rank, generation, timeout_s):
     """The survivors' process group: shrink_group where no survivor's group reports an error, else a new
     group on the same store. Returns (method, why the shrink was not used)."""
     excluded = [r for r in range(dist.get_world_size()) if r not in members]
     refusal = "a survivor's group reports an error, which NCCL's shrink refuses (%s)" % "; ".join(errors)
     if not errors:
+        say(rank, "shrinking the group to ranks %s" % members)
         try:
             dist.shrink_group(excluded, shrink_flags=dist.distributed_c10d.SHRINK_ABORT)
             return SHRINK_METHOD, ""
         except Exception as error:  # noqa: BLE001 - any refusal falls back to a new group
             refusal = str(error).splitlines()[0] if str(error) else type(error).__name__
+            say(rank, "shrink refused: %s" % refusal)
+    say(rank, "aborting the parent group")
     try:
         dist.distributed_c10d._get_default_group().abort()
     except Exception:  # noqa: BLE001 - already aborted by the refused shrink
         pass
+    say(rank, "destroying the parent group")
     dist.destroy_process_group()
+    say(rank, "making a new group of ranks %s" % members)
     dist.init_process_group("nccl", store=dist.PrefixStore(recovery_key(generation, "pg/"), store),
                             rank=members.index(rank), world_size=len(members), device_id=device,
                             timeout=datetime.timedelta(seconds=timeout_s))
@@ -159,11 +194,26 @@ def recover(torch, dist, log, device, rank, failure, snapshot, store, generation
     world = dist.get_world_size()
     log.event("recovering", error=str(failure), next_step=snapshot.step, world_size=world)
     started = time.monotonic()
-    members, errors = agree_on_members(store, rank, world, generation, wait_s, timeout_s, group_error)
-    if rank not in members or 0 not in members or len(members) == world:
-        raise RuntimeError("the survivors could not agree: members %s of %d" % (members, world))
-    method, parent_error = rebuild_group(torch, dist, device, store, members, errors, rank, generation, timeout_s)
-    resume_step = snapshot.restore()
+    # A recovery that stalls in a library call prints every thread's Python stack once it has taken
+    # longer than any stage may (the agreement's own wait, then a group's timeout).
+    faulthandler.dump_traceback_later(timeout_s + 2 * wait_s + 30, exit=False)
+    try:
+        agreed = agree_on_members(store, rank, world, generation, wait_s, timeout_s, group_error, snapshot.step)
+        members, errors = agreed["members"], agreed["errors"]
+        say(rank, "agreed: members %s, resume at step %d%s" % (
+            members, agreed["resume_step"], (", errors: " + "; ".join(errors)) if errors else ""))
+        if rank not in members or 0 not in members or len(members) == world:
+            raise RuntimeError("the survivors could not agree: members %s of %d" % (members, world))
+        method, parent_error = rebuild_group(torch, dist, device, store, members, errors, rank, generation,
+                                             timeout_s)
+        snapshot.restore()
+        if agreed["behind"]:
+            say(rank, "taking the state of step %d from rank %d (ranks %s were a step behind)" % (
+                agreed["resume_step"], agreed["source"], agreed["behind"]))
+            align_state(torch, dist, snapshot, members.index(agreed["source"]))
+        resume_step = agreed["resume_step"]
+    finally:
+        faulthandler.cancel_dump_traceback_later()
     log.event("recovered", resume_step=resume_step, survivors=len(members),
               excluded=[r for r in range(world) if r not in members], members=members,
               comm_rank=dist.get_rank(), method=method, parent_error=parent_error,
