@@ -15,8 +15,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -64,6 +66,26 @@ std::string line_of(const json& message) {
   return message.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
+// An inject event as an injector sends it, with its channel seq.
+std::string inject_record(uint64_t seq) {
+  return json{{"event", "inject"}, {"rank", 0},         {"pid", 4242},    {"host", "nodeM"},
+              {"source", "net"},   {"fault_id", "f1"},  {"kind", "drop"}, {"layer", "net"},
+              {"attempt", 0},      {"record_seq", seq}, {"ts_ns", 1},     {"mono_ns", 1}}
+      .dump();
+}
+
+// What the hub holds of relayed injections: the authenticated records' seqs and the refused count.
+struct Drained {
+  std::vector<uint64_t> seqs;
+  size_t rejected = 0;
+};
+Drained drain(AgentHub& hub) {
+  Drained out;
+  hub.drain_injections(
+      {[&](const InjectionDatagram& d) { out.seqs.push_back(d.seq); }, [&](size_t n) { out.rejected += n; }});
+  return out;
+}
+
 // An agent's side of the handshake by hand (it knows the secret); returns its seal of the connection.
 std::optional<MessageSeal> join_as_agent(LineChannel& c, const std::string& secret, const std::string& host) {
   const std::string mine = random_hex(16);
@@ -77,7 +99,51 @@ std::optional<MessageSeal> join_as_agent(LineChannel& c, const std::string& secr
   return MessageSeal(session_key(secret, mine, theirs, host), kToHarness, kToAgent);
 }
 
-TEST(AgentLink, SealsBindKeyDirectionSequenceAndBody) {
+// A hub on a fresh events file and one agent, `nodeM`, that joins it by hand with the right secret and
+// then writes whatever `send` writes on its connection, as a man in the middle could. The agent stays
+// connected until the hub has read up to `marker` into the events file; returns that file's text. The
+// hub is left for the test to question (hub()).
+class AgentLink : public ::testing::Test {
+ protected:
+  using Sender = std::function<void(int fd, MessageSeal& seal)>;
+
+  std::string run_one_agent(const Sender& send, const std::string& marker) {
+    setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
+    hub_ = std::make_unique<AgentHub>("the-secret", events_.string());
+    std::promise<void> sent_all;
+    std::promise<void> hub_done;
+    auto agent = std::async(std::launch::async, [&] {
+      LineChannel c(connect_to(hub_->address(), 2000));
+      auto seal = join_as_agent(c, "the-secret", "nodeM");
+      if (seal) send(c.fd(), *seal);
+      sent_all.set_value();
+      hub_done.get_future().wait();
+      return seal.has_value();
+    });
+    EXPECT_EQ(hub_->wait_for_agents(1, 10000), 1u);
+    sent_all.get_future().wait();
+    std::string text;
+    for (int i = 0; i < 300 && text.find(marker) == std::string::npos; ++i) {
+      hub_->poll(10);
+      text = read_text(events_);
+    }
+    drained_ = drain(*hub_);
+    hub_done.set_value();
+    EXPECT_TRUE(agent.get()) << "the agent's handshake failed";
+    unsetenv("NCCLFI_AGENT_HOST");
+    return text;
+  }
+  AgentHub& hub() { return *hub_; }
+  const Drained& drained() const { return drained_; }
+
+ private:
+  TempDir dir_;
+  fs::path events_ = fs::path(dir_.path) / "events.jsonl";
+  std::unique_ptr<AgentHub> hub_;
+  Drained drained_;
+};
+
+TEST_F(AgentLink, SealsBindKeyDirectionSequenceAndBody) {
   const std::string key = session_key("s", "ca", "ch", "node1");
   EXPECT_NE(key, session_key("s", "ca", "ch2", "node1"));
   EXPECT_NE(key, session_key("t", "ca", "ch", "node1"));
@@ -101,7 +167,7 @@ TEST(AgentLink, SealsBindKeyDirectionSequenceAndBody) {
 
 // A message cut to the wire's limit less kSealBytes (an output tail) still fits the limit once sealed,
 // whatever its sequence number: else the receiver would close the connection on it.
-TEST(AgentLink, ASealedMessageCutForTheSealFitsTheLineLimit) {
+TEST_F(AgentLink, ASealedMessageCutForTheSealFitsTheLineLimit) {
   const size_t envelope = line_of({{"line", ""}, {"t", "tail"}}).size() - 1;
   const json message = {{"line", std::string(kMaxAgentLineBytes - kSealBytes - envelope, 'x')},
                         {"t", "tail"}};
@@ -114,51 +180,32 @@ TEST(AgentLink, ASealedMessageCutForTheSealFitsTheLineLimit) {
 
 // Before: once the handshake was over, every line was trusted: a forged `event` reached the run's
 // events.jsonl and a replayed `ranks` message changed which ranks the harness thought were running.
-TEST(AgentLink, TheHubDropsInjectedAndReplayedLinesAndTakesTheGenuineStream) {
-  TempDir dir;
-  const fs::path events = fs::path(dir.path) / "events.jsonl";
-  setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
-  AgentHub hub("the-secret", events.string());
-  std::promise<void> sent_all;
-  std::promise<void> hub_done;
-  auto agent = std::async(std::launch::async, [&] {
-    LineChannel c(connect_to(hub.address(), 2000));
-    auto seal = join_as_agent(c, "the-secret", "nodeM");
-    if (!seal) return false;
-    const std::string ranks_0 = line_of(seal->seal({{"t", "ranks"}, {"ranks", {0}}}));
-    inject(c.fd(), ranks_0);
-    inject(c.fd(), line_of(seal->seal({{"t", "ranks"}, {"ranks", json::array()}})));
-    // The man in the middle: a forged event without a MAC, one with a MAC of another key and the next
-    // number, a genuine line changed, and the first `ranks` line again.
-    const std::string forged_line = R"({"event":"forged","source":"workload","rank":0})";
-    inject(c.fd(), line_of({{"t", "event"}, {"line", forged_line}}));
-    MessageSeal stranger(session_key("guess", "a", "b", "nodeM"), kToHarness, kToAgent);
-    for (int i = 0; i < 2; ++i) stranger.seal({{"t", "x"}});
-    inject(c.fd(), line_of(stranger.seal({{"t", "event"}, {"line", forged_line}})));
-    json edited =
-        seal->seal({{"t", "event"}, {"line", R"({"event":"genuine","source":"workload","rank":0})"}});
-    json tampered = edited;
-    tampered["line"] = forged_line;
-    inject(c.fd(), line_of(tampered));
-    inject(c.fd(), ranks_0);
-    // The genuine stream goes on: the edited line's number was never taken, so it is sent as it was.
-    inject(c.fd(), line_of(edited));
-    inject(c.fd(), line_of(seal->seal(
+TEST_F(AgentLink, TheHubDropsInjectedAndReplayedLinesAndTakesTheGenuineStream) {
+  const std::string text = run_one_agent(
+      [](int fd, MessageSeal& seal) {
+        const std::string ranks_0 = line_of(seal.seal({{"t", "ranks"}, {"ranks", {0}}}));
+        inject(fd, ranks_0);
+        inject(fd, line_of(seal.seal({{"t", "ranks"}, {"ranks", json::array()}})));
+        // The man in the middle: a forged event without a MAC, one with a MAC of another key and the
+        // next number, a genuine line changed, and the first `ranks` line again.
+        const std::string forged_line = R"({"event":"forged","source":"workload","rank":0})";
+        inject(fd, line_of({{"t", "event"}, {"line", forged_line}}));
+        MessageSeal stranger(session_key("guess", "a", "b", "nodeM"), kToHarness, kToAgent);
+        for (int i = 0; i < 2; ++i) stranger.seal({{"t", "x"}});
+        inject(fd, line_of(stranger.seal({{"t", "event"}, {"line", forged_line}})));
+        json edited =
+            seal.seal({{"t", "event"}, {"line", R"({"event":"genuine","source":"workload","rank":0})"}});
+        json tampered = edited;
+        tampered["line"] = forged_line;
+        inject(fd, line_of(tampered));
+        inject(fd, ranks_0);
+        // The genuine stream goes on: the edited line's number was never taken, so it is sent as it was.
+        inject(fd, line_of(edited));
+        inject(fd, line_of(seal.seal(
                        {{"t", "event"}, {"line", R"({"event":"genuine2","source":"workload","rank":0})"}})));
-    sent_all.set_value();
-    hub_done.get_future().wait();
-    return true;
-  });
-  ASSERT_EQ(hub.wait_for_agents(1, 10000), 1u);
-  sent_all.get_future().wait();
-  std::string text;
-  for (int i = 0; i < 300 && text.find("genuine2") == std::string::npos; ++i) {
-    hub.poll(10);
-    text = read_text(events);
-  }
-  hub_done.set_value();
-  ASSERT_TRUE(agent.get());
-  unsetenv("NCCLFI_AGENT_HOST");
+      },
+      "genuine2");
+  AgentHub& hub = this->hub();
   EXPECT_NE(text.find("\"event\":\"genuine\""), std::string::npos) << text;
   EXPECT_NE(text.find("\"event\":\"genuine2\""), std::string::npos) << text;
   EXPECT_EQ(text.find("\"event\":\"forged\""), std::string::npos) << text;
@@ -178,83 +225,41 @@ TEST(AgentLink, TheHubDropsInjectedAndReplayedLinesAndTakesTheGenuineStream) {
                                             "a replayed or out-of-order sequence number"}));
 }
 
-// An inject event as an injector sends it, with its channel seq.
-std::string inject_record(uint64_t seq) {
-  return json{{"event", "inject"}, {"rank", 0},         {"pid", 4242},    {"host", "nodeM"},
-              {"source", "net"},   {"fault_id", "f1"},  {"kind", "drop"}, {"layer", "net"},
-              {"attempt", 0},      {"record_seq", seq}, {"ts_ns", 1},     {"mono_ns", 1}}
-      .dump();
-}
-
-// What the hub holds of relayed injections: the authenticated records' seqs and the refused count.
-struct Drained {
-  std::vector<uint64_t> seqs;
-  size_t rejected = 0;
-};
-Drained drain(AgentHub& hub) {
-  Drained out;
-  hub.drain_injections(
-      {[&](const InjectionDatagram& d) { out.seqs.push_back(d.seq); }, [&](size_t n) { out.rejected += n; }});
-  return out;
-}
-
 // Relayed injection records (injection_relay.h) are messages like any other: one whose seal does not
 // hold is dropped and recorded; one whose fields have the wrong types (a seq of text, a negative seq, a
 // record that is an object, a count of text) or that names another host than its agent's is counted as
 // refused, which the attempt's ledger counts as a forged record. None of them ends the connection, and
 // the genuine records around them are taken.
-TEST(AgentLink, TheHubRefusesAndCountsRelayedRecordsOfTheWrongShape) {
-  TempDir dir;
-  const fs::path events = fs::path(dir.path) / "events.jsonl";
-  setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
-  AgentHub hub("the-secret", events.string());
-  std::promise<void> sent_all;
-  std::promise<void> hub_done;
-  auto agent = std::async(std::launch::async, [&] {
-    LineChannel c(connect_to(hub.address(), 2000));
-    auto seal = join_as_agent(c, "the-secret", "nodeM");
-    if (!seal) return false;
-    inject(c.fd(),
-           line_of(seal->seal({{"t", "inject_record"}, {"record_seq", 1}, {"record", inject_record(1)}})));
-    // A record with the next number but a MAC of another key: a man in the middle's.
-    MessageSeal stranger(session_key("guess", "a", "b", "nodeM"), kToHarness, kToAgent);
-    stranger.seal({{"t", "x"}});
-    inject(c.fd(),
-           line_of(stranger.seal({{"t", "inject_record"}, {"record_seq", 2}, {"record", inject_record(2)}})));
-    // Sealed, but of the wrong types.
-    inject(c.fd(),
-           line_of(seal->seal({{"t", "inject_record"}, {"record_seq", "3"}, {"record", inject_record(3)}})));
-    inject(c.fd(),
-           line_of(seal->seal({{"t", "inject_record"}, {"record_seq", -4}, {"record", inject_record(4)}})));
-    inject(c.fd(),
-           line_of(seal->seal(
-               {{"t", "inject_record"}, {"record_seq", 5}, {"record", json::parse(inject_record(5))}})));
-    inject(c.fd(), line_of(seal->seal({{"t", "inject_record"}, {"record_seq", 6}})));
-    std::string elsewhere = inject_record(6);  // another host's record: not this agent's to vouch for
-    elsewhere.replace(elsewhere.find("nodeM"), 5, "nodeX");
-    inject(c.fd(), line_of(seal->seal({{"t", "inject_record"}, {"record_seq", 6}, {"record", elsewhere}})));
-    inject(c.fd(), line_of(seal->seal({{"t", "inject_rejected"}, {"n", "many"}})));
-    inject(c.fd(), line_of(seal->seal({{"t", "inject_rejected"}, {"n", 2}})));
-    inject(c.fd(),
-           line_of(seal->seal({{"t", "inject_record"}, {"record_seq", 7}, {"record", inject_record(7)}})));
-    inject(
-        c.fd(),
-        line_of(seal->seal({{"t", "event"}, {"line", R"({"event":"last","source":"workload","rank":0})"}})));
-    sent_all.set_value();
-    hub_done.get_future().wait();
-    return true;
-  });
-  ASSERT_EQ(hub.wait_for_agents(1, 10000), 1u);
-  sent_all.get_future().wait();
-  std::string text;
-  for (int i = 0; i < 300 && text.find("\"last\"") == std::string::npos; ++i) {
-    hub.poll(10);
-    text = read_text(events);
-  }
-  const Drained drained = drain(hub);
-  hub_done.set_value();
-  ASSERT_TRUE(agent.get());
-  unsetenv("NCCLFI_AGENT_HOST");
+TEST_F(AgentLink, TheHubRefusesAndCountsRelayedRecordsOfTheWrongShape) {
+  const auto record = [](MessageSeal& seal, const json& seq, const json& text) {
+    json message = {{"t", "inject_record"}, {"record_seq", seq}};
+    if (!text.is_null()) message["record"] = text;
+    return line_of(seal.seal(message));
+  };
+  const std::string text = run_one_agent(
+      [&](int fd, MessageSeal& seal) {
+        inject(fd, record(seal, 1, inject_record(1)));
+        // A record with the next number but a MAC of another key: a man in the middle's.
+        MessageSeal stranger(session_key("guess", "a", "b", "nodeM"), kToHarness, kToAgent);
+        stranger.seal({{"t", "x"}});
+        inject(fd, record(stranger, 2, inject_record(2)));
+        // Sealed, but of the wrong types.
+        inject(fd, record(seal, "3", inject_record(3)));
+        inject(fd, record(seal, -4, inject_record(4)));
+        inject(fd, record(seal, 5, json::parse(inject_record(5))));
+        inject(fd, record(seal, 6, nullptr));
+        std::string elsewhere = inject_record(6);  // another host's record: not this agent's to vouch for
+        elsewhere.replace(elsewhere.find("nodeM"), 5, "nodeX");
+        inject(fd, record(seal, 6, elsewhere));
+        inject(fd, line_of(seal.seal({{"t", "inject_rejected"}, {"n", "many"}})));
+        inject(fd, line_of(seal.seal({{"t", "inject_rejected"}, {"n", 2}})));
+        inject(fd, record(seal, 7, inject_record(7)));
+        inject(fd, line_of(seal.seal(
+                       {{"t", "event"}, {"line", R"({"event":"last","source":"workload","rank":0})"}})));
+      },
+      "\"last\"");
+  AgentHub& hub = this->hub();
+  const Drained& drained = this->drained();
   EXPECT_NE(text.find("\"last\""), std::string::npos) << "the stream stopped after the refused records\n"
                                                       << text;
   EXPECT_EQ(drained.seqs, (std::vector<uint64_t>{1, 7}));
@@ -280,7 +285,7 @@ void send_datagram(const std::string& path, const std::string& datagram) {
 
 // A real agent's channel: a record its rank sends under the key it handed out is relayed, sealed, to the
 // harness; one made with another key is only counted. Its channel's directory goes with it.
-TEST(AgentLink, AnAgentRelaysItsRanksAuthenticatedRecordsAndLeavesNoChannel) {
+TEST_F(AgentLink, AnAgentRelaysItsRanksAuthenticatedRecordsAndLeavesNoChannel) {
   TempDir dir;
   const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
@@ -337,7 +342,7 @@ TEST(AgentLink, AnAgentRelaysItsRanksAuthenticatedRecordsAndLeavesNoChannel) {
 // The harness's end played by hand, to a real agent: an order injected into the connection (a SIGKILL
 // for the agent's rank, a quit) is not carried out; the genuine quit is, and the agent's own messages
 // carry its seal.
-TEST(AgentLink, AnAgentCarriesOutNoInjectedOrder) {
+TEST_F(AgentLink, AnAgentCarriesOutNoInjectedOrder) {
   TempDir dir;
   const std::string harness_id = "link-test-" + std::to_string(getpid());
   const pid_t rank = test_support::start_sleeper(
@@ -393,7 +398,7 @@ TEST(AgentLink, AnAgentCarriesOutNoInjectedOrder) {
 }
 
 // Before: an agent the harness refused returned at once and left its spool directory on the node.
-TEST(AgentLink, ARefusedAgentRemovesItsSpool) {
+TEST_F(AgentLink, ARefusedAgentRemovesItsSpool) {
   TempDir dir;
   setenv("NCCLFI_AGENT_HOST", "127.0.0.1", 1);
   AgentHub hub("the-secret", dir.path + "/events.jsonl");
@@ -410,7 +415,7 @@ TEST(AgentLink, ARefusedAgentRemovesItsSpool) {
 
 // Before: `ncclfi agent` died of SIGTERM (what a launcher sends its tasks) with its rank running and its
 // spool left behind. Now it tears its node down, removes the spool and exits 3.
-TEST(AgentLink, SigtermEndsAnAgentWithItsRanksAndItsSpool) {
+TEST_F(AgentLink, SigtermEndsAnAgentWithItsRanksAndItsSpool) {
   TempDir dir;
   const std::string harness_id = "sigterm-test-" + std::to_string(getpid());
   const pid_t rank = test_support::start_sleeper(
