@@ -6,14 +6,9 @@
 # Budget (docs/robustness.md): under 200 MB peak RSS for a million events.
 #   bench/harness/history_memory.sh [EVENTS, default 1000000]      BUILD_DIR (default build)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/preamble.sh" history-memory
 events="${1:-1000000}"
-BUILD_DIR="${BUILD_DIR:-build}"
-ncclfi="$(cd "$BUILD_DIR" && pwd)/bin/ncclfi"
-[[ -x "$ncclfi" ]] || { echo "history_memory: no ncclfi in $BUILD_DIR/bin" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "history_memory: /usr/bin/time is not installed (Debian: time)" >&2; exit 2; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/ncclfi-history-memory.XXXXXX")
-trap 'rm -rf "$work"' EXIT
 
 cat >"$work/many-events.json" <<JSON
 {

@@ -11,13 +11,8 @@
 #   verdict            the verdict's status (clean: pass; hung: pass, the scenario expects `hung`)
 #   bench/harness/scale_ranks.sh [RANKS]      BUILD_DIR (default build)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/preamble.sh" scale
 ranks="${1:-1024}"
-BUILD_DIR="${BUILD_DIR:-build}"
-ncclfi="$(cd "$BUILD_DIR" && pwd)/bin/ncclfi"
-[[ -x "$ncclfi" ]] || { echo "scale_ranks: no ncclfi in $BUILD_DIR/bin" >&2; exit 2; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/ncclfi-scale.XXXXXX")
-trap 'rm -rf "$work"' EXIT
 echo "ranks=$ranks cpus=$(nproc) open_files_soft=$(ulimit -Sn) open_files_hard=$(ulimit -Hn)"
 
 scenario() {  # NAME ITERS TIMEOUT_S FAULTS_JSON EXPECT_JSON DEADLINE_S

@@ -9,13 +9,8 @@
 # first and the last tenth of the samples: what the harness holds between two scenarios.
 #   bench/harness/soak.sh [COUNT]      BUILD_DIR (default build)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+source "$(dirname "$0")/preamble.sh" soak
 count="${1:-1000}"
-BUILD_DIR="${BUILD_DIR:-build}"
-ncclfi="$(cd "$BUILD_DIR" && pwd)/bin/ncclfi"
-[[ -x "$ncclfi" ]] || { echo "soak: no ncclfi in $BUILD_DIR/bin" >&2; exit 2; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/ncclfi-soak.XXXXXX")
-trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/scenarios" "$work/tmp"
 python3 - "$count" "$work/scenarios" <<'PY'
 import json, sys
