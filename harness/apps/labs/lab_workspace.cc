@@ -287,12 +287,12 @@ void write_workspace(const std::string& workspace, const Lab& lab, const LabVari
   }
   // What the operator's tools show on each node (lab_artefacts.h), after the first job: the nodes and the
   // fault are the same for every job of a lab.
+  std::map<std::string, std::string> node_files;
   if (!runs.empty()) {
-    for (const auto& [path, text] : node_artefacts(job_nodes(variant.jobs.at(0)), truth_of(variant, runs[0]),
-                                                   runs[0].history.start_ns, runs[0].history.end_ns)) {
-      write_text(ws / path, text);
-    }
+    node_files = node_artefacts(job_nodes(variant.jobs.at(0)), truth_of(variant, runs[0]),
+                                runs[0].history.start_ns, runs[0].history.end_ns);
   }
+  for (const auto& [path, text] : node_files) write_text(ws / path, text);
   std::ostringstream brief;
   brief << "# " << lab.title << "\n\n"
         << "Topic: " << lab.topic << ". Difficulty: " << lab.difficulty << "/3.\n\n"
@@ -305,10 +305,10 @@ void write_workspace(const std::string& workspace, const Lab& lab, const LabVari
           << "/`: " << job.value("about", std::string("a run of the job"))
           << " (each rank's log, `step_times.csv`, `exit_codes.txt`, `srun.err`, `job.txt`, `report.md`)\n";
   }
-  brief
-      << "- `nodes/<host>/`: what the operator's tools showed on each node after the job (`ibstat.txt`, "
-         "`perfquery.txt`, `dmesg.txt` as `dmesg -T` prints it, `nvidia-smi-q.txt`, `nvidia-smi-nvlink.txt`, "
-         "`lspci-vv.txt`)\n";
+  if (!node_files.empty())
+    brief << "- `nodes/<host>/`: what the operator's tools showed on each node after the job (`ibstat.txt`, "
+             "`perfquery.txt`, `dmesg.txt` as `dmesg -T` prints it, `nvidia-smi-q.txt`, "
+             "`nvidia-smi-nvlink.txt`, `lspci-vv.txt`)\n";
   brief << "\n## Your answer\n\n"
         << "    ncclfi lab answer " << workspace << " --rank R [--rank R2] --cause CAUSE [--detail K=V]\n"
         << "    ncclfi lab hint " << workspace << "       (each hint costs points)\n"
