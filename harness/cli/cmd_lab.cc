@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <random>
@@ -16,6 +17,7 @@
 #include "commands.h"
 #include "gpu_placement.h"
 #include "host_env.h"
+#include "lab_artefacts.h"
 #include "lab_catalogue.h"
 #include "lab_grading.h"
 #include "lab_key_dir.h"
@@ -47,6 +49,16 @@ std::string random_ticket() {
   std::ostringstream out;
   out << std::hex << std::setw(8) << std::setfill('0') << rd() << std::setw(8) << rd();
   return out.str();
+}
+
+void name_lab_nodes(nlohmann::json& jobs, uint64_t draw) {
+  for (auto& job : jobs) {
+    auto& scenario = job.at("scenario");
+    if (!scenario.contains("launcher") || scenario["launcher"].value("kind", "") != "local") continue;
+    if (scenario["launcher"].contains("hostnames")) continue;
+    const int ranks = scenario.at("workload").value("ranks", 1);
+    scenario["launcher"]["hostnames"] = lab_node_names(ranks, draw);
+  }
 }
 
 int cmd_list(const std::string& catalogue, bool as_json) {
@@ -87,13 +99,16 @@ int cmd_start(const std::string& catalogue, const std::string& name, const std::
   if (variant_index && *variant_index >= lab->variant_count())
     throw std::runtime_error("--variant " + std::to_string(*variant_index) + ": " + lab->name +
                              " has variants 0 to " + std::to_string(lab->variant_count() - 1));
-  const LabVariant variant = resolve_variant(*lab, variant_index.value_or(pick_variant(*lab, s)));
+  LabVariant variant = resolve_variant(*lab, variant_index.value_or(pick_variant(*lab, s)));
   if (dir.empty()) dir = "lab-" + lab->name + "-" + student;
   if (fs::exists(dir) && !fs::is_empty(dir)) throw std::runtime_error(dir + ": the workspace exists already");
   Ticket ticket{lab->name, student, random_ticket(), fs::absolute(key_dir).lexically_normal().string(),
                 Clock::wall_ns()};
   // The key directory and each ticket's are private (0700), and the secret that signs progress is made
   // once per key directory (lab_key_dir.h).
+  // Each rank runs as a node of its own, named as a cluster names them (its own host name: lab_artefacts.h),
+  // the same nodes for every job of the lab; the names are drawn per workspace.
+  name_lab_nodes(variant.jobs, std::hash<std::string>{}(ticket.ticket_id));
   make_private_directory(ticket.key_dir);
   const std::string secret = make_or_read_secret(ticket.key_dir);
   const std::string key = key_path(ticket);

@@ -56,6 +56,10 @@ struct LaunchSettings {
   // arguments (extra_args are the outer launcher's). Empty: this host only.
   std::string node_launcher;
   std::vector<std::string> node_launcher_args;
+  // `local` only: rank r's process runs as the node hostnames[r] (its own UTS namespace, so gethostname()
+  // returns it): a job on one machine whose ranks name their nodes as on a cluster (the training labs).
+  // Empty: every rank has this host's name.
+  std::vector<std::string> hostnames;
 };
 
 struct RestartPolicy {

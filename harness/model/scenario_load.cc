@@ -85,6 +85,7 @@ void fill(Scenario& s, const json& doc) {
   s.launcher.nodes = value_or(launcher, "nodes", 0);
   s.launcher.node_launcher = value_or(launcher, "node_launcher", std::string{});
   s.launcher.node_launcher_args = value_or(launcher, "node_launcher_args", std::vector<std::string>{});
+  s.launcher.hostnames = value_or(launcher, "hostnames", std::vector<std::string>{});
   s.env = value_or(doc, "env", std::map<std::string, std::string>{});
   s.net_wrap = value_or(doc, "net_wrap", std::string{});
   json plan_doc = {{"seed", value_or<uint64_t>(doc, "seed", 1)},

@@ -103,6 +103,14 @@ void check_launcher(const Scenario& s, std::vector<ScenarioError::Problem>& prob
     problems.push_back({"/launcher/node_launcher_args", "node_launcher_args only with a node_launcher",
                         "no /launcher/node_launcher"});
   }
+  // Each rank's own host name is given in the child the local launcher forks (one process per rank).
+  if (!l.hostnames.empty() && l.kind != "local") {
+    problems.push_back({"/launcher/hostnames", "hostnames only with the local launcher", launcher});
+  } else if (!l.hostnames.empty() && l.hostnames.size() != static_cast<size_t>(s.workload.ranks)) {
+    problems.push_back({"/launcher/hostnames",
+                        "one host name per rank (" + std::to_string(s.workload.ranks) + ")",
+                        std::to_string(l.hostnames.size()) + " names"});
+  }
   if (spec.check != nullptr) spec.check(s, problems);
 }
 

@@ -19,6 +19,39 @@ namespace bp = boost::process;
 
 namespace {
 
+// A rank that is a node of its own (ProcessSpec::hostname): a UTS namespace with the node's name, so that
+// gethostname() (and NCCL's `host:pid:tid` prefix) names it. Root may unshare the UTS namespace alone;
+// anyone else first takes a user namespace of their own, mapping only their own uid and gid (as
+// `unshare --user --map-current-user --uts` does), in which they may set a host name. Everything the
+// child does is prepared here, before the fork: it only makes async-signal-safe calls.
+class NodeIdentity {
+ public:
+  explicit NodeIdentity(std::string hostname) : hostname_(std::move(hostname)) {
+    uid_map_ = std::to_string(geteuid()) + " " + std::to_string(geteuid()) + " 1\n";
+    gid_map_ = std::to_string(getegid()) + " " + std::to_string(getegid()) + " 1\n";
+  }
+  // In the child: best effort (a host that allows neither namespace leaves the rank with its host's name).
+  void enter() const {
+    if (hostname_.empty()) return;
+    if (unshare(CLONE_NEWUTS) != 0) {
+      if (unshare(CLONE_NEWUSER | CLONE_NEWUTS) != 0) return;
+      write_file("/proc/self/setgroups", "deny");  // before gid_map, as user_namespaces(7) requires
+      write_file("/proc/self/uid_map", uid_map_);
+      write_file("/proc/self/gid_map", gid_map_);
+    }
+    (void)sethostname(hostname_.data(), hostname_.size());
+  }
+
+ private:
+  static void write_file(const char* path, const std::string& text) {
+    const int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    (void)!write(fd, text.data(), text.size());
+    close(fd);
+  }
+  std::string hostname_, uid_map_, gid_map_;
+};
+
 class BoostRankProcess final : public RankProcess {
  public:
   explicit BoostRankProcess(ProcessSpec spec) : RankProcess(std::move(spec)) {
@@ -35,13 +68,14 @@ class BoostRankProcess final : public RankProcess {
     const std::vector<std::string> args(spec_.argv.begin() + 1, spec_.argv.end());
     const pid_t harness = getpid();
     const char* cgroup_procs = spec_.cgroup_procs.empty() ? nullptr : spec_.cgroup_procs.c_str();
+    const NodeIdentity node(spec_.hostname);
     // In the child between fork and exec: the attempt's cgroup (before anything can fork), a cgroup
     // namespace rooted there where the host makes that a boundary (so that not even a rank running as
     // root can move itself out: run_cgroup.h), its own
     // process group (so a signal reaches the rank and its children, and the terminal's Ctrl-C reaches
     // only ncclfi), death with the harness, and default signal handling (child_signals.h: the harness's
     // ignored signals and mask must not leak into the job). Only async-signal-safe calls.
-    auto setup = bp::extend::on_exec_setup([harness, cgroup_procs](auto&) {
+    auto setup = bp::extend::on_exec_setup([harness, cgroup_procs, &node](auto&) {
       if (cgroup_procs != nullptr) {
         const int fd = open(cgroup_procs, O_WRONLY | O_CLOEXEC);
         if (fd >= 0) {
@@ -50,6 +84,7 @@ class BoostRankProcess final : public RankProcess {
           if (RunCgroup::ranks_enter_cgroup_namespace()) (void)unshare(CLONE_NEWCGROUP);
         }
       }
+      node.enter();  // after the cgroup: a user namespace may no longer write the host's cgroup files
       setpgid(0, 0);
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != harness) _exit(127);  // the harness died before prctl took effect

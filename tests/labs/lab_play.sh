@@ -74,9 +74,26 @@ for ws in "$out/ws-a" "$out/ws-b"; do
   # same text a real failure prints: they may contain the cause's words ("internal error - please report ...").
   nccl_strings=(-e 'internal error - please report this issue to the NCCL developers' -e 'unhandled system error'
     -e 'unhandled cuda error' -e 'invalid usage' -e 'remote process exited or there was a network error')
-  if find "$ws" -mindepth 2 -type f -print0 | xargs -0 grep -niI -e fault -e "\\b$cause\\b" -e "\\b${cause//_/ }\\b" |
-    grep -v "${nccl_strings[@]}"; then
+  # The node files (nodes/HOST/) are the operator's tools, whose output names the hardware on every node
+  # alike (PCIe, NVLink): they may hold the cause's word, never `fault`.
+  if find "$ws" -mindepth 2 -type f -not -path "$ws/nodes/*" -print0 |
+    xargs -0 grep -niI -e fault -e "\\b$cause\\b" -e "\\b${cause//_/ }\\b" | grep -v "${nccl_strings[@]}"; then
     fail "the job's files name a fault or the cause '$cause' (above)"
   fi
+  if [[ -d "$ws/nodes" ]] && grep -rniI -e fault -e ncclfi "$ws/nodes"; then
+    fail "a node's files name a fault or ncclfi (above)"
+  fi
+  # Each rank ran as a node of its own: every NCCL line (host:pid:tid [dev]) names one of the nodes, and
+  # exit_codes.txt names each node.
+  [[ -d "$ws/nodes" ]] || fail "no node files (nodes/HOST/) in the workspace"
+  nodes=$(ls "$ws/nodes")
+  prefixed=$(find "$ws" -name 'rank-*.log' -print0 | xargs -0 -r grep -hoE '^(\[[^]]*\] )?[A-Za-z0-9.-]+:[0-9]+:[0-9]+ \[' |
+    sed -E 's/^(\[[^]]*\] )?//; s/:.*//' | sort -u || true)  # a job without NCCL lines has none
+  for host in $prefixed; do
+    grep -qx "$host" <<<"$nodes" || fail "a rank's NCCL line names host '$host', not one of the nodes: $nodes"
+  done
+  for host in $nodes; do
+    grep -rqs " on $host: " "$ws" --include=exit_codes.txt || fail "exit_codes.txt does not name node $host"
+  done
 done
 echo "PASS ($lab): variants $variant_a and $(key_of "$out/ws-b" | jq_ 'd["variant"]') (seeds 1, $seed_b)"

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "lab_artefacts.h"
 #include "ncclfi/bounded_input.h"
 #include "ncclfi/event_log.h"
 
@@ -29,6 +30,23 @@ void write_text(const fs::path& path, const std::string& text) {
     if (!out) throw std::runtime_error("cannot write " + path.string());
   }
   fs::rename(tmp, path);
+}
+
+// The wall-clock time of day, to the millisecond, as the harness saw a process end.
+std::string time_of_day_ms(int64_t wall_ns) {
+  const time_t t = static_cast<time_t>(wall_ns / 1000000000);
+  std::tm local{};
+  localtime_r(&t, &local);
+  std::ostringstream out;
+  out << std::put_time(&local, "%H:%M:%S") << "." << std::setw(3) << std::setfill('0')
+      << (wall_ns / 1000000) % 1000;
+  return out.str();
+}
+
+// The node each rank ran as (the job's launcher.hostnames; empty: the host's name the exit records).
+std::vector<std::string> job_hostnames(const nlohmann::json& job) {
+  const auto& launcher = job.at("scenario").value("launcher", nlohmann::json::object());
+  return launcher.value("hostnames", std::vector<std::string>{});
 }
 
 std::string exit_text(const harness::RankExit& e) {
@@ -141,11 +159,16 @@ void write_job(const fs::path& dir, const nlohmann::json& job, const harness::Ru
   std::stable_sort(ended.begin(), ended.end(),
                    [](const auto& a, const auto& b) { return a.ts_ns < b.ts_ns; });
   if (h.deadline_hit && !ended.empty()) srun << slurm_time_limit_line(ended.back(), h.end_ns);
+  const std::vector<std::string> hostnames = job_hostnames(job);
   for (const auto& e : ended) {
-    exits << (several ? "attempt " + std::to_string(e.attempt) + " " : std::string()) << "rank " << e.rank
-          << ": " << exit_text(e) << ", " << std::fixed << std::setprecision(3)
+    const std::string host = e.rank >= 0 && static_cast<size_t>(e.rank) < hostnames.size()
+                                 ? hostnames[static_cast<size_t>(e.rank)]
+                                 : short_host_name(e.host);
+    exits << time_of_day_ms(e.ts_ns) << " "
+          << (several ? "attempt " + std::to_string(e.attempt) + " " : std::string()) << "rank " << e.rank
+          << " on " << host << ": " << exit_text(e) << ", " << std::fixed << std::setprecision(3)
           << static_cast<double>(e.ts_ns - h.start_ns) / 1e9 << " s after the job started\n";
-    srun << srun_line(e, short_host_name(e.host));
+    srun << srun_line(e, host);
   }
   write_text(dir / "exit_codes.txt", exits.str());
   write_text(dir / "srun.err", srun.str());
@@ -164,6 +187,47 @@ void write_job(const fs::path& dir, const nlohmann::json& job, const harness::Ru
     for (const auto& l : lines) report << "    " << l << "\n";
   }
   write_text(dir / "report.md", report.str());
+}
+
+std::vector<LabNode> job_nodes(const nlohmann::json& job) {
+  std::vector<LabNode> nodes;
+  const auto names = job_hostnames(job);
+  for (size_t r = 0; r < names.size(); ++r) nodes.push_back({names[r], {static_cast<int>(r)}});
+  return nodes;
+}
+
+// When the fault struck: the first injection the run's events record (the key's run directory), or 0.
+int64_t first_injection_ns(const std::string& run_dir) {
+  std::string text;
+  if (!read_regular_file((fs::path(run_dir) / "events.jsonl").string(), 256ULL << 20, text).empty()) return 0;
+  std::istringstream lines(text);
+  int64_t first = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("\"event\":\"inject\"") == std::string::npos) continue;
+    const auto doc = nlohmann::json::parse(line, nullptr, false);
+    if (doc.is_discarded() || !doc.contains("ts_ns") || !doc["ts_ns"].is_number_integer()) continue;
+    const int64_t at = doc["ts_ns"].get<int64_t>();
+    if (first == 0 || at < first) first = at;
+  }
+  return first;
+}
+
+// The truth the node files show: the answer's `site` where the lab gives one, else its cause's site.
+FaultTruth truth_of(const LabVariant& variant, const harness::RunRecord& run) {
+  FaultTruth truth;
+  const auto& answer = variant.answer;
+  truth.site = answer.contains("site") && answer["site"].is_string() && is_fault_site(answer["site"])
+                   ? answer["site"].get<std::string>()
+                   : site_for_cause(answer.value("cause", std::string("none")));
+  if (answer.contains("ranks") && answer["ranks"].is_array()) {
+    for (const auto& r : answer["ranks"]) {
+      if (r.is_number_integer()) truth.ranks.insert(r.get<int>());
+    }
+  }
+  if (answer.contains("strength") && answer["strength"].is_number())
+    truth.strength = answer["strength"].get<double>();
+  truth.at_ns = first_injection_ns(run.run_dir);
+  return truth;
 }
 
 }  // namespace
@@ -221,6 +285,14 @@ void write_workspace(const std::string& workspace, const Lab& lab, const LabVari
     const auto& job = variant.jobs.at(i);
     write_job(ws / job.at("name").get<std::string>(), job, runs[i]);
   }
+  // What the operator's tools show on each node (lab_artefacts.h), after the first job: the nodes and the
+  // fault are the same for every job of a lab.
+  std::map<std::string, std::string> node_files;
+  if (!runs.empty()) {
+    node_files = node_artefacts(job_nodes(variant.jobs.at(0)), truth_of(variant, runs[0]),
+                                runs[0].history.start_ns, runs[0].history.end_ns);
+  }
+  for (const auto& [path, text] : node_files) write_text(ws / path, text);
   std::ostringstream brief;
   brief << "# " << lab.title << "\n\n"
         << "Topic: " << lab.topic << ". Difficulty: " << lab.difficulty << "/3.\n\n"
@@ -233,6 +305,10 @@ void write_workspace(const std::string& workspace, const Lab& lab, const LabVari
           << "/`: " << job.value("about", std::string("a run of the job"))
           << " (each rank's log, `step_times.csv`, `exit_codes.txt`, `srun.err`, `job.txt`, `report.md`)\n";
   }
+  if (!node_files.empty())
+    brief << "- `nodes/<host>/`: what the operator's tools showed on each node after the job (`ibstat.txt`, "
+             "`perfquery.txt`, `dmesg.txt` as `dmesg -T` prints it, `nvidia-smi-q.txt`, "
+             "`nvidia-smi-nvlink.txt`, `lspci-vv.txt`)\n";
   brief << "\n## Your answer\n\n"
         << "    ncclfi lab answer " << workspace << " --rank R [--rank R2] --cause CAUSE [--detail K=V]\n"
         << "    ncclfi lab hint " << workspace << "       (each hint costs points)\n"

@@ -27,6 +27,10 @@ struct ProcessSpec {
   // The `cgroup.procs` file of the attempt's cgroup (run_cgroup.h), or empty. The child enters it
   // itself before exec, so nothing it starts can be forked outside it.
   std::string cgroup_procs;
+  // The node's host name (scenario `launcher.hostnames`), or empty. The child gets a UTS namespace of its
+  // own with that name before exec (inside a user namespace of its own when it is not root), so that
+  // gethostname(), and NCCL's log prefix with it, names the node (rank_process_boost.cc).
+  std::string hostname;
 };
 
 // Where ncclfi's own files are. One layout for the build tree and an installed tree: PREFIX/bin (ncclfi

@@ -111,6 +111,9 @@ std::vector<ProcessSpec> processes_on_this_host(const LaunchContext& ctx, bool p
     if (rank >= 0) add_rendezvous(spec.env, ctx, rank);
     for (auto& [k, v] : injection_env(ctx, rank)) spec.env[k] = v;
     spec.log_path = rank_log_name(ctx, rank);
+    const auto& names = ctx.scenario->launcher.hostnames;
+    if (rank >= 0 && static_cast<size_t>(rank) < names.size())
+      spec.hostname = names[static_cast<size_t>(rank)];
     specs.push_back(std::move(spec));
   }
   return specs;

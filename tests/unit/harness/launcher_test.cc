@@ -1,19 +1,23 @@
 // Launchers turn an attempt into process specs: env per rank, injection variables only for ranks.
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "host_env.h"
 #include "launch_context.h"
 #include "launcher_spec.h"
+#include "ncclfi/event_log.h"
 #include "ncclfi/params.h"
 #include "proc_scan.h"
+#include "rank_process.h"
 #include "sleeper.h"
 
 namespace ncclfi::cli {
@@ -83,6 +87,59 @@ TEST(Launcher, LocalSetsRendezvousAndInjectionPerRank) {
   EXPECT_EQ(e.at("PATH"), "/usr/bin");
   EXPECT_EQ(e.at("LD_PRELOAD"), "");  // no api layer: the preload is not loaded
   EXPECT_EQ(specs[2].log_path, "/runs/t/1/attempt-0/rank-2.log");
+}
+
+// Whether this host lets a process take a UTS namespace (directly as root, else in a user namespace).
+bool uts_namespaces_allowed() {
+  const pid_t child = fork();
+  if (child == 0) _exit(unshare(CLONE_NEWUTS) == 0 || unshare(CLONE_NEWUSER | CLONE_NEWUTS) == 0 ? 0 : 1);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST(Launcher, EachRankRunsAsTheNodeItsHostnameNames) {
+  json d = {{"name", "t"},
+            {"summary", "s"},
+            {"workload", {{"builtin", "cpu-ring"}, {"ranks", 2}}},
+            {"launcher", {{"kind", "local"}, {"hostnames", {"gpu-node03", "gpu-node07"}}}},
+            {"deadline_s", 30},
+            {"expect", {{"outcome", "clean"}}}};
+  const Scenario s = scenario_from_json(d, "t.json");
+  const auto specs = make_launcher(s.launcher.kind)->processes(context(s));
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].hostname, "gpu-node03");
+  EXPECT_EQ(specs[1].hostname, "gpu-node07");
+  // One name per rank, and only where each rank is a process of its own.
+  d["launcher"]["hostnames"] = {"gpu-node03"};
+  EXPECT_THROW(scenario_from_json(d, "t.json"), ScenarioError);
+  d["launcher"] = {{"kind", "mpirun"}, {"hostnames", {"a", "b"}}};
+  d["workload"] = {{"builtin", "nccl-workload"}, {"ranks", 2}};
+  EXPECT_THROW(scenario_from_json(d, "t.json"), ScenarioError);
+  d["launcher"] = {{"kind", "local"}, {"hostnames", {"gpu_node 1", "b"}}};  // not a host name
+  EXPECT_THROW(scenario_from_json(d, "t.json"), ScenarioError);
+
+  // The process itself: gethostname() (here hostname(1)) returns the node's name.
+  if (!uts_namespaces_allowed()) GTEST_SKIP() << "this host allows no UTS namespace";
+  const std::string log = testing::TempDir() + "/hostname-" + std::to_string(getpid()) + ".log";
+  ProcessSpec spec;
+  spec.argv = {"hostname"};
+  spec.env = {{"PATH", "/usr/bin:/bin"}};
+  spec.log_path = log;
+  spec.hostname = "gpu-node07";
+  auto process = RankProcess::spawn(spec);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!process->poll() && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(process->poll());
+  EXPECT_EQ(process->exit_code(), 0);
+  std::ifstream in(log);
+  std::string name;
+  std::getline(in, name);
+  EXPECT_EQ(name, "gpu-node07");
+  EXPECT_NE(host_name(), "gpu-node07");  // the harness keeps its own
+  std::filesystem::remove(log);
 }
 
 TEST(Launcher, NoPlanOnCleanAttempts) {
