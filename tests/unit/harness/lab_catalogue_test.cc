@@ -78,6 +78,7 @@ class LabFormat : public ::testing::Test {
   static nlohmann::json cause(const std::string& id, const std::string& job_name) {
     const nlohmann::json scenario = {
         {"name", "lab-job"},
+        {"summary", "a lab job"},
         {"workload", {{"builtin", "cpu-ring"}, {"ranks", 4}, {"args", {"--iters", "{var:iters}"}}}},
         {"launcher", {{"kind", "local"}}},
         {"layers", {"net"}},
