@@ -302,7 +302,7 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
                     "for instructors: draws the variant (default: a secret random seed, kept in the key "
                     "directory)");
   start->add_option("--cause", args->lab_cause,
-                    "for instructors: draw only this cause's variants (ncclfi lab draw shows the ids)");
+                    "for instructors: draw only this cause's variants (the ids: docs/labs-instructor.md)");
   start->add_option("--variant", args->variant,
                     "for instructors: run this variant (0 to the lab's count - 1) instead of the seed's");
   start->add_option("--dir", args->dir, "the workspace (default lab-LAB-STUDENT)");
