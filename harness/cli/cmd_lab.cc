@@ -1,6 +1,7 @@
-// `ncclfi lab`: training labs (docs/labs.md). Students: list, start, hint, answer, causes. Instructors:
-// debrief, key, gradebook. Exit status: answer 0 right, 1 wrong; gradebook 1 when some student's progress
-// did not verify; 2 bad input (and a progress hint or answer cannot trust); 3 a job could not run.
+// `ncclfi lab`: training labs (docs/labs.md). Students: list, start, hint, answer, causes. Instructors
+// (docs/labs-instructor.md): draw, debrief, key, gradebook. Exit status: answer 0 right, 1 wrong;
+// gradebook 1 when some student's progress did not verify; 2 bad input (and a progress hint or answer
+// cannot trust); 3 a job could not run.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -85,21 +86,63 @@ int cmd_list(const std::string& catalogue, bool as_json) {
   return kAllPassed;
 }
 
-int cmd_start(const std::string& catalogue, const std::string& name, const std::string& student,
-              std::optional<uint64_t> seed, std::optional<size_t> variant_index, std::string dir,
-              const std::string& key_dir) {
-  const auto labs = load_lab_catalogue(catalogue);
+// The variant an instructor's choice gives (`--variant`, or `--seed` and `--cause`), else a secret
+// random seed's: the seed is kept in the key directory only, so no student can learn or redo the draw.
+struct Draw {
+  uint64_t seed = 0;
+  size_t variant = 0;
+};
+Draw draw_for(const Lab& lab, std::optional<uint64_t> seed, std::optional<size_t> variant_index,
+              const std::string& cause) {
+  Draw d;
+  d.seed = seed ? *seed : random_seed();
+  if (variant_index) {
+    if (*variant_index >= lab.variant_count())
+      throw std::runtime_error("--variant " + std::to_string(*variant_index) + ": " + lab.name +
+                               " has variants 0 to " + std::to_string(lab.variant_count() - 1));
+    d.variant = *variant_index;
+  } else {
+    d.variant = draw_variant(lab, d.seed, cause.empty() ? std::nullopt : std::optional<std::string>(cause));
+  }
+  return d;
+}
+
+const Lab& lab_named(const std::vector<Lab>& labs, const std::string& name) {
   const Lab* lab = find_lab(labs, name);
   if (!lab) {
     std::string names;
     for (const Lab& l : labs) names += " " + l.name;
     throw std::runtime_error("no lab named " + name + " (labs:" + names + ")");
   }
-  const uint64_t s = seed.value_or(seed_for_student(student));
-  if (variant_index && *variant_index >= lab->variant_count())
-    throw std::runtime_error("--variant " + std::to_string(*variant_index) + ": " + lab->name +
-                             " has variants 0 to " + std::to_string(lab->variant_count() - 1));
-  LabVariant variant = resolve_variant(*lab, variant_index.value_or(pick_variant(*lab, s)));
+  return *lab;
+}
+
+// `lab draw`: what a seed draws, without running anything (instructors, and the catalogue's tests).
+int cmd_draw(const std::string& catalogue, const std::string& name, std::optional<uint64_t> seed,
+             std::optional<size_t> variant_index, const std::string& cause) {
+  const auto labs = load_lab_catalogue(catalogue);
+  const Lab& lab = lab_named(labs, name);
+  const Draw d = draw_for(lab, seed, variant_index, cause);
+  const LabVariant variant = resolve_variant(lab, d.variant);
+  std::cout << nlohmann::json({{"lab", lab.name},
+                               {"seed", d.seed},
+                               {"variant", variant.index},
+                               {"cause_id", variant.cause_id},
+                               {"site", variant.site},
+                               {"values", variant.values},
+                               {"answer", variant.answer}})
+                   .dump(2)
+            << "\n";
+  return kAllPassed;
+}
+
+int cmd_start(const std::string& catalogue, const std::string& name, const std::string& student,
+              std::optional<uint64_t> seed, std::optional<size_t> variant_index, const std::string& cause,
+              std::string dir, const std::string& key_dir) {
+  const auto labs = load_lab_catalogue(catalogue);
+  const Lab* lab = &lab_named(labs, name);
+  const Draw d = draw_for(*lab, seed, variant_index, cause);
+  LabVariant variant = resolve_variant(*lab, d.variant);
   if (dir.empty()) dir = "lab-" + lab->name + "-" + student;
   if (fs::exists(dir) && !fs::is_empty(dir)) throw std::runtime_error(dir + ": the workspace exists already");
   Ticket ticket{lab->name, student, random_ticket(), fs::absolute(key_dir).lexically_normal().string(),
@@ -143,8 +186,10 @@ int cmd_start(const std::string& catalogue, const std::string& name, const std::
                         {{"lab", lab->name},
                          {"title", lab->title},
                          {"student", student},
-                         {"seed", s},
+                         {"seed", d.seed},
                          {"variant", variant.index},
+                         {"cause_id", variant.cause_id},
+                         {"site", variant.site},
                          {"values", variant.values},
                          {"answer", variant.answer},
                          {"hints", variant.hints},
@@ -268,7 +313,11 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
       lab.add_subcommand("start", "Run a lab's job with a hidden fault and leave a student workspace.");
   start->add_option("lab", args->lab, "the lab (ncclfi lab list)")->required();
   start->add_option("--student", args->student, "the student's name")->required()->check(kStudentName);
-  start->add_option("--seed", args->seed, "picks the variant (default: from the student's name)");
+  start->add_option("--seed", args->seed,
+                    "for instructors: draws the variant (default: a secret random seed, kept in the key "
+                    "directory)");
+  start->add_option("--cause", args->lab_cause,
+                    "for instructors: draw only this cause's variants (the ids: docs/labs-instructor.md)");
   start->add_option("--variant", args->variant,
                     "for instructors: run this variant (0 to the lab's count - 1) instead of the seed's");
   start->add_option("--dir", args->dir, "the workspace (default lab-LAB-STUDENT)");
@@ -279,14 +328,15 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
   describe_values(*start, {{"lab", ValueKind::kLab, "LAB"},
                            {"--student", ValueKind::kText, "NAME"},
                            {"--seed", ValueKind::kText, "N"},
+                           {"--cause", ValueKind::kText, "ID"},
                            {"--variant", ValueKind::kText, "N"},
                            {"--dir", ValueKind::kDirectory, "DIR"},
                            {"--key-dir", ValueKind::kDirectory, "DIR"},
                            {"--catalogue", ValueKind::kDirectory, "DIR"}});
   start->callback([args, &status] {
     try {
-      status = cmd_start(args->catalogue, args->lab, args->student, args->seed, args->variant, args->dir,
-                         args->start_key_dir);
+      status = cmd_start(args->catalogue, args->lab, args->student, args->seed, args->variant,
+                         args->lab_cause, args->dir, args->start_key_dir);
     } catch (const ScenarioError& e) {
       std::cerr << "ncclfi lab: " << e.what() << "\n";
       status = kBadInput;
@@ -294,6 +344,25 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
       std::cerr << "ncclfi lab: " << e.what() << "\n";
       status = std::string(e.what()).rfind("the job could not run", 0) == 0 ? kHarnessError : kBadInput;
     }
+  });
+}
+
+// Instructors: what a seed draws (the cause, its values and the answer), without running the jobs.
+void add_draw_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status) {
+  auto* draw = lab.add_subcommand("draw", "Instructor: the variant a seed draws, as JSON (runs nothing).");
+  draw->add_option("lab", args->lab, "the lab (ncclfi lab list)")->required();
+  draw->add_option("--seed", args->seed, "the seed (default: a random one, printed)");
+  draw->add_option("--cause", args->lab_cause, "draw only this cause's variants");
+  draw->add_option("--variant", args->variant, "this variant instead of the seed's");
+  draw->add_option("--catalogue", args->catalogue, "the lab directory")->capture_default_str();
+  describe_values(*draw, {{"lab", ValueKind::kLab, "LAB"},
+                          {"--seed", ValueKind::kText, "N"},
+                          {"--cause", ValueKind::kText, "ID"},
+                          {"--variant", ValueKind::kText, "N"},
+                          {"--catalogue", ValueKind::kDirectory, "DIR"}});
+  draw->callback([args, &status] {
+    guarded(status,
+            [&] { return cmd_draw(args->catalogue, args->lab, args->seed, args->variant, args->lab_cause); });
   });
 }
 
@@ -330,6 +399,7 @@ void add_student_commands(CLI::App& lab, const std::shared_ptr<LabArgs>& args, i
       [args, &status] { guarded(status, [&] { return cmd_list(args->catalogue, args->as_json); }); });
 
   add_start_command(lab, args, status);
+  add_draw_command(lab, args, status);
 
   auto* hint = lab.add_subcommand("hint", "The next hint (each one used costs points).");
   hint->add_option("workspace", args->workspace, "the workspace")->required();
@@ -352,11 +422,13 @@ void add_lab_command(CLI::App& app, int& status) {
   auto* lab = app.add_subcommand("lab", "Training labs: a hidden fault, real symptoms, a graded diagnosis.");
   lab->require_subcommand(1);
   lab->footer(
-      "Students: list, start, hint, answer, causes. Instructors: debrief, key, gradebook (docs/labs.md).\n"
+      "Students: list, start, hint, answer, causes (docs/labs.md). Instructors: draw, debrief, key, "
+      "gradebook\n"
+      "(docs/labs-instructor.md).\n"
       "Examples:\n"
       "  ncclfi lab list\n"
-      "  ncclfi lab start nic-failure --student ada --key-dir /srv/lab-keys\n"
-      "  ncclfi lab answer lab-nic-failure-ada --rank 2 --cause nic\n"
+      "  ncclfi lab start job-died --student ada --key-dir /srv/lab-keys\n"
+      "  ncclfi lab answer lab-job-died-ada --rank 2 --cause nic\n"
       "  ncclfi lab gradebook --key-dir /srv/lab-keys lab-*");
   auto args = std::make_shared<LabArgs>();
   args->catalogue = default_lab_catalogue();

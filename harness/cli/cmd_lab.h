@@ -23,8 +23,9 @@ struct LabArgs {
   std::string catalogue;  // --catalogue of list and start
   bool as_json = false;
   std::string lab, student, dir, start_key_dir;  // start (its --key-dir has a default of its own)
-  std::optional<uint64_t> seed;
+  std::optional<uint64_t> seed;    // start, draw: the instructor's (default: a secret random one)
   std::optional<size_t> variant;   // instead of the seed's: rehearsing a lab, scoring the diagnosis
+  std::string lab_cause;           // start, draw: the seed draws only this cause's values
   std::string workspace, key_dir;  // hint, answer, debrief, key
   std::vector<int> ranks;          // answer
   std::string cause;

@@ -110,9 +110,9 @@ TEST(CliCompletion, CommandsAtEveryLevelAndAfterAGlobalOption) {
 TEST(CliCompletion, ValuesByWhatTheyAre) {
   const Offer labs = offer({"lab", "start", ""});
   EXPECT_EQ(labs.kind, "words");
-  EXPECT_EQ(labs.words.count("congestion-slow"), 1u) << "lab names, not files";
-  EXPECT_EQ(offer({"--color", "never", "lab", "start", "congestion-s"}).words,
-            (std::set<std::string>{"congestion-slow"}));
+  EXPECT_EQ(labs.words.count("slow-no-error"), 1u) << "lab names, not files";
+  EXPECT_EQ(offer({"--color", "never", "lab", "start", "slow-no"}).words,
+            (std::set<std::string>{"slow-no-error"}));
   EXPECT_EQ(offer({"lab", "answer", "ws", "--cause", "congest"}).words.count("congestion"), 1u);
   EXPECT_EQ(offer({"run", ""}).kind, "scenarios");
   EXPECT_EQ(offer({"validate", "a.json", ""}).kind, "scenarios");
@@ -159,8 +159,8 @@ TEST(CliCompletion, BashScriptCompletesAsBashCallsIt) {
   EXPECT_EQ(bash_complete(path, {"va"}, work), "validate\n");
   EXPECT_EQ(lines_of(bash_complete(path, {"run", "--gpu-sharing", ""}, work)),
             (std::set<std::string>{"auto", "always", "never"}));
-  EXPECT_EQ(lines_of(bash_complete(path, {"--color", "never", "lab", "start", "congestion-s"}, work)),
-            (std::set<std::string>{"congestion-slow"}));
+  EXPECT_EQ(lines_of(bash_complete(path, {"--color", "never", "lab", "start", "slow-no"}, work)),
+            (std::set<std::string>{"slow-no-error"}));
   EXPECT_EQ(lines_of(bash_complete(path, {"lab", "strat"}, work)), std::set<std::string>{})
       << "no word starts so";
   EXPECT_EQ(lines_of(bash_complete(path, {"run", ""}, work)),
@@ -211,8 +211,7 @@ TEST(CliCompletion, FishScriptIsValidAndCompletes) {
   EXPECT_EQ(lines_of(fish_complete("ncclfi run --gpu-sharing ")),
             (std::set<std::string>{"auto", "always", "never"}));
   EXPECT_EQ(lines_of(fish_complete("ncclfi --color never lab st")), (std::set<std::string>{"start"}));
-  EXPECT_EQ(lines_of(fish_complete("ncclfi lab start congestion-s")),
-            (std::set<std::string>{"congestion-slow"}));
+  EXPECT_EQ(lines_of(fish_complete("ncclfi lab start slow-no")), (std::set<std::string>{"slow-no-error"}));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // A student's lab progress cannot be forged, erased or spent by another student: every progress.json is
-// signed under the key directory's secret for its own ticket (docs/labs.md, "What the signature
+// signed under the key directory's secret for its own ticket (docs/labs-instructor.md, "What the signature
 // protects"). A hand-edited, copied or bloated file is refused by `hint` and `answer` and left on disk
 // as it is, and the gradebook marks that student's row instead of counting it. The labs here run a
 // one-line shell job (a catalogue of the test's own), so nothing but the lab commands is under test.

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Plays one training lab end to end, as a student and an instructor would:
 #   lab_play.sh NCCLFI CATALOGUE LAB [OUT]
-# two seeds that pick different variants; a wrong answer graded wrong (exit 1); one hint, counted; the right
-# answer from the key graded right (exit 0) with the hint subtracted; the gradebook; and a scan of every
-# file of both workspaces for the ground truth (fault ids, injections, the plan, the fault kinds, the cause).
+# two seeds that draw different causes (different variants for a lab of one cause); a wrong answer graded
+# wrong (exit 1); one hint, counted; the right answer from the key graded right (exit 0) with the hint
+# subtracted; the gradebook; and a scan of every file of both workspaces for the ground truth (fault ids,
+# injections, the plan, the fault kinds, and in the jobs' files every cause the lab can draw).
 set -euo pipefail
 ncclfi=$1 catalogue=$2 lab=$3
 out=${4:-$(mktemp -d)}
@@ -13,6 +14,7 @@ mkdir -p "$out"
 fail() { echo "FAIL ($lab): $*" >&2; exit 1; }
 key_of() { "$ncclfi" lab key "$1" --key-dir "$keys"; }
 jq_() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+draw() { "$ncclfi" lab draw "$lab" --seed "$1" --catalogue "$catalogue" | jq_ "$2"; }
 
 start() {  # start SEED DIR: checks the last line names the workspace
   local log=$out/start-$1.log
@@ -21,16 +23,31 @@ start() {  # start SEED DIR: checks the last line names the workspace
   [[ "$(tail -n1 "$log")" == "workspace: $2" ]] || fail "start's last line is not 'workspace: $2'"
 }
 
-# Two seeds with different variants (the first seed is 1; the second is the first that differs).
-start 1 "$out/ws-a"
-variant_a=$(key_of "$out/ws-a" | jq_ 'd["variant"]')
+# Two seeds that draw different causes (`lab draw` runs nothing): seed 1, and the first after it whose
+# cause differs; a lab of one cause takes the first seed whose variant differs.
+causes=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1] + "/" + sys.argv[2] + ".json")).get("causes", [0])))' "$catalogue" "$lab")
+what='d["cause_id"]'; [[ $causes == 1 ]] && what='d["variant"]'
+drawn_a=$(draw 1 "$what")
 seed_b=""
-for s in 2 3 4 5 6 7 8 9; do
-  rm -rf "$out/ws-b"
-  start "$s" "$out/ws-b"
-  if [[ "$(key_of "$out/ws-b" | jq_ 'd["variant"]')" != "$variant_a" ]]; then seed_b=$s; break; fi
+for s in $(seq 2 40); do
+  if [[ "$(draw "$s" "$what")" != "$drawn_a" ]]; then seed_b=$s; break; fi
 done
-[[ -n "$seed_b" ]] || fail "seeds 1-9 all picked variant $variant_a"
+[[ -n "$seed_b" ]] || fail "seeds 1-40 all drew $drawn_a"
+start 1 "$out/ws-a"
+start "$seed_b" "$out/ws-b"
+[[ "$(key_of "$out/ws-a" | jq_ "$what")" == "$drawn_a" ]] || fail "start drew another variant than lab draw"
+# Every cause word and cause id the lab can draw: none may appear in what the jobs left.
+lab_causes=$(python3 - "$catalogue" "$lab" <<'PY'
+import json, sys
+lab = json.load(open(sys.argv[1] + "/" + sys.argv[2] + ".json"))
+words = set()
+for c in lab.get("causes", []):
+    words.add(c["id"])
+    if not c["answer"]["cause"].startswith("{var:"):
+        words.add(c["answer"]["cause"])
+print("\n".join(sorted(words)))
+PY
+)
 
 for ws in "$out/ws-a" "$out/ws-b"; do
   key=$(key_of "$ws")
@@ -74,11 +91,12 @@ for ws in "$out/ws-a" "$out/ws-b"; do
   # same text a real failure prints: they may contain the cause's words ("internal error - please report ...").
   nccl_strings=(-e 'internal error - please report this issue to the NCCL developers' -e 'unhandled system error'
     -e 'unhandled cuda error' -e 'invalid usage' -e 'remote process exited or there was a network error')
-  # The node files (nodes/HOST/) are the operator's tools, whose output names the hardware on every node
-  # alike (PCIe, NVLink): they may hold the cause's word, never `fault`.
-  if find "$ws" -mindepth 2 -type f -not -path "$ws/nodes/*" -print0 |
-    xargs -0 grep -niI -e fault -e "\\b$cause\\b" -e "\\b${cause//_/ }\\b" | grep -v "${nccl_strings[@]}"; then
-    fail "the job's files name a fault or the cause '$cause' (above)"
+  words=(-e fault -e "\\b$cause\\b" -e "\\b${cause//_/ }\\b")
+  while read -r w; do
+    [[ -n "$w" ]] && words+=(-e "\\b$w\\b" -e "\\b${w//_/ }\\b" -e "\\b${w//-/ }\\b")
+  done <<<"$lab_causes"
+  if find "$ws" -mindepth 2 -type f -not -path "$ws/nodes/*" -print0 | xargs -0 grep -niI "${words[@]}" | grep -v "${nccl_strings[@]}"; then
+    fail "the job's files name a fault or one of the lab's causes (above)"
   fi
   if [[ -d "$ws/nodes" ]] && grep -rniI -e fault -e ncclfi "$ws/nodes"; then
     fail "a node's files name a fault or ncclfi (above)"
@@ -96,4 +114,5 @@ for ws in "$out/ws-a" "$out/ws-b"; do
     grep -rqs " on $host: " "$ws" --include=exit_codes.txt || fail "exit_codes.txt does not name node $host"
   done
 done
-echo "PASS ($lab): variants $variant_a and $(key_of "$out/ws-b" | jq_ 'd["variant"]') (seeds 1, $seed_b)"
+summary() { key_of "$1" | jq_ '"%s (variant %d)" % (d.get("cause_id", "?"), d["variant"])'; }
+echo "PASS ($lab): $(summary "$out/ws-a") and $(summary "$out/ws-b") (seeds 1, $seed_b)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How often `ncclfi diagnose`, from the logs alone, names the truth: runs the CPU catalogue and every
-# variant of every CPU lab, scores them with `ncclfi score` and fails below the floors given.
+# cause of every CPU lab (two seeds each), scores them with `ncclfi score` and fails below the floors given.
 #   score_floor.sh NCCLFI SCENARIOS LABS OUT MIN_RANK_SITE MIN_SYMPTOM
 # The floors are what was measured when they were set (docs/diagnose.md), so a change that makes the
 # diagnosis worse fails here; raise them as it improves.
@@ -15,21 +15,22 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 "$ncclfi" run -q --out "$out/cpu" "$scenarios"/*.json >"$out/run.log" 2>&1 &
 catalogue=$!
 trap 'kill "$catalogue" 2>/dev/null || true' EXIT  # ncclfi run tears its jobs down on SIGTERM
-# Every variant of every CPU lab.
-mapfile -t cpu_labs < <(python3 - "$labs" <<'PY'
+# Every cause of every CPU lab, twice: `--cause` with two seeds, which draw the rank and the other values.
+mapfile -t cpu_causes < <(python3 - "$labs" <<'PY'
 import glob, json, os, sys
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
     lab = json.load(open(path))
     if lab["needs"] == "cpu":
-        print(lab["lab"], len(lab["variants"]))
+        for cause in lab["causes"]:
+            print(lab["lab"], cause["id"])
 PY
 )
-for entry in "${cpu_labs[@]}"; do
-  read -r lab count <<<"$entry"
-  for ((v = 0; v < count; v++)); do
-    "$ncclfi" lab start "$lab" --student "score-$v" --variant "$v" --dir "$out/ws/$lab-$v" \
-      --key-dir "$out/keys" --catalogue "$labs" >"$out/start.log" 2>&1 ||
-      fail "lab start $lab --variant $v exited $?: $(tail -n3 "$out/start.log")"
+for entry in "${cpu_causes[@]}"; do
+  read -r lab cause <<<"$entry"
+  for seed in 1 2; do
+    "$ncclfi" lab start "$lab" --student "score-$cause-$seed" --cause "$cause" --seed "$seed" \
+      --dir "$out/ws/$lab-$cause-$seed" --key-dir "$out/keys" --catalogue "$labs" >"$out/start.log" 2>&1 ||
+      fail "lab start $lab --cause $cause --seed $seed exited $?: $(tail -n3 "$out/start.log")"
   done
 done
 

@@ -9,6 +9,8 @@ const std::vector<CauseInfo>& cause_vocabulary() {
       {"nic", "a NIC (or its port or cable) stopped working: its queue pairs ran out of retries"},
       {"link_flap", "a link that goes down and comes back: failures now and then, restarts help for a while"},
       {"congestion", "a congested switch or link: slower transfers behind that link, no error"},
+      {"slow_link",
+       "a network link running below its rate (fewer lanes, a lower speed): steadily slow, no error"},
       {"link_corruption", "a link that alters data (bit errors the link's checks did not catch)"},
       {"nvlink", "a failed NVLink between GPUs of one node"},
       {"pcie", "a PCIe link trained below its width or speed: less bandwidth for everything on that node"},
@@ -20,6 +22,7 @@ const std::vector<CauseInfo>& cause_vocabulary() {
       {"remote_error", "ncclRemoteError: a peer or the network failed (look at the other side)"},
       {"system_error", "ncclSystemError: a system call on this rank failed (sockets, memory, files)"},
       {"internal_error", "ncclInternalError: a check inside NCCL or its plugin failed (a bug to report)"},
+      {"memory", "a node's memory (GPU or host) returns wrong data: what it sends and receives can be wrong"},
       {"none", "nothing is wrong"},
   };
   return causes;

@@ -143,6 +143,7 @@ std::string site_of_lab_cause(const std::string& cause) {
       {"nic", "nic"},
       {"link_flap", "degraded_link"},  // a link that goes down and back: the link, not the NIC
       {"congestion", "congestion"},
+      {"slow_link", "degraded_link"},
       {"link_corruption", "degraded_link"},
       {"nvlink", "nvlink"},
       {"pcie", "pcie"},
@@ -236,7 +237,9 @@ Truth truth_of_lab_ticket(const std::string& ticket_dir) {
   }
   t.fault = cause != "none";
   if (!t.fault) t.symptom = kSymptomNone;
-  t.site = site_of_lab_cause(cause);
+  // The drawn cause's site where the key has one (lab start writes it), else the cause word's.
+  const std::string site = text_at(key, "site");
+  t.site = site.empty() ? site_of_lab_cause(cause) : site == "none" ? "" : site;
   t.sites = accepted_sites(t.site);
   set_hosts(t);
   return t;

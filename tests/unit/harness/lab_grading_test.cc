@@ -109,18 +109,5 @@ TEST(LabVariants, PlaceholdersKeepTheirTypeAloneAndBecomeTextInside) {
   EXPECT_THROW(substitute_variant("{var:nope}", variant), std::runtime_error);
 }
 
-TEST(LabVariants, ASeedPicksAStableVariantAndSeedsSpreadOverThem) {
-  Lab lab;
-  lab.doc = {{"variants", nlohmann::json::array({{{"r", 0}}, {{"r", 1}}, {{"r", 2}}, {{"r", 3}}})}};
-  std::set<size_t> seen;
-  for (uint64_t seed = 0; seed < 64; ++seed) {
-    EXPECT_EQ(pick_variant(lab, seed), pick_variant(lab, seed));
-    seen.insert(pick_variant(lab, seed));
-  }
-  EXPECT_EQ(seen.size(), 4U);
-  EXPECT_EQ(seed_for_student("ada"), seed_for_student("ada"));
-  EXPECT_NE(seed_for_student("ada"), seed_for_student("grace"));
-}
-
 }  // namespace
 }  // namespace ncclfi::cli::lab

@@ -116,7 +116,7 @@ TEST(CliErrors, ALabProgressOfTheWrongTypesNamesTheFile) {
   TempDir dir;
   const std::string ws = dir.path + "/ws", keys = dir.path + "/keys";
   const CliResult started =
-      run_cli("lab start error-codes --student amy --catalogue " + std::string(NCCLFI_SOURCE_DIR) +
+      run_cli("lab start job-died --student amy --catalogue " + std::string(NCCLFI_SOURCE_DIR) +
               "/scenarios/labs --dir " + ws + " --key-dir " + keys);
   ASSERT_EQ(started.exit_code, 0) << started.output;
   std::string progress;
