@@ -33,6 +33,24 @@ TEST(CliDiagnose, NamesNodeTwoAndTheNicWithJson) {
   EXPECT_FALSE(j["evidence"].empty());
 }
 
+// A slow job prints no error: the node files an operator collected (nodes/HOST/: lspci -vv, the kernel's
+// log, ibstat) hold the answer, and they are that host's.
+TEST(CliDiagnose, ReadsTheNodesToolsAndNamesTheDowngradedPcieLink) {
+  TempDir dir;
+  const std::string json_path = dir.path + "/diagnosis.json";
+  const auto r = run_cli({"diagnose", kData + "pcie-slow", "--json", json_path});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::ifstream in(json_path);
+  ASSERT_TRUE(in) << json_path;
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto j = nlohmann::json::parse(text.str());
+  EXPECT_EQ(j["culprit"]["host"], "gpu-node02") << j.dump(2);
+  EXPECT_EQ(j["culprit"]["ranks"], nlohmann::json::array({1})) << j.dump(2);
+  EXPECT_EQ(j["site"], "pcie") << j.dump(2);
+  EXPECT_NE(r.out.find("lspci-vv.txt:3"), std::string::npos) << r.out;
+}
+
 // Logs are bytes: a line that is not UTF-8 still gives valid JSON.
 TEST(CliDiagnose, BytesThatAreNotUtf8StillGiveJson) {
   TempDir dir;

@@ -208,7 +208,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
   int file_rank = rank_from_file_name(name);
   if (file_rank < 0)
     file_rank = rank_from_file_name(std::filesystem::path(file.path).parent_path().filename().string());
-  const std::string file_host = host_from_file_name(name);
+  const std::string file_host = host_from_path(file.path);
   a.last_attempt = std::max(a.last_attempt, file.attempt);
   if (file_rank >= 0) a.rank_lines[file_rank] += 0;  // a rank's log that stays empty: it said nothing
   std::optional<LogTime> last_time;

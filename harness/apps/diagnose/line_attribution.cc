@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 
 #include "line_regex.h"
 
@@ -172,6 +173,13 @@ std::string host_from_file_name(std::string_view name) {
   static const LineRegex agent_output(R"(^output-(.+)-rank-\d+\.log$)");
   std::string host;
   return agent_output.search(name, &host) ? host : std::string();
+}
+
+std::string host_from_path(const std::string& path) {
+  const std::filesystem::path p(path);
+  if (std::string host = host_from_file_name(p.filename().string()); !host.empty()) return host;
+  const std::filesystem::path folder = p.parent_path();
+  return folder.parent_path().filename() == "nodes" ? folder.filename().string() : std::string();
 }
 
 std::string peer_address(std::string_view text) {

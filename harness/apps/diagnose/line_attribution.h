@@ -36,6 +36,9 @@ std::optional<LogTime> parse_time(std::string_view text);
 int rank_from_file_name(std::string_view name);
 // The host of an agent's `output-HOST-rank-R.log`, or "".
 std::string host_from_file_name(std::string_view name);
+// The host a file's place names: an agent's `output-HOST-rank-R.log`, or any file in `nodes/HOST/` (an
+// operator's evidence of one node: its kernel log, ibstat, perfquery, lspci, nvidia-smi); "".
+std::string host_from_path(const std::string& path);
 
 // The address of the other end an NCCL line names (`remote peer 10.0.0.3<port>`, `from peer X<port>`,
 // `connect to X<port>`, `Call to recv from X<port>`, `declaring peer X<port>`), without the port; "".

@@ -14,6 +14,7 @@
   X(kPytorchTeardownFamily)          \
   X(kCudaRuntimeFamily)              \
   X(kKernelFamily)                   \
+  X(kOperatorToolsFamily)            \
   X(kNcclWarnFamily)
 
 namespace ncclfi::harness {

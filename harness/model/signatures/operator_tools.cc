@@ -1,0 +1,117 @@
+// What an operator's tools print about one node's hardware: ibstat and perfquery for the NIC's port,
+// lspci and nvidia-smi for the GPU's PCIe link and NVLinks. A job never prints these; an evidence
+// directory holds them beside the ranks' logs, one folder per node (`nodes/HOST/`, which `ncclfi
+// diagnose` reads as that host's), and each line here is one a healthy node does not show: it names
+// the site outright. Evidence: they say what is broken, not what noticed it.
+#include "signature_family.h"
+
+namespace ncclfi::harness {
+
+extern const SignatureFamily kOperatorToolsFamily{
+    .name = "operator_tools",
+    .title = "Operator tools: a node's NIC port, PCIe link and NVLinks",
+    .software = "infiniband-diags (ibstat, perfquery), pciutils (lspci), nvidia-smi",
+    .lines =
+        {{.id = "ibstat.port_down",
+          .regex = R"(^\s*State: Down\s*$)",
+          .must_contain = "State: Down",
+          .shown = "ibstat's `State: Down` under a port",
+          .example = "\t\tState: Down",
+          .role = SignatureRole::kEvidence,
+          .implies = "nic_link_down",
+          .format = "%sState: %s\\n",
+          .versions = "infiniband-diags (rdma-core) 1.x to 5x.x",
+          .cited = "linux-rdma/rdma-core infiniband-diags/ibstat.c (port_dump; port_state_str: Down, "
+                   "Initializing, Armed, Active)",
+          .meaning = "the HCA port has no link: the NIC, its cable or transceiver, or the switch port",
+          .site = "nic",
+          .printed_by = "ibstat on the host whose port is down"},
+         {.id = "perfquery.link_downed",
+          .regex = R"(^LinkDownedCounter:\.*[1-9]\d*\s*$)",
+          .must_contain = "LinkDownedCounter:",
+          .shown = "perfquery's `LinkDownedCounter:` above 0",
+          .example = "LinkDownedCounter:...............1",
+          .role = SignatureRole::kEvidence,
+          .implies = "nic_link_down",
+          .format = "%s:%s (the field name padded with dots, then the value)",
+          .versions = "infiniband-diags (rdma-core), libibmad's PortCounters dump",
+          .cited = "linux-rdma/rdma-core infiniband-diags/perfquery.c (PortCounters through libibmad's "
+                   "mad_dump_perfcounters); IBTA PortCounters: LinkDownedCounter",
+          .meaning = "the port's link went down since the counters were cleared: a flap or a failure",
+          .site = "nic",
+          .printed_by = "perfquery on (or for) the host of the port"},
+         {.id = "perfquery.symbol_errors",
+          .regex = R"(^(?:SymbolErrorCounter|PortRcvErrors):\.*[1-9]\d*\s*$)",
+          .must_contain = "",
+          .shown = "perfquery's `SymbolErrorCounter:` or `PortRcvErrors:` above 0",
+          .example = "SymbolErrorCounter:..............61729",
+          .role = SignatureRole::kEvidence,
+          .implies = "link_errors",
+          .format = "%s:%s (the field name padded with dots, then the value)",
+          .versions = "infiniband-diags (rdma-core), libibmad's PortCounters dump",
+          .cited = "linux-rdma/rdma-core infiniband-diags/perfquery.c; IBTA PortCounters: "
+                   "SymbolErrorCounter (bad symbols on the lane), PortRcvErrors (bad packets received)",
+          .meaning = "the link delivers corrupt symbols or packets: a degraded cable, transceiver or port",
+          .site = "degraded_link",
+          .printed_by = "perfquery on (or for) the host of the port"},
+         {.id = "perfquery.xmit_wait",
+          .regex = R"(^PortXmitWait:\.*[1-9]\d{6,}\s*$)",
+          .must_contain = "PortXmitWait:",
+          .shown = "perfquery's `PortXmitWait:` in the millions",
+          .example = "PortXmitWait:....................491234567",
+          .role = SignatureRole::kEvidence,
+          .implies = "port_congestion",
+          .format = "%s:%s (the field name padded with dots, then the value)",
+          .versions = "infiniband-diags (rdma-core), libibmad's PortCounters dump",
+          .cited = "linux-rdma/rdma-core infiniband-diags/perfquery.c; IBTA PortCounters: PortXmitWait "
+                   "(ticks the port had data to send but no credits)",
+          .meaning = "the port waited for credits to send for a long time with no errors: congestion "
+                     "downstream (a busy switch port), not a broken link. A healthy port waits a little, "
+                     "so only a count of a million ticks or more is taken",
+          .site = "congestion",
+          .printed_by = "perfquery on (or for) the host of the port"},
+         {.id = "lspci.lnksta_downgraded",
+          .regex = R"(LnkSta:\s*Speed [^,]*\(downgraded\)|LnkSta:.*Width x\d+ \(downgraded\))",
+          .must_contain = "(downgraded)",
+          .shown = "lspci -vv's `LnkSta: Speed 16GT/s (downgraded), Width x8 (downgraded)`",
+          .example = "\t\tLnkSta:\tSpeed 8GT/s (downgraded), Width x8 (downgraded)",
+          .role = SignatureRole::kEvidence,
+          .implies = "pcie_downgraded",
+          .format = "LnkSta:\\tSpeed %s%s, Width x%d%s (\" (downgraded)\" where the status is below LnkCap)",
+          .versions = "pciutils 3.5 and newer",
+          .cited = "pciutils/pciutils ls-caps.c (cap_express_link, link_compare); a user's lspci -vv on "
+                   "the linux-pci list (`LnkSta: Speed 2.5GT/s (downgraded), Width x1 (downgraded)`)",
+          .meaning = "the PCIe link trained below what both ends can do: fewer lanes or a lower generation",
+          .site = "pcie",
+          .printed_by = "lspci -vv on the device's host"},
+         {.id = "nvidia_smi.nvlink_inactive",
+          .regex = R"(^\s*Link \d+: <inactive>\s*$)",
+          .must_contain = "<inactive>",
+          .shown = "`nvidia-smi nvlink -s`: `Link 3: <inactive>`",
+          .example = "\t Link 3: <inactive>",
+          .role = SignatureRole::kEvidence,
+          .implies = "nvlink_down",
+          .format = "\\t Link %d: <inactive>",
+          .versions = "NVIDIA drivers (nvidia-smi nvlink)",
+          .cited = "NVIDIA nvidia-smi documentation (nvlink -s, --status: each link's speed or "
+                   "<inactive>)",
+          .meaning = "an NVLink of this GPU is down; traffic that used it fails or takes another path",
+          .site = "nvlink",
+          .printed_by = "nvidia-smi on the GPU's host"},
+         {.id = "nvidia_smi.nvlink_errors",
+          .regex = R"(^\s*Link \d+: (?:Replay|Recovery|CRC) Errors: [1-9]\d*\s*$)",
+          .must_contain = " Errors: ",
+          .shown = "`nvidia-smi nvlink -e`: `Link 3: CRC Errors: 1291` above 0",
+          .example = "\t Link 3: CRC Errors: 1291",
+          .role = SignatureRole::kEvidence,
+          .implies = "nvlink_errors",
+          .format = "\\t Link %d: %s Errors: %llu",
+          .versions = "NVIDIA drivers (nvidia-smi nvlink)",
+          .cited = "NVIDIA nvidia-smi documentation (nvlink -e, --errorcounters: replay, recovery and CRC "
+                   "error counters per link)",
+          .meaning = "an NVLink retries, recovers or sees CRC errors: a failing link",
+          .site = "nvlink",
+          .printed_by = "nvidia-smi on the GPU's host"}},
+};
+
+}  // namespace ncclfi::harness
