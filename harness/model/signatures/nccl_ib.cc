@@ -85,21 +85,6 @@ extern const SignatureFamily kNcclIbFamily{
           .meaning = "an RDMA work request failed with verbs status N; no peer address yet in this release",
           .site = "nic,degraded_link",
           .printed_by = "either end of the failed connection"},
-         {.id = "nccl.ib_cqe_error",
-          .regex = R"(NET/IB: (?:\w+: )?Got CQE with error \(devIndex=\d+)",
-          .must_contain = "Got CQE with error",
-          .shown = "`NET/IB: Got CQE with error (devIndex=0, req=<ptr>, comm=<ptr> (send), wr_id=..., "
-                   "qp_num=...)`",
-          .example =
-              R"(node1:2201:2290 [0] transport/net_ib/p2p.cc:854 (ncclIbTest) NCCL WARN NET/IB: Got CQE with error (devIndex=0, req=0x7f3a2c0a1b00, comm=0x7f3a2c001e80 (send), wr_id=0, qp_num=4711))",
-          .implies = "async_error",
-          .format = "NET/IB: Got CQE with error (devIndex=%d, req=%p, comm=%p (%s), wr_id=%lu, qp_num=%d)",
-          .versions = "NCCL 2.30.7 and later; 2.29.7 to 2.30.4 with `ncclIbTest: ` after `NET/IB: `",
-          .cited = "NVIDIA/nccl src/transport/net_ib/p2p.cc (ncclIbTest, v2.29.7-1 to v2.30.7-1)",
-          .meaning = "a work request failed and port failover is off (NCCL_IB_RESILIENCY_PORT_FAILOVER unset "
-                     "or 0): NCCL fails the connection; `Got completion from peer` follows with the status",
-          .site = "nic,degraded_link",
-          .printed_by = "either end of the failed connection"},
          {.id = "nccl.ib_port_failover_fatal",
           .regex = R"(NET/IB: (?:\w+: )?(?:The error is fatal \(|Fatal error\. Detected \d+ failed devices))",
           .must_contain = "atal",

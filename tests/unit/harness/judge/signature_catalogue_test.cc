@@ -285,8 +285,7 @@ TEST(SignatureCatalogue, NeighbouringLinesMatchNothing) {
 // NCCL's IB port failover (NCCL_IB_RESILIENCY_PORT_FAILOVER=1, 2.29.7 and later): the lines of a failover
 // that happened are evidence of a recovery (`ib_port_failover`), never a detection, in each release's
 // wording (2.29.7 to 2.30.4 put the function's name after `NET/IB: `; 2.29.7's device line is shorter); the
-// lines of one that could not happen, and the CQE error of a connection without failover, are async_error
-// detections; the INFO lines around them are nothing.
+// lines of one that could not happen are async_error detections; the INFO lines around them are nothing.
 TEST(SignatureCatalogue, IbPortFailoverLinesAreARecoveryAndItsFailureADetection) {
   const LogClassifier classifier = LogClassifier::builtin();
   const std::pair<const char*, const char*> lines[] = {
@@ -310,10 +309,7 @@ TEST(SignatureCatalogue, IbPortFailoverLinesAreARecoveryAndItsFailureADetection)
        "Fatal error. Detected 2 failed devices out of 2 devices on the send communicator "
        "(comm=0x55d0c2a4e000). "
        "No support for more than a single failed device.",
-       "nccl.ib_port_failover_fatal"},  // 2.30.7
-      {"n1:1:2 [0] transport/net_ib/p2p.cc:786 NCCL WARN NET/IB: ncclIbTest: Got CQE with error (devIndex=0, "
-       "req=0x7f00, comm=0x7e00 (send), wr_id=0, qp_num=300)",
-       "nccl.ib_cqe_error"}};  // 2.29.7
+       "nccl.ib_port_failover_fatal"}};  // 2.30.7
   for (const auto& [line, id] : lines) {
     const auto match = classifier.classify(line);
     ASSERT_TRUE(match.has_value()) << line;
