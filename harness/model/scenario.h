@@ -109,6 +109,10 @@ struct Scenario {
   std::vector<std::string> required_commands;
   // NCCL API the job's libnccl.so.2 must export (ncclCommShrink, ...): skipped with the reason otherwise.
   std::vector<std::string> required_nccl_symbols;
+  // The oldest NCCL release the job's libnccl.so.2 may be ("2.29.7" from ">=2.29.7"; "" = any).
+  std::string required_nccl_version;
+  // How many Active InfiniBand/RoCE ports (/sys/class/infiniband/*/ports/*) the host needs (0 = none).
+  int required_ib_ports = 0;
   // What loads but probably does not do what the author meant ("file: /faults/0/trigger: ..."), printed by
   // `ncclfi validate` and `ncclfi run` before anything starts (scenario_rules.h).
   std::vector<std::string> warnings;

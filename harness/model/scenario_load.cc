@@ -121,6 +121,10 @@ void fill(Scenario& s, const json& doc) {
   s.required_env = value_or(requires_, "env", std::vector<std::string>{});
   s.required_commands = value_or(requires_, "commands", std::vector<std::string>{});
   s.required_nccl_symbols = value_or(requires_, "nccl_symbols", std::vector<std::string>{});
+  // The schema's pattern says ">=MAJOR.MINOR[.PATCH]": the release is what follows ">=".
+  s.required_nccl_version =
+      value_or(requires_, "nccl_version", std::string()).substr(requires_.contains("nccl_version") ? 2 : 0);
+  s.required_ib_ports = value_or(requires_, "ib_ports", 0);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include "ib_ports.h"
 #include "launcher_spec.h"
 #include "nccl_symbols.h"
 #include "scenario.h"
@@ -70,13 +71,15 @@ std::string unmet_requirement(const Scenario& s) {
   for (const auto& cmd : s.required_commands) {
     if (!command_on_path(cmd)) return "needs `" + cmd + "` on PATH";
   }
-  if (!s.required_nccl_symbols.empty()) {
+  if (!s.required_nccl_symbols.empty() || !s.required_nccl_version.empty()) {
     // The job's libnccl: the one its LD_LIBRARY_PATH (the scenario's, else ncclfi's own) finds first.
     const auto env = s.env.find("LD_LIBRARY_PATH");
     const char* own = std::getenv("LD_LIBRARY_PATH");
     const std::string dirs = env != s.env.end() ? env->second : own != nullptr ? own : "";
+    if (std::string why = nccl_older_than(s.required_nccl_version, dirs); !why.empty()) return why;
     if (std::string why = missing_nccl_symbols(s.required_nccl_symbols, dirs); !why.empty()) return why;
   }
+  if (std::string why = too_few_ib_ports(s.required_ib_ports); !why.empty()) return why;
   // A launcher through a node launcher needs that one as much as the node launcher's own jobs do.
   for (const LauncherSpec* spec : {node_launcher_of(s), &launcher_of(s)}) {
     if (spec == nullptr || spec->unmet_requirement == nullptr) continue;

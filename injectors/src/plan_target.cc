@@ -47,9 +47,35 @@ bool Target::matches_rank(int rank, int world_size) const {
 }
 
 namespace plan_detail {
+namespace {
+
+// `device` and `port`: one HCA and/or one of its ports, for the verbs layer only (the other layers never
+// see a QP). A port number is what ibv_modify_qp's attr.port_num carries: 1-based, at most 255.
+void parse_hca_target(const nlohmann::json& v, const Where& w, Layer layer, Target& t) {
+  for (const char* key : {"device", "port"}) {
+    if (v.contains(key) && layer != Layer::kVerbs)
+      w.at(key).fail_text("no `" + std::string(key) + "` (only verbs faults target an HCA or a port)",
+                          describe_json(v[key]));
+  }
+  if (v.contains("device")) {
+    const auto& d = v["device"];
+    if (!d.is_string() || d.get<std::string>().empty() || d.get<std::string>().size() > 63)
+      w.at("device").fail("an HCA name as ibv_devices lists it (\"mlx5_0\")", d);
+    t.device = d.get<std::string>();
+  }
+  if (v.contains("port")) {
+    const auto& p = v["port"];
+    if (!p.is_number_integer() || p.get<int64_t>() < 1 || p.get<int64_t>() > 255)
+      w.at("port").fail("a port number from 1 to 255 (ports are 1-based)", p);
+    t.port = static_cast<int>(p.get<int64_t>());
+  }
+}
+
+}  // namespace
 
 Target parse_target(const nlohmann::json& v, const Where& w, Layer layer) {
-  plan_json::require_object(v, w, {"ranks", "ops", "peer", "direction", "min_bytes", "comm"});
+  plan_json::require_object(v, w,
+                            {"ranks", "ops", "peer", "direction", "min_bytes", "comm", "device", "port"});
   Target t;
   if (v.contains("ranks")) {
     const auto& r = v["ranks"];
@@ -119,6 +145,7 @@ Target parse_target(const nlohmann::json& v, const Where& w, Layer layer) {
     if (comm > 1u << 20) w.at("comm").fail("a communicator index below 1048576", v["comm"]);
     t.comm = static_cast<int>(comm);
   }
+  parse_hca_target(v, w, layer, t);
   return t;
 }
 
@@ -202,6 +229,8 @@ nlohmann::json target_to_json(const Target& t) {
   if (t.direction != Direction::kAny) j["direction"] = to_string(t.direction);
   if (t.min_bytes != 0) j["min_bytes"] = t.min_bytes;
   if (t.comm) j["comm"] = *t.comm;
+  if (t.device) j["device"] = *t.device;
+  if (t.port) j["port"] = *t.port;
   return j;
 }
 

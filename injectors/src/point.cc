@@ -33,6 +33,9 @@ bool target_matches(const Target& target, const CallSite& site) {
   if (target.peer && site.peer != *target.peer) return false;
   if (site.bytes < target.min_bytes) return false;
   if (target.comm && site.comm != *target.comm) return false;
+  // A call whose HCA or port is not known (a QP never moved to INIT with IBV_QP_PORT) is not on it.
+  if (target.device && (site.device == nullptr || *target.device != site.device)) return false;
+  if (target.port && site.port != *target.port) return false;
   return true;
 }
 

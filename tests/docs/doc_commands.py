@@ -41,6 +41,8 @@ SKIPS = [
     (r"drill-flapping-link\.json(?!.*--dry-run)",
      "a real drill of a minute or more (the drills label runs each drill)"),
     (r"runs/drill-flapping-link/latest", "acts on the drill of the line above, which is not run here"),
+    (r"^ibstat\b|scenarios/ib/|runs/ib-port-failover",
+     "needs a GPU host with NCCL 2.29.7 or newer and two InfiniBand ports (no CI host has them)"),
     (r"\bscore runs\b", "scores the runs of the catalogue run above, which is not run here (the score label "
      "runs it on the catalogue and the lab variants)"),
 ]

@@ -1,10 +1,11 @@
 // libncclfi-fake-ibverbs.so: a stand-in for the real libibverbs, for the CPU tests of libncclfi-ibverbs.so.
-// NO RDMA HARDWARE IS INVOLVED: one fake device ("ncclfi_fake0", one InfiniBand port, EDR 4x) whose queue
-// pairs are loopback pairs inside this process. A send copies the bytes into the peer QP's posted receive
-// (or, for an RDMA write, to the remote address, which is in this process) and queues the completions on the
-// CQs, at once; ibv_poll_cq pops them. The context is a verbs_context with a query_port op, and poll_cq,
-// post_send and post_recv sit in the context's ops, exactly where NCCL's IB transport calls them, so the
-// wrapper's patching is exercised as NCCL would meet it.
+// NO RDMA HARDWARE IS INVOLVED: one fake device ("ncclfi_fake0", two InfiniBand ports, both EDR 4x and
+// Active, as a dual-port HCA) whose queue pairs are loopback pairs inside this process; ibv_modify_qp
+// keeps the port a QP is moved to INIT on (attr.port_num), as a real HCA does. A send copies the bytes into
+// the peer QP's posted receive (or, for an RDMA write, to the remote address, which is in this process) and
+// queues the completions on the CQs, at once; ibv_poll_cq pops them. The context is a verbs_context with a
+// query_port op, and poll_cq, post_send and post_recv sit in the context's ops, exactly where NCCL's IB
+// transport calls them, so the wrapper's patching is exercised as NCCL would meet it.
 //
 // Why a stand-in library and not a provider for the real libibverbs: a provider is opened by rdma-core only
 // for a device it finds in sysfs or netlink and a /dev/infiniband/uverbs* it can open, so a fake provider
@@ -67,9 +68,11 @@ void fill_port(ibv_port_attr* attr) {
   attr->link_layer = IBV_LINK_LAYER_INFINIBAND;
 }
 
+constexpr uint8_t kPorts = 2;
+
 int query_port_op(ibv_context*, uint8_t port, ibv_port_attr* attr, size_t) {
   throw_if_asked("query_port");
-  if (port != 1) return EINVAL;
+  if (port < 1 || port > kPorts) return EINVAL;
   fill_port(attr);
   return 0;
 }
@@ -210,7 +213,7 @@ int ibv_close_device(ibv_context* ctx) {
 }
 int ibv_query_device(ibv_context*, ibv_device_attr* attr) {
   std::memset(attr, 0, sizeof(*attr));
-  attr->phys_port_cnt = 1;
+  attr->phys_port_cnt = kPorts;
   attr->max_qp_wr = 1024;
   attr->max_cqe = 4096;
   return 0;
@@ -218,7 +221,7 @@ int ibv_query_device(ibv_context*, ibv_device_attr* attr) {
 // The exported call answers directly (not through the context op), as rdma-core's does.
 // (verbs.h declares it with the oldest layout of the struct, _compat_ibv_port_attr, a prefix of today's.)
 int ibv_query_port(ibv_context*, uint8_t port, _compat_ibv_port_attr* attr) {
-  if (port != 1) return EINVAL;
+  if (port < 1 || port > kPorts) return EINVAL;
   fill_port(reinterpret_cast<ibv_port_attr*>(attr));
   return 0;
 }
@@ -273,6 +276,7 @@ ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
 }
 int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
   std::lock_guard lock(g_mu);
+  if ((mask & IBV_QP_PORT) != 0 && (attr->port_num < 1 || attr->port_num > kPorts)) return EINVAL;
   if ((mask & IBV_QP_DEST_QPN) != 0) reinterpret_cast<FakeQp*>(qp)->dest_qp_num = attr->dest_qp_num;
   if ((mask & IBV_QP_STATE) != 0) qp->state = attr->qp_state;
   return 0;

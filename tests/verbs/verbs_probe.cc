@@ -2,14 +2,17 @@
 // ibv_poll_cq/ibv_post_send/ibv_post_recv through the context's ops, ibv_query_port both by symbol and
 // through the verbs_context op) and prints what it saw, one fact a line, for verbs_wrapper_test.cc.
 //
-// usage: ncclfi-verbs-probe LIB [SENDS [POLL_MS]]
+// usage: ncclfi-verbs-probe LIB [SENDS [POLL_MS [PORTS]]]
+//   PORTS 1 (default): one loopback pair, A sends to B, both moved to INIT on port 1 (as NCCL's
+//   ncclIbInitQp does, attr.port_num with IBV_QP_PORT); PORTS 2: also C sends to D, both on port 2
 //   devices N                         ibv_get_device_list's count
 //   patched 0|1                       whether the context's poll_cq is no longer the stand-in's own
 //   port state=S phys=P speed=X width=W          the exported ibv_query_port
 //   port_op state=S phys=P speed=X width=W       the verbs_context query_port op
+//   port2 ... / port2_op ...          the same for port 2 (PORTS 2)
 //   post_send rc=R bad_is_first=0|1   each ibv_post_send (one WR each)
 //   post_recv rc=R
-//   wc wr_id=I status=S qp=A|B opcode=O vendor_err=V ms=T    each completion, T ms after the first post
+//   wc wr_id=I status=S qp=A|B|C|D opcode=O vendor_err=V ms=T    each completion, T ms after the first post
 //   end                               the probe ran to its end (nothing was thrown into it)
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
@@ -18,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -43,6 +47,7 @@ int main(int argc, char** argv) {
   if (argc < 2) return 64;
   const int sends = argc > 2 ? std::atoi(argv[2]) : 3;
   const int poll_ms = argc > 3 ? std::atoi(argv[3]) : 2000;
+  const int nports = argc > 4 && std::atoi(argv[4]) == 2 ? 2 : 1;
   void* h = dlopen(argv[1], RTLD_NOW);
   if (h == nullptr) {
     std::fprintf(stderr, "probe: %s\n", dlerror());
@@ -75,9 +80,13 @@ int main(int argc, char** argv) {
   }
 
   ibv_port_attr attr{};
-  if (query_port(ctx, 1, &attr) == 0) print_port("port", attr);
-  verbs_context* vctx = verbs_get_ctx_op(ctx, query_port);
-  if (vctx != nullptr && vctx->query_port(ctx, 1, &attr, sizeof(attr)) == 0) print_port("port_op", attr);
+  for (int port = 1; port <= nports; ++port) {
+    const std::string name = port == 1 ? "port" : "port" + std::to_string(port);
+    if (query_port(ctx, static_cast<uint8_t>(port), &attr) == 0) print_port(name.c_str(), attr);
+    verbs_context* vctx = verbs_get_ctx_op(ctx, query_port);
+    if (vctx != nullptr && vctx->query_port(ctx, static_cast<uint8_t>(port), &attr, sizeof(attr)) == 0)
+      print_port((name + "_op").c_str(), attr);
+  }
 
   ibv_pd* pd = alloc_pd(ctx);
   ibv_cq* cq = create_cq(ctx, 256, nullptr, nullptr, 0);
@@ -85,40 +94,65 @@ int main(int argc, char** argv) {
   init.send_cq = cq;
   init.recv_cq = cq;
   init.qp_type = IBV_QPT_RC;
-  ibv_qp* a = create_qp(pd, &init);
-  ibv_qp* b = create_qp(pd, &init);
-  ibv_qp_attr conn{};
-  conn.dest_qp_num = b->qp_num;
-  modify_qp(a, &conn, IBV_QP_DEST_QPN);
-  conn.dest_qp_num = a->qp_num;
-  modify_qp(b, &conn, IBV_QP_DEST_QPN);
+  // Pair p (0-based): QP 2p sends to QP 2p+1, both on port p+1; named A, B, C, D in that order.
+  std::vector<ibv_qp*> qps;
+  for (int p = 0; p < nports; ++p) {
+    ibv_qp* s_qp = create_qp(pd, &init);
+    ibv_qp* r_qp = create_qp(pd, &init);
+    for (ibv_qp* q : {s_qp, r_qp}) {
+      ibv_qp_attr to_init{};
+      to_init.qp_state = IBV_QPS_INIT;
+      to_init.port_num = static_cast<uint8_t>(p + 1);
+      if (modify_qp(q, &to_init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) != 0)
+        return 4;
+    }
+    ibv_qp_attr conn{};
+    conn.dest_qp_num = r_qp->qp_num;
+    modify_qp(s_qp, &conn, IBV_QP_DEST_QPN);
+    conn.dest_qp_num = s_qp->qp_num;
+    modify_qp(r_qp, &conn, IBV_QP_DEST_QPN);
+    qps.push_back(s_qp);
+    qps.push_back(r_qp);
+  }
+  auto name_of = [&](uint32_t qp_num) {
+    for (size_t i = 0; i < qps.size(); ++i) {
+      if (qps[i]->qp_num == qp_num) return static_cast<char>('A' + i);
+    }
+    return '?';
+  };
 
-  const auto bytes = static_cast<size_t>(64 * sends);
+  const auto bytes = static_cast<size_t>(64 * sends * nports);
   std::vector<char> src(bytes, 'x');
   std::vector<char> dst(bytes, 0);
-  for (int i = 0; i < sends; ++i) {
-    ibv_sge s{reinterpret_cast<uint64_t>(dst.data() + 64 * i), 64, 0};
-    ibv_recv_wr r{};
-    r.wr_id = static_cast<uint64_t>(100 + i);
-    r.sg_list = &s;
-    r.num_sge = 1;
-    ibv_recv_wr* bad = nullptr;
-    std::printf("post_recv rc=%d\n", b->context->ops.post_recv(b, &r, &bad));
+  for (int p = 0; p < nports; ++p) {
+    ibv_qp* b = qps[static_cast<size_t>(2 * p + 1)];
+    for (int i = 0; i < sends; ++i) {
+      ibv_sge s{reinterpret_cast<uint64_t>(dst.data() + 64 * (p * sends + i)), 64, 0};
+      ibv_recv_wr r{};
+      r.wr_id = static_cast<uint64_t>(100 + i);
+      r.sg_list = &s;
+      r.num_sge = 1;
+      ibv_recv_wr* bad = nullptr;
+      std::printf("post_recv rc=%d\n", b->context->ops.post_recv(b, &r, &bad));
+    }
   }
   const auto t0 = std::chrono::steady_clock::now();
   int posted = 0;
-  for (int i = 0; i < sends; ++i) {
-    ibv_sge s{reinterpret_cast<uint64_t>(src.data() + 64 * i), 64, 0};
-    ibv_send_wr w{};
-    w.wr_id = static_cast<uint64_t>(i);
-    w.sg_list = &s;
-    w.num_sge = 1;
-    w.opcode = IBV_WR_SEND;
-    w.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr* bad = nullptr;
-    const int rc = a->context->ops.post_send(a, &w, &bad);
-    std::printf("post_send rc=%d bad_is_first=%d\n", rc, bad == &w ? 1 : 0);
-    if (rc == 0) ++posted;
+  for (int p = 0; p < nports; ++p) {
+    ibv_qp* a = qps[static_cast<size_t>(2 * p)];
+    for (int i = 0; i < sends; ++i) {
+      ibv_sge s{reinterpret_cast<uint64_t>(src.data() + 64 * (p * sends + i)), 64, 0};
+      ibv_send_wr w{};
+      w.wr_id = static_cast<uint64_t>(i);
+      w.sg_list = &s;
+      w.num_sge = 1;
+      w.opcode = IBV_WR_SEND;
+      w.send_flags = IBV_SEND_SIGNALED;
+      ibv_send_wr* bad = nullptr;
+      const int rc = a->context->ops.post_send(a, &w, &bad);
+      std::printf("post_send rc=%d bad_is_first=%d\n", rc, bad == &w ? 1 : 0);
+      if (rc == 0) ++posted;
+    }
   }
   std::fflush(stdout);
   int seen = 0;
@@ -128,9 +162,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < got; ++i) {
       const double ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      std::printf("wc wr_id=%llu status=%d qp=%s opcode=%d vendor_err=%u ms=%.3f\n",
-                  static_cast<unsigned long long>(wc[i].wr_id), wc[i].status,
-                  wc[i].qp_num == a->qp_num ? "A" : "B", wc[i].opcode, wc[i].vendor_err, ms);
+      std::printf("wc wr_id=%llu status=%d qp=%c opcode=%d vendor_err=%u ms=%.3f\n",
+                  static_cast<unsigned long long>(wc[i].wr_id), wc[i].status, name_of(wc[i].qp_num),
+                  wc[i].opcode, wc[i].vendor_err, ms);
       ++seen;
     }
     if (got == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));

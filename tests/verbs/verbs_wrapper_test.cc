@@ -89,8 +89,9 @@ class VerbsWrapper : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // Runs the probe with the plan (null: none) against the stand-in through the wrapper.
+  // `ports` 2: a second loopback pair, C sends to D, on the stand-in's port 2 (A and B are on port 1).
   ProbeResult probe(const json& faults, std::map<std::string, std::string> env = {}, int sends = 3,
-                    int poll_ms = 1500, const std::string& lib = kWrapper) {
+                    int poll_ms = 1500, const std::string& lib = kWrapper, int ports = 1) {
     env.try_emplace("NCCLFI_IBVERBS_REAL", kFake);
     env["NCCLFI_EVENTS"] = dir_ + "/events.jsonl";
     env["NCCLFI_RANK"] = "0";
@@ -100,8 +101,8 @@ class VerbsWrapper : public ::testing::Test {
     }
     std::string cmd = "env";
     for (const auto& [k, v] : env) cmd += " '" + k + "=" + v + "'";
-    cmd +=
-        " '" + kProbe + "' '" + lib + "' " + std::to_string(sends) + " " + std::to_string(poll_ms) + " 2>&1";
+    cmd += " '" + kProbe + "' '" + lib + "' " + std::to_string(sends) + " " + std::to_string(poll_ms) + " " +
+           std::to_string(ports) + " 2>&1";
     ProbeResult r;
     std::istringstream out(run(cmd));
     for (std::string line; std::getline(out, line);) {
@@ -304,6 +305,88 @@ TEST_F(VerbsWrapper, PostErrorReturnsTheErrnoAndPostsNothing) {
   EXPECT_EQ(r.wc("A", 0), nullptr);
   ProbeResult recv = probe(json::array({fault("post_error", json::object(), {{"ops", {"post_recv"}}})}));
   EXPECT_EQ(recv.line_starting("post_recv"), "post_recv rc=" + std::to_string(ENOMEM));
+}
+
+// One port of two (target.port, target.device): what NCCL's port failover (NCCL_IB_RESILIENCY_PORT_FAILOVER,
+// 2.29.7 and later) needs, a failing port beside a healthy one. The probe runs a pair on each of the
+// stand-in's two ports: A sends to B on port 1, C sends to D on port 2.
+TEST_F(VerbsWrapper, AFaultOnPort2HitsOnlyTheQpOnPort2) {
+  ProbeResult r = probe(json::array({fault("wc_error", {{"status", "IBV_WC_RETRY_EXC_ERR"}},
+                                           {{"direction", "send"}, {"port", 2}}, {{"count", 0}})}),
+                        {}, 3, 1500, kWrapper, 2);
+  ASSERT_EQ(r.wcs.size(), 12U);
+  for (uint64_t id : {0UL, 1UL, 2UL}) {
+    EXPECT_EQ(r.wc("A", id)->status, ib::kWcSuccess) << "port 1's QP is not hit, wr " << id;
+    EXPECT_EQ(r.wc("B", 100 + id)->status, ib::kWcSuccess);
+    EXPECT_EQ(r.wc("D", 100 + id)->status, ib::kWcSuccess) << "receives are not targeted";
+  }
+  EXPECT_EQ(r.wc("C", 0)->status, ib::kWcRetryExcErr);
+  EXPECT_EQ(r.wc("C", 1)->status, ib::kWcRetryExcErr) << "count 0: every send completion of port 2";
+  ASSERT_EQ(r.injections().size(), 3U);
+  for (const json& e : r.injections()) {
+    EXPECT_EQ(e["port"], 2);
+    EXPECT_EQ(e["device"], "ncclfi_fake0");
+  }
+}
+
+TEST_F(VerbsWrapper, RetryExceededOnOneHcaPortLeavesTheOtherPortsQpAlone) {
+  ProbeResult r = probe(
+      json::array({fault("retry_exceeded", json::object(),
+                         {{"direction", "send"}, {"device", "ncclfi_fake0"}, {"port", 1}}, {{"count", 0}})}),
+      {{"NCCL_IB_TIMEOUT", "10"}, {"NCCL_IB_RETRY_CNT", "1"}}, 3, 1500, kWrapper, 2);
+  ASSERT_EQ(r.wcs.size(), 12U);
+  for (uint64_t id : {0UL, 1UL, 2UL})
+    EXPECT_EQ(r.wc("A", id)->status, ib::kWcRetryExcErr) << "every one of port 1's";
+  for (uint64_t id : {0UL, 1UL, 2UL}) EXPECT_EQ(r.wc("C", id)->status, ib::kWcSuccess) << id;
+}
+
+TEST_F(VerbsWrapper, AFaultWithoutPortStillHitsTheQpsOfBothPorts) {
+  ProbeResult r =
+      probe(json::array({fault("wc_error", json::object(), {{"direction", "send"}}, {{"count", 0}})}), {}, 3,
+            1500, kWrapper, 2);
+  ASSERT_EQ(r.wcs.size(), 12U);
+  EXPECT_EQ(r.wc("A", 0)->status, ib::kWcRemAccessErr);
+  EXPECT_EQ(r.wc("C", 0)->status, ib::kWcRemAccessErr);
+}
+
+TEST_F(VerbsWrapper, AnotherHcaIsNotHit) {
+  ProbeResult r =
+      probe(json::array({fault("wc_error", json::object(), {{"device", "mlx5_0"}}, {{"count", 0}}),
+                         fault("port_down", json::object(), {{"device", "mlx5_0"}})}),
+            {}, 3, 1500, kWrapper, 2);
+  ASSERT_EQ(r.wcs.size(), 12U);
+  for (const auto& w : r.wcs) EXPECT_EQ(w.status, ib::kWcSuccess);
+  EXPECT_EQ(r.line_starting("port "), "port state=4 phys=5 speed=32 width=2");
+  EXPECT_TRUE(r.injections().empty());
+}
+
+TEST_F(VerbsWrapper, PortDownOnPort1LeavesPort2Active) {
+  ProbeResult r = probe(json::array({fault("port_down", json::object(), {{"port", 1}}, {{"count", 0}})}), {},
+                        1, 500, kWrapper, 2);
+  EXPECT_EQ(r.line_starting("port "), "port state=1 phys=3 speed=32 width=2");
+  EXPECT_EQ(r.line_starting("port_op "), "port_op state=1 phys=3 speed=32 width=2");
+  EXPECT_EQ(r.line_starting("port2 "), "port2 state=4 phys=5 speed=32 width=2");
+  EXPECT_EQ(r.line_starting("port2_op "), "port2_op state=4 phys=5 speed=32 width=2");
+  ProbeResult degraded =
+      probe(json::array({fault("link_degrade", {{"width", "1x"}}, {{"port", 2}}, {{"count", 0}})}), {}, 1,
+            500, kWrapper, 2);
+  EXPECT_EQ(degraded.line_starting("port "), "port state=4 phys=5 speed=32 width=2");
+  EXPECT_EQ(degraded.line_starting("port2 "), "port2 state=4 phys=5 speed=32 width=1");
+}
+
+TEST_F(VerbsWrapper, PostErrorOnPort2RefusesOnlyPort2sPosts) {
+  ProbeResult r = probe(json::array({fault("post_error", {{"errno", "EIO"}},
+                                           {{"ops", {"post_send"}}, {"port", 2}}, {{"count", 0}})}),
+                        {}, 1, 500, kWrapper, 2);
+  std::vector<std::string> sends;
+  for (const auto& l : r.lines) {
+    if (l.rfind("post_send", 0) == 0) sends.push_back(l);
+  }
+  ASSERT_EQ(sends.size(), 2U);
+  EXPECT_EQ(sends[0], "post_send rc=0 bad_is_first=0") << "A, on port 1";
+  EXPECT_EQ(sends[1], "post_send rc=" + std::to_string(EIO) + " bad_is_first=1") << "C, on port 2";
+  EXPECT_NE(r.wc("A", 0), nullptr);
+  EXPECT_EQ(r.wc("C", 0), nullptr);
 }
 
 // NCCL calls the hooks from C: an exception thrown under one (here the stand-in's op throws, as a provider

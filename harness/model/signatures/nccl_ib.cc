@@ -5,6 +5,14 @@
 // queue pair retried for NCCL_IB_TIMEOUT x (NCCL_IB_RETRY_CNT + 1) and gave up, so the NIC, the link or
 // the peer's whole host stopped answering. Either end of the connection may print it. Examples are the
 // lines users pasted where one was found (the reports cited), else built from the release's format.
+//
+// From NCCL 2.29.7, NCCL_IB_RESILIENCY_PORT_FAILOVER=1 lets a connection over a virtual NIC of two or more
+// ports (a dual-port HCA, or HCAs merged by NCCL_NET_FORCE_MERGE) outlive one port: a completion that
+// comes back IBV_WC_RETRY_EXC_ERR or IBV_WC_WR_FLUSH_ERR marks that port's device failed, its queue pairs
+// are replaced by ones on a working port, and the failed requests are replayed there
+// (src/transport/net_ib/p2p_resiliency.cc). Those lines are evidence of a recovery (`ib_port_failover`),
+// not a failure; the lines of a failover that could not happen are detections. Their examples are built
+// from the release's format (no public report quotes them yet).
 #include "signature_family.h"
 
 namespace ncclfi::harness {
@@ -77,6 +85,64 @@ extern const SignatureFamily kNcclIbFamily{
           .meaning = "an RDMA work request failed with verbs status N; no peer address yet in this release",
           .site = "nic,degraded_link",
           .printed_by = "either end of the failed connection"},
+         {.id = "nccl.ib_port_failover_fatal",
+          .regex = R"(NET/IB: (?:\w+: )?(?:The error is fatal \(|Fatal error\. Detected \d+ failed devices))",
+          .must_contain = "atal",
+          .shown = "`NET/IB: The error is fatal (No functional devices left). Cannot continue.` (also `Fatal "
+                   "error. Detected <n> failed devices out of <m> devices ...`)",
+          .example =
+              R"(node1:2201:2290 [0] transport/net_ib/p2p_resiliency.cc:64 (ncclIbResiliencyCheckErrorNotFatal) NCCL WARN NET/IB: The error is fatal (No functional devices left). Cannot continue.)",
+          .implies = "async_error",
+          .format = "NET/IB: The error is fatal (%s). Cannot continue.",
+          .versions =
+              "NCCL 2.30.7 and later; 2.29.7 to 2.30.4 with `ncclIbResiliencyCheckErrorNotFatal: ` after "
+              "`NET/IB: ` (`Fatal error. Detected ...` from 2.30.3)",
+          .cited = "NVIDIA/nccl src/transport/net_ib/p2p_resiliency.cc (ncclIbResiliencyCheckErrorNotFatal, "
+                   "v2.29.7-1 to v2.30.7-1)",
+          .meaning = "port failover is on but could not save the connection: no working port left in the "
+                     "virtual NIC (it has one port, or the other failed too), a second failed port, or a "
+                     "status other than RETRY_EXC_ERR or WR_FLUSH_ERR",
+          .site = "nic",
+          .printed_by = "either end of the failed connection"},
+         {.id = "nccl.ib_port_failover_device_failed",
+          .regex = R"(NET/IB: (?:\w+: )?Device \d+ marked as failed\.)",
+          .must_contain = "marked as failed.",
+          .shown = "`NET/IB: Device <n> marked as failed. Initiating recovery? No (send comm=<ptr>, "
+                   "outstandingRecovery=0)`",
+          .example =
+              R"(node1:2201:2290 [0] transport/net_ib/p2p_resiliency.cc:376 (ncclIbResiliencyHandleDeviceFailure) NCCL WARN NET/IB: Device 0 marked as failed. Initiating recovery? No (send comm=0x7f3a2c001e80, outstandingRecovery=0))",
+          .role = SignatureRole::kEvidence,
+          .implies = "ib_port_failover",
+          .format = "NET/IB: Device %d marked as failed. Initiating recovery? %s (%s comm=%p, "
+                    "outstandingRecovery=%d)",
+          .versions = "NCCL 2.30.7 and later; 2.30.3 and 2.30.4 with `ncclIbResiliencyHandleDeviceFailure: ` "
+                      "after `NET/IB: `; 2.29.7 `NET/IB: %s: Device %d marked as failed. (%s comm=%p)`",
+          .cited = "NVIDIA/nccl src/transport/net_ib/p2p_resiliency.cc (ncclIbResiliencyHandleDeviceFailure, "
+                   "v2.29.7-1 to v2.30.7-1)",
+          .meaning =
+              "port failover began: the device (its index in the virtual NIC) of a failed completion is "
+              "out, and its queue pairs move to a working port (a recovery, not a failure; a WARN all "
+              "the same)",
+          .site = "nic",
+          .printed_by = "either end of the connection whose port failed"},
+         {.id = "nccl.ib_port_failover_qp_replaced",
+          .regex = R"(NET/IB: \w+: Replacing QP: qpIndex=\d+)",
+          .must_contain = "Replacing QP: ",
+          .shown = "`NET/IB: ncclIbResiliencyReplaceQps: Replacing QP: qpIndex=0 (qp_num=..., devIndex=0) to "
+                   "qpIndex=1 (qp_num=..., devIndex=1) on send communicator (comm=<ptr>)` (INFO, NET)",
+          .example =
+              R"(node1:2201:2290 [0] NCCL INFO NET/IB: ncclIbResiliencyReplaceQps: Replacing QP: qpIndex=0 (qp_num=4711, devIndex=0) to qpIndex=1 (qp_num=4712, devIndex=1) on send communicator (comm=0x7f3a2c001e80))",
+          .role = SignatureRole::kEvidence,
+          .implies = "ib_port_failover",
+          .format = "NET/IB: %s: Replacing QP: qpIndex=%d (qp_num=%u, devIndex=%d) to qpIndex=%d (qp_num=%u, "
+                    "devIndex=%d) on %s communicator (comm=%p)",
+          .versions = "NCCL 2.29.7 and later (NCCL_DEBUG=INFO with NET in NCCL_DEBUG_SUBSYS)",
+          .cited = "NVIDIA/nccl src/transport/net_ib/p2p_resiliency.cc (ncclIbResiliencyReplaceQps, "
+                   "v2.29.7-1 to v2.30.7-1)",
+          .meaning = "port failover moved a queue pair of the failed device to one on a working device: the "
+                     "connection carries on there",
+          .site = "nic",
+          .printed_by = "either end of the connection whose port failed"},
          {.id = "nccl.ib_async_fatal",
           .regex = R"(NET/IB : \S+:\d+ async fatal event)",
           .must_contain = "async fatal event",

@@ -35,6 +35,10 @@ struct Target {
   Direction direction = Direction::kAny;
   uint64_t min_bytes = 0;
   std::optional<int> comm;  // api: communicator creation index within the process
+  // verbs: only the QPs (completions, posts) and port queries of this HCA and/or port (1-based), e.g. one
+  // port of a dual-port NIC, so that NCCL's port failover has a healthy port to move to.
+  std::optional<std::string> device;
+  std::optional<int> port;
 
   // The ranks this target selects in a job of `world_size` ranks (resolves "random" deterministically).
   std::vector<int> resolve_ranks(int world_size) const;

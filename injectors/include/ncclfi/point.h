@@ -28,6 +28,8 @@ struct CallSite {
   int peer = -1;
   Direction direction = Direction::kAny;
   uint64_t bytes = 0;
+  const char* device = nullptr;  // verbs: the HCA's name ("mlx5_0"), when known
+  int port = -1;                 // verbs: the port (1-based) of the QP or of the query, when known
 };
 
 class ArmedFault;

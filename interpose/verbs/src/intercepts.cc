@@ -49,6 +49,20 @@ int destroy_cq(ibv_cq* cq) {
   return fn(cq);
 }
 
+// NCCL moves each QP to INIT with IBV_QP_PORT (ncclIbInitQp): that is where the wrapper learns its port.
+int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
+  static const auto fn = real<int (*)(ibv_qp*, ibv_qp_attr*, int)>("ibv_modify_qp");
+  const int rc = fn(qp, attr, mask);
+  if (rc == 0 && attr != nullptr) on_modify_qp(qp, *attr, mask);
+  return rc;
+}
+
+int destroy_qp(ibv_qp* qp) {
+  static const auto fn = real<int (*)(ibv_qp*)>("ibv_destroy_qp");
+  on_destroy_qp(qp);
+  return fn(qp);
+}
+
 // The exported ibv_query_port (IBVERBS_1.1) takes the size of the oldest struct ibv_port_attr; NCCL calls it
 // when the context has no query_port op.
 int query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) {
@@ -79,6 +93,8 @@ const Intercept kIntercepts[] = {
     {"ibv_open_device", reinterpret_cast<void*>(&open_device), false},
     {"ibv_close_device", reinterpret_cast<void*>(&close_device), false},
     {"ibv_destroy_cq", reinterpret_cast<void*>(&destroy_cq), false},
+    {"ibv_modify_qp", reinterpret_cast<void*>(&modify_qp), false},
+    {"ibv_destroy_qp", reinterpret_cast<void*>(&destroy_qp), false},
     {"ibv_query_port", reinterpret_cast<void*>(&query_port), false},
     {"ibv_query_port_speed", reinterpret_cast<void*>(&query_port_speed), false},
 };

@@ -89,6 +89,8 @@ class VerbsShim {
   void patch(ibv_context* ctx);
   void forget(ibv_context* ctx);
   void forget(ibv_cq* cq);
+  void learn_port(ibv_qp* qp, uint8_t port);
+  void forget(ibv_qp* qp);
   int poll(ibv_cq* cq, int n, ibv_wc* out);
   int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
   int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
@@ -112,14 +114,24 @@ class VerbsShim {
     auto it = contexts_.find(ctx);
     return it == contexts_.end() ? RealOps{} : it->second;
   }
-  CallSite site(const char* op, Direction dir, uint64_t bytes) const {
+  // `ctx` and `port`: where the call is (its HCA, its port; -1 unknown), for a target's device and port.
+  CallSite site(const char* op, Direction dir, uint64_t bytes, ibv_context* ctx = nullptr,
+                int port = -1) const {
     CallSite s;
     s.rank = rank_;
     s.world_size = injector_->params().world_size;
     s.op = op;
     s.direction = dir;
     s.bytes = bytes;
+    if (ctx != nullptr && ctx->device != nullptr) s.device = ctx->device->name;
+    s.port = port;
     return s;
+  }
+  // The port a QP was moved to INIT on, or -1 when it never was (through this library).
+  int port_of(ibv_context* ctx, uint32_t qp_num) {
+    std::lock_guard lock(mu_);
+    auto it = qp_ports_.find({ctx, qp_num});
+    return it == qp_ports_.end() ? -1 : it->second;
   }
   // Decides what happens to one completion fresh from the real CQ; false: it is never reported.
   bool admit(ibv_cq* cq, const ibv_wc& wc, Held* held);
@@ -133,6 +145,7 @@ class VerbsShim {
   std::set<QpKey> errored_;
   std::map<std::pair<QpKey, uint64_t>, int64_t> posted_ns_;  // (QP, wr_id) -> when it was posted
   std::map<std::pair<ibv_context*, uint8_t>, PortState> ports_;
+  std::map<QpKey, int> qp_ports_;  // each QP's port (ibv_modify_qp with IBV_QP_PORT)
 };
 
 // The hooks NCCL calls through the context's ops. Each is an exception barrier (ncclfi/effects.h): nothing
@@ -185,11 +198,23 @@ void VerbsShim::forget(ibv_context* ctx) {
   std::erase_if(errored_, [ctx](const QpKey& k) { return k.first == ctx; });
   std::erase_if(posted_ns_, [ctx](const auto& e) { return e.first.first.first == ctx; });
   std::erase_if(ports_, [ctx](const auto& e) { return e.first.first == ctx; });
+  std::erase_if(qp_ports_, [ctx](const auto& e) { return e.first.first == ctx; });
 }
 
 void VerbsShim::forget(ibv_cq* cq) {
   std::lock_guard lock(mu_);
   held_.erase(cq);
+}
+
+void VerbsShim::learn_port(ibv_qp* qp, uint8_t port) {
+  if (!active()) return;
+  std::lock_guard lock(mu_);
+  qp_ports_[{qp->context, qp->qp_num}] = port;
+}
+
+void VerbsShim::forget(ibv_qp* qp) {
+  std::lock_guard lock(mu_);
+  qp_ports_.erase({qp->context, qp->qp_num});  // the number may be given to a new QP
 }
 
 void VerbsShim::remember_post(ibv_context* ctx, uint32_t qp_num, uint64_t wr_id) {
@@ -214,12 +239,15 @@ bool VerbsShim::admit(ibv_cq* cq, const ibv_wc& wc, Held* held) {
   }
   if (wc.status != IBV_WC_SUCCESS) return true;  // a real error passes untouched
   const bool is_recv = (wc.opcode & IBV_WC_RECV) != 0;
-  const ArmedFault* f = g_poll_cq.check(
-      site("poll_cq", is_recv ? Direction::kRecv : Direction::kSend, is_recv ? wc.byte_len : 0));
+  const int port = port_of(cq->context, wc.qp_num);
+  const ArmedFault* f = g_poll_cq.check(site("poll_cq", is_recv ? Direction::kRecv : Direction::kSend,
+                                             is_recv ? wc.byte_len : 0, cq->context, port));
   if (f == nullptr) return true;
   const VerbsAction* action = f->fault().verbs_action();
   if (action == nullptr) return true;
   nlohmann::json extra = {{"qp_num", wc.qp_num}, {"wr_id", wc.wr_id}};
+  if (cq->context->device != nullptr) extra["device"] = cq->context->device->name;
+  if (port > 0) extra["port"] = port;
   bool delivered = true;
   std::visit(Overloaded{[&](const Delay& d) {
                           const double ms =
@@ -298,11 +326,14 @@ int VerbsShim::post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
   }
   // Should the fault decision fail, the post goes on unfaulted.
   const auto refused = guarded(report, "ibv_post_send", std::optional<int>{}, [&]() -> std::optional<int> {
-    if (const ArmedFault* f = g_post_send.check(site("post_send", Direction::kSend, bytes))) {
+    const CallSite where =
+        site("post_send", Direction::kSend, bytes, qp->context, port_of(qp->context, qp->qp_num));
+    if (const ArmedFault* f = g_post_send.check(where)) {
       if (const VerbsAction* a = f->fault().verbs_action(); a != nullptr) {
         if (const auto* pe = std::get_if<PostError>(a)) {
-          injector_->record_injection(*f, g_post_send.name(), site("post_send", Direction::kSend, bytes),
-                                      {{"errno", pe->errno_value}, {"qp_num", qp->qp_num}});
+          injector_->record_injection(
+              *f, g_post_send.name(), where,
+              {{"errno", pe->errno_value}, {"qp_num", qp->qp_num}, {"port", where.port}});
           return pe->errno_value;
         }
       }
@@ -324,11 +355,14 @@ int VerbsShim::post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   if (real == nullptr) return EINVAL;
   // Should the fault decision fail, the post goes on unfaulted.
   const auto refused = guarded(report, "ibv_post_recv", std::optional<int>{}, [&]() -> std::optional<int> {
-    if (const ArmedFault* f = g_post_recv.check(site("post_recv", Direction::kRecv, 0))) {
+    const CallSite where =
+        site("post_recv", Direction::kRecv, 0, qp->context, port_of(qp->context, qp->qp_num));
+    if (const ArmedFault* f = g_post_recv.check(where)) {
       if (const VerbsAction* a = f->fault().verbs_action(); a != nullptr) {
         if (const auto* pe = std::get_if<PostError>(a)) {
-          injector_->record_injection(*f, g_post_recv.name(), site("post_recv", Direction::kRecv, 0),
-                                      {{"errno", pe->errno_value}, {"qp_num", qp->qp_num}});
+          injector_->record_injection(
+              *f, g_post_recv.name(), where,
+              {{"errno", pe->errno_value}, {"qp_num", qp->qp_num}, {"port", where.port}});
           return pe->errno_value;
         }
       }
@@ -352,7 +386,7 @@ int VerbsShim::query_port_op(ibv_context* ctx, uint8_t port, ibv_port_attr* attr
 }
 
 void VerbsShim::fire_port_fault(ibv_context* ctx, uint8_t port, const ibv_port_attr& attr) {
-  const ArmedFault* f = g_query_port.check(site("query_port", Direction::kAny, 0));
+  const ArmedFault* f = g_query_port.check(site("query_port", Direction::kAny, 0, ctx, port));
   const VerbsAction* a = f != nullptr ? f->fault().verbs_action() : nullptr;
   if (a == nullptr) return;
   nlohmann::json extra = {{"port", port}};
@@ -367,7 +401,8 @@ void VerbsShim::fire_port_fault(ibv_context* ctx, uint8_t port, const ibv_port_a
     extra["active_speed"] = d->speed_code != 0 ? d->speed_code : attr.active_speed;
     extra["active_width"] = d->width_code != 0 ? d->width_code : attr.active_width;
   }
-  injector_->record_injection(*f, g_query_port.name(), site("query_port", Direction::kAny, 0), extra);
+  injector_->record_injection(*f, g_query_port.name(), site("query_port", Direction::kAny, 0, ctx, port),
+                              extra);
 }
 
 void VerbsShim::apply_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) {
@@ -424,6 +459,13 @@ void on_close_device(ibv_context* ctx) {
 }
 void on_destroy_cq(ibv_cq* cq) {
   guarded(report, "ibv_destroy_cq", [&] { VerbsShim::get().forget(cq); });
+}
+void on_modify_qp(ibv_qp* qp, const ibv_qp_attr& attr, int mask) {
+  if ((mask & IBV_QP_PORT) == 0) return;
+  guarded(report, "ibv_modify_qp", [&] { VerbsShim::get().learn_port(qp, attr.port_num); });
+}
+void on_destroy_qp(ibv_qp* qp) {
+  guarded(report, "ibv_destroy_qp", [&] { VerbsShim::get().forget(qp); });
 }
 void on_query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr) {
   guarded(report, "ibv_query_port", [&] { VerbsShim::get().apply_port(ctx, port, attr); });

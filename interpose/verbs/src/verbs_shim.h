@@ -14,6 +14,9 @@
 //   verbs/post_recv   post_error                              the same for receives
 //   verbs/query_port  port_down, link_degrade                 from the firing on, the port reads down or
 //   slower
+//
+// A fault's target.device / target.port narrow it to one HCA / one port: a completion or a post matches by
+// its QP's port (learned from ibv_modify_qp with IBV_QP_PORT), a port query by the port asked about.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -28,6 +31,10 @@ void on_open_device(ibv_context* ctx);
 // Before the real ibv_close_device / ibv_destroy_cq: forget the state kept for it.
 void on_close_device(ibv_context* ctx);
 void on_destroy_cq(ibv_cq* cq);
+// After a real ibv_modify_qp that succeeded: a mask with IBV_QP_PORT (NCCL's move to INIT) tells the QP's
+// port, which a fault's target.port matches. Before the real ibv_destroy_qp: forget it.
+void on_modify_qp(ibv_qp* qp, const ibv_qp_attr& attr, int mask);
+void on_destroy_qp(ibv_qp* qp);
 // After a real query of the port: apply the port faults (fires the query_port point).
 void on_query_port(ibv_context* ctx, uint8_t port, ibv_port_attr* attr);
 // ibv_query_port_speed's answer (100 Mbit/s units) under a link_degrade, else `speed` unchanged.

@@ -53,7 +53,8 @@ TEST(PlanErrors, UnknownKeyAtEveryLevel) {
   expect_error(with_field(fault_json(), "/triger", json::object()), "/faults/0/triger",
                "no such key (allowed: id, layer, kind, params, target, trigger, summary)", "\"triger\"");
   expect_error(with_field(fault_json(), "/target/rank", 1), "/faults/0/target/rank",
-               "no such key (allowed: ranks, ops, peer, direction, min_bytes, comm)", "\"rank\"");
+               "no such key (allowed: ranks, ops, peer, direction, min_bytes, comm, device, port)",
+               "\"rank\"");
   expect_error(with_field(fault_json(), "/trigger/after", 1), "/faults/0/trigger/after",
                "no such key (allowed: after_calls, after_ms, probability, seed, count, armed, duration_s, "
                "every_s, times)",
@@ -64,6 +65,27 @@ TEST(PlanErrors, UnknownKeyAtEveryLevel) {
                "a parameter of api error (code)", "\"cde\"");
   expect_error(with_field(fault_json("s", "api", "skip"), "/params/x", 1), "/faults/0/params/x",
                "a parameter of api skip (it takes none)", "\"x\"");
+}
+
+// target.device / target.port: one HCA and one of its ports, verbs faults only.
+TEST(PlanErrors, HcaAndPortTargetsAreCheckedAndOnlyForVerbs) {
+  const json verbs = fault_json("v", "verbs", "retry_exceeded");
+  const std::string port_expected = "a port number from 1 to 255 (ports are 1-based)";
+  expect_error(with_field(verbs, "/target/port", 0), "/faults/0/target/port", port_expected, "0");
+  expect_error(with_field(verbs, "/target/port", -1), "/faults/0/target/port", port_expected, "-1");
+  expect_error(with_field(verbs, "/target/port", 256), "/faults/0/target/port", port_expected, "256");
+  expect_error(with_field(verbs, "/target/port", "1"), "/faults/0/target/port", port_expected, "\"1\"");
+  expect_error(with_field(verbs, "/target/port", 1.5), "/faults/0/target/port", port_expected, "1.5");
+  const std::string device_expected = "an HCA name as ibv_devices lists it (\"mlx5_0\")";
+  expect_error(with_field(verbs, "/target/device", 0), "/faults/0/target/device", device_expected, "0");
+  expect_error(with_field(verbs, "/target/device", ""), "/faults/0/target/device", device_expected, "\"\"");
+  expect_error(with_field(verbs, "/target/device", json::array({"mlx5_0"})), "/faults/0/target/device",
+               device_expected, "an array");
+  expect_error(with_field(fault_json(), "/target/port", 1), "/faults/0/target/port",
+               "no `port` (only verbs faults target an HCA or a port)", "1");
+  expect_error(with_field(fault_json("n", "net", "drop"), "/target/device", "mlx5_0"),
+               "/faults/0/target/device", "no `device` (only verbs faults target an HCA or a port)",
+               "\"mlx5_0\"");
 }
 
 TEST(PlanErrors, KeysAreEscapedAsJsonPointers) {

@@ -41,6 +41,22 @@ TEST(PlanParse, DefaultsOfPlanFaultTargetTrigger) {
   EXPECT_TRUE(f.trigger.armed);
 }
 
+TEST(PlanParse, VerbsTargetsOneHcaAndPortAndRoundTrips) {
+  json f = test::fault_json("p2", "verbs", "retry_exceeded");
+  f["target"] = {{"device", "mlx5_1"}, {"port", 2}, {"direction", "send"}};
+  const FaultPlan plan = parse_plan(plan_json({f}), "p.json");
+  EXPECT_EQ(plan.faults[0].target.device, "mlx5_1");
+  EXPECT_EQ(plan.faults[0].target.port, 2);
+  const json back = to_json(plan.faults[0]);
+  EXPECT_EQ(back["target"]["device"], "mlx5_1");
+  EXPECT_EQ(back["target"]["port"], 2);
+  const FaultPlan again = parse_plan(plan_json({back}), "p.json");
+  EXPECT_EQ(again.faults[0].target.port, 2);
+  const FaultPlan plain = parse_plan(plan_json({test::fault_json("x", "verbs", "drop")}), "p.json");
+  EXPECT_FALSE(plain.faults[0].target.device.has_value());
+  EXPECT_FALSE(plain.faults[0].target.port.has_value());
+}
+
 TEST(PlanParse, EmptyFaultListIsAValidPlan) {
   FaultPlan plan = parse_plan(json{{"version", 1}, {"faults", json::array()}}, "p.json");
   EXPECT_TRUE(plan.faults.empty());

@@ -110,6 +110,31 @@ TEST(TargetMatch, RankPeerDirectionMinBytesComm) {
   EXPECT_FALSE(target_matches(t, other_comm));
 }
 
+// verbs: a call on another HCA or port, or on a QP whose port the wrapper never learned, is not hit.
+TEST(TargetMatch, DeviceAndPortNarrowToOneHcaPort) {
+  Target t;
+  t.device = "mlx5_0";
+  t.port = 2;
+  CallSite hit{.rank = 0, .op = "poll_cq", .device = "mlx5_0", .port = 2};
+  EXPECT_TRUE(target_matches(t, hit));
+  CallSite port1 = hit;
+  port1.port = 1;
+  EXPECT_FALSE(target_matches(t, port1));
+  CallSite unknown_port = hit;
+  unknown_port.port = -1;
+  EXPECT_FALSE(target_matches(t, unknown_port));
+  CallSite other_hca = hit;
+  other_hca.device = "mlx5_1";
+  EXPECT_FALSE(target_matches(t, other_hca));
+  CallSite no_hca = hit;
+  no_hca.device = nullptr;
+  EXPECT_FALSE(target_matches(t, no_hca));
+  Target any_port;
+  any_port.device = "mlx5_0";
+  EXPECT_TRUE(target_matches(any_port, port1));
+  EXPECT_TRUE(target_matches(Target{}, unknown_port)) << "without device or port, every call as before";
+}
+
 TEST(TargetMatch, UnsetFieldsMatchAnything) {
   Target t;
   CallSite site{.rank = 5,

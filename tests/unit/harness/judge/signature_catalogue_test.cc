@@ -282,6 +282,58 @@ TEST(SignatureCatalogue, NeighbouringLinesMatchNothing) {
   }
 }
 
+// NCCL's IB port failover (NCCL_IB_RESILIENCY_PORT_FAILOVER=1, 2.29.7 and later): the lines of a failover
+// that happened are evidence of a recovery (`ib_port_failover`), never a detection, in each release's
+// wording (2.29.7 to 2.30.4 put the function's name after `NET/IB: `; 2.29.7's device line is shorter); the
+// lines of one that could not happen are async_error detections; the INFO lines around them are nothing.
+TEST(SignatureCatalogue, IbPortFailoverLinesAreARecoveryAndItsFailureADetection) {
+  const LogClassifier classifier = LogClassifier::builtin();
+  const std::pair<const char*, const char*> lines[] = {
+      {"n1:1:2 [0] transport/net_ib/p2p_resiliency.cc:312 NCCL WARN NET/IB: "
+       "ncclIbResiliencyHandleDeviceFailure: "
+       "Device 1 marked as failed. (recv comm=0x55d0c2a4e000)",
+       "nccl.ib_port_failover_device_failed"},  // 2.29.7
+      {"n1:1:2 [0] transport/net_ib/p2p_resiliency.cc:325 NCCL WARN NET/IB: "
+       "ncclIbResiliencyHandleDeviceFailure: "
+       "Device 0 marked as failed. Initiating recovery? No (send comm=0x55d0c2a4e000, outstandingRecovery=0)",
+       "nccl.ib_port_failover_device_failed"},  // 2.30.3
+      {"n1:1:2 [0] NCCL INFO NET/IB: ncclIbResiliencyReplaceQps: Replacing QP: qpIndex=2 (qp_num=300, "
+       "devIndex=0) to qpIndex=3 (qp_num=301, devIndex=1) on recv communicator (comm=0x55d0c2a4e000)",
+       "nccl.ib_port_failover_qp_replaced"},
+      {"n1:1:2 [0] transport/net_ib/p2p_resiliency.cc:50 NCCL WARN NET/IB: "
+       "ncclIbResiliencyCheckErrorNotFatal: "
+       "The error is fatal (Fatal error status in work completion). Cannot continue.",
+       "nccl.ib_port_failover_fatal"},  // 2.29.7
+      {"n1:1:2 [0] transport/net_ib/p2p_resiliency.cc:47 (ncclIbResiliencyCheckErrorNotFatal) NCCL WARN "
+       "NET/IB: "
+       "Fatal error. Detected 2 failed devices out of 2 devices on the send communicator "
+       "(comm=0x55d0c2a4e000). "
+       "No support for more than a single failed device.",
+       "nccl.ib_port_failover_fatal"}};  // 2.30.7
+  for (const auto& [line, id] : lines) {
+    const auto match = classifier.classify(line);
+    ASSERT_TRUE(match.has_value()) << line;
+    EXPECT_EQ(match->pattern->name, id) << line;
+  }
+  const auto evidence = classifier.classify(lines[0].first);
+  EXPECT_EQ(evidence->pattern->kind, LineKind::kEvidence);
+  EXPECT_EQ(evidence->pattern->mechanism, "ib_port_failover");
+  EXPECT_EQ(evidence->pattern->site, "nic");
+  const auto fatal = classifier.classify(lines[3].first);
+  EXPECT_EQ(fatal->pattern->kind, LineKind::kDetection);
+  EXPECT_EQ(fatal->pattern->mechanism, "async_error");
+  for (const char* line :
+       {"n1:1:2 [0] NCCL INFO NET/IB: ncclIbResiliencyCheckErrorNotFatal: The error is not fatal. Trying to "
+        "continue...",
+        "n1:1:2 [0] NCCL INFO NET/IB: ncclIbResiliencyHandleDeviceFailure: Device 0 was already marked as "
+        "failed.",
+        "n1:1:2 [0] NCCL INFO NET/IB: ncclIbResiliencyInit: Resiliency is disabled on the send communicator "
+        "(comm=0x55d0c2a4e000)"}) {
+    const auto match = classifier.classify(line);
+    EXPECT_FALSE(match.has_value()) << line << " matched " << (match ? match->pattern->name : "");
+  }
+}
+
 // The net shim's IB persona writes NCCL's IB completion-error lines (ib_completion_lines.h): each
 // release's line, printed as NCCL's logger prints it, is classified exactly as the real line of that
 // release, and a real line of each era is classified as the entry the shim's line gets.
