@@ -46,6 +46,11 @@ Lab parse_lab(const std::string& file, const nlohmann::json& doc) {
     const LabVariant variant = resolve_variant(lab, v);
     const AnswerKey key = answer_key_from_json(variant.answer);
     require(is_known_cause(key.cause), file, "/answer/cause: unknown cause " + key.cause);
+    for (const auto& [wrong, text] : key.misconceptions) {
+      const std::string problem = misconception_problem(key.cause, wrong, text);
+      require(problem.empty(), file,
+              "/answer/misconceptions/" + wrong + " (variant " + std::to_string(v) + "): " + problem);
+    }
     for (const auto& job : variant.jobs) {
       require(job.contains("name") && job["name"].is_string() && job.contains("scenario"), file,
               "/jobs: expected {name, scenario}");
