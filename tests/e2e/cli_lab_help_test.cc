@@ -27,7 +27,8 @@ std::string without_local_dirs(const std::string& text) {
 
 TEST(LabHelp, EverySubcommandsHelpIsAsBefore) {
   std::string all;
-  for (const char* sub : {"", "list", "start", "hint", "answer", "causes", "debrief", "key", "gradebook"}) {
+  for (const char* sub :
+       {"", "list", "start", "hint", "answer", "causes", "debrief", "key", "gradebook", "class"}) {
     std::vector<std::string> args = {"lab"};
     if (*sub != '\0') args.push_back(sub);
     args.push_back("--help");

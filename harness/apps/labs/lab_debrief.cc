@@ -62,16 +62,31 @@ bool common_word(const std::string& w) {
 }
 
 struct Terms {
-  std::set<std::string> strong, weak;  // lower case
+  std::set<std::string> strong, weak;  // lower case; strong ones include "rank 3" (a rank the entry names)
 };
+
+bool all_digits(const std::string& w) {
+  return !w.empty() && std::all_of(w.begin(), w.end(), [](char c) { return std::isdigit(c); });
+}
+
+// "rank 3" for each rank a text names ("rank 3", "ranks 3"): the culprit, in every lab's evidence.
+std::set<std::string> ranks_named(const std::vector<std::string>& words) {
+  std::set<std::string> out;
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    const std::string w = lower(words[i]);
+    if ((w == "rank" || w == "ranks") && all_digits(words[i + 1])) out.insert("rank " + words[i + 1]);
+  }
+  return out;
+}
 
 Terms terms_of(const std::string& description) {
   Terms t;
-  for (const auto& w : words_of(description)) {
+  const auto words = words_of(description);
+  t.strong = ranks_named(words);
+  for (const auto& w : words) {
     if (technical(w)) {
       t.strong.insert(lower(w));
-    } else if (std::all_of(w.begin(), w.end(), [](char c) { return std::isdigit(c); }) ||
-               (w.size() >= 3 && !common_word(lower(w)))) {
+    } else if (all_digits(w) || (w.size() >= 3 && !common_word(lower(w)))) {
       t.weak.insert(lower(w));
     }
   }
@@ -82,8 +97,10 @@ Terms terms_of(const std::string& description) {
 // than kQuoteThreshold plain words).
 int line_score(const Terms& terms, const std::string& line) {
   int strong = 0, weak = 0;
+  const auto words = words_of(line);
+  for (const auto& r : ranks_named(words)) strong += terms.strong.count(r) ? 1 : 0;
   std::set<std::string> seen;
-  for (const auto& w : words_of(line)) {
+  for (const auto& w : words) {
     const std::string l = lower(w);
     if (!seen.insert(l).second) continue;
     strong += terms.strong.count(l) ? 1 : 0;
@@ -209,7 +226,8 @@ std::string answer_text(const nlohmann::json& a) {
   std::string text;
   for (const auto& r : a.value("ranks", nlohmann::json::array())) text += "--rank " + r.dump() + " ";
   text += "--cause " + a.value("cause", std::string("?"));
-  for (const auto& [k, v] : a.value("details", nlohmann::json::object()).items())
+  const nlohmann::json details = a.value("details", nlohmann::json::object());  // items() needs it alive
+  for (const auto& [k, v] : details.items())
     text += " --detail " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   return text;
 }

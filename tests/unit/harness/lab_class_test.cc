@@ -180,6 +180,12 @@ TEST(LabDebrief, EvidenceEntriesFindTheirLinesInTheWorkspace) {
   ASSERT_FALSE(quotes.empty());
   EXPECT_EQ(quotes[0].file, "training/rank-2.log");
   EXPECT_FALSE(find_evidence(ws.path, "the rank printed ncclSystemError").empty());
+  // The rank an entry names is what to look for: the link test's line of that rank's link.
+  ws.write("link-test/rank-2.log",
+           "    rank 1 -> rank 2        33.5          39.1       30\ncpu-ring: verified\n");
+  quotes = find_evidence(ws.path, "link-test/rank-2.log: only the link into rank 2 delivers wrong elements");
+  ASSERT_EQ(quotes.size(), 1U);
+  EXPECT_EQ(quotes[0].line, 1);
   // Nothing that matches too little is quoted.
   EXPECT_TRUE(find_evidence(ws.path, "training/rank-0.log: ends mid-training with no error").empty());
 }
