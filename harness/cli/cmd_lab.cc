@@ -20,9 +20,11 @@
 #include "host_env.h"
 #include "lab_artefacts.h"
 #include "lab_catalogue.h"
+#include "lab_class.h"
 #include "lab_grading.h"
 #include "lab_key_dir.h"
 #include "lab_progress.h"
+#include "lab_roster.h"
 #include "lab_ticket.h"
 #include "lab_workspace.h"
 #include "launch_context.h"
@@ -205,8 +207,17 @@ int cmd_start(const std::string& catalogue, const std::string& name, const std::
   return kAllPassed;
 }
 
+// The class's settings (lab_class.h); an answer or hint after its deadline is refused, recording nothing.
+ClassSettings open_class(const OpenTicket& t) {
+  const ClassSettings settings = read_class_settings(fs::path(t.key_path).parent_path().string());
+  if (const std::string why = past_deadline(settings, Clock::wall_ns()); !why.empty())
+    throw std::runtime_error(why);
+  return settings;
+}
+
 int cmd_hint(const std::string& workspace, const std::string& key_dir) {
   const OpenTicket t = open_ticket(workspace, key_dir, WorkspaceCheck::kSameWorkspace);
+  open_class(t);
   const ProgressLock lock(t.key_path);
   auto progress = read_verified_progress(t.key_path, t.owner, t.secret);
   const auto& hints = t.key.at("hints");
@@ -247,13 +258,17 @@ int cmd_answer(const std::string& workspace, const std::vector<int>& ranks, cons
                              std::to_string(kMaxAnswerDetails) + " details in one answer");
   }
   const OpenTicket t = open_ticket(workspace, key_dir, WorkspaceCheck::kSameWorkspace);
+  const ClassSettings settings = open_class(t);
   const ProgressLock lock(t.key_path);
   auto progress = read_verified_progress(t.key_path, t.owner, t.secret);
-  if (progress["attempts"].size() >= kMaxAttempts) {
-    throw std::runtime_error("no attempts left: " + std::to_string(kMaxAttempts) +
-                             " answers are the most a ticket keeps (ask your instructor)");
+  if (progress["attempts"].size() >= settings.attempts) {
+    throw std::runtime_error("no attempts left: " + std::to_string(settings.attempts) +
+                             " answers are the most this class allows (ask your instructor)");
   }
-  const Grade g = grade(answer_key_from_json(t.key.at("answer")), answer, progress.value("hints_used", 0));
+  const int wrong_before = wrong_attempts(progress["attempts"]);
+  const Grade g =
+      grade(answer_key_from_json(t.key.at("answer")), answer,
+            AttemptContext{progress.value("hints_used", 0), wrong_before, settings.wrong_penalty});
   progress["attempts"].push_back({{"ts_ns", Clock::wall_ns()},
                                   {"ranks", answer.ranks},
                                   {"cause", answer.cause},
@@ -263,7 +278,13 @@ int cmd_answer(const std::string& workspace, const std::vector<int>& ranks, cons
   write_progress(t.key_path, t.owner, progress, t.secret);
   std::cout << (g.right ? "RIGHT" : "WRONG") << ": score " << g.score << "/100 (attempt "
             << progress["attempts"].size() << ", hints used " << progress.value("hints_used", 0) << ")\n";
+  if (g.wrong_attempt_penalty > 0)
+    std::cout << "  -" << g.wrong_attempt_penalty << " points for " << wrong_before
+              << " wrong attempt(s) before this one\n";
   for (const auto& f : g.feedback) std::cout << "  " << f << "\n";
+  const AttemptSummary summary = summarize_attempts(progress["attempts"]);
+  std::cout << "  first attempt " << summary.first_score << "/100, best " << summary.best_score << "/100, "
+            << settings.attempts - progress["attempts"].size() << " attempt(s) left\n";
   return g.right ? kAllPassed : kSomeFailed;
 }
 
@@ -282,6 +303,12 @@ int cmd_causes(bool as_json) {
 
 }  // namespace
 
+int start_lab_for_student(const LabArgs& args, const std::string& student, const std::string& dir) {
+  // Each student draws from a secret seed of their own; an instructor's --cause or --variant holds for all.
+  return cmd_start(args.catalogue, args.lab, student, std::nullopt, args.variant, args.lab_cause, dir,
+                   args.start_key_dir);
+}
+
 std::string default_lab_catalogue() {
   const Installation install = Installation::discover();
   const fs::path installed = fs::path(install.data_dir) / "scenarios" / "labs";
@@ -294,25 +321,23 @@ namespace {
 
 // A student's name becomes part of paths (the workspace lab-LAB-NAME, the key directory's entries): a
 // name with '/' or "..", or one that starts with '-' or '.', would reach outside them or read as an option.
-const CLI::Validator kStudentName(
-    [](const std::string& name) -> std::string {
-      const bool ok =
-          !name.empty() && name.size() <= 64 && name[0] != '.' && name[0] != '-' &&
-          std::all_of(name.begin(), name.end(), [](char c) {
-            return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-          });
-      return ok ? std::string()
-                : "expected a name of 1-64 letters, digits, '.', '_' or '-' (not starting with '.' or '-'), "
-                  "got \"" +
-                      name + "\"";
-    },
-    "NAME");
+// (lab_roster.h: the same check for every name of a roster.)
+const CLI::Validator kStudentName(student_name_problem, "NAME");
 
 void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status) {
   auto* start =
       lab.add_subcommand("start", "Run a lab's job with a hidden fault and leave a student workspace.");
   start->add_option("lab", args->lab, "the lab (ncclfi lab list)")->required();
-  start->add_option("--student", args->student, "the student's name")->required()->check(kStudentName);
+  auto* student =
+      start->add_option("--student", args->student, "the student's name (or --roster)")->check(kStudentName);
+  start
+      ->add_option("--roster", args->roster,
+                   "a whole class: one student a line (or CSV with a student column); each gets DIR/NAME")
+      ->excludes(student);
+  start->add_option(
+      "--class", args->class_file,
+      "the class's settings (JSON or YAML: attempts, deadline, wrong_penalty), copied into the key "
+      "directory");
   start->add_option("--seed", args->seed,
                     "for instructors: draws the variant (default: a secret random seed, kept in the key "
                     "directory)");
@@ -327,6 +352,8 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
   start->footer("The last line printed is `workspace: PATH`.");
   describe_values(*start, {{"lab", ValueKind::kLab, "LAB"},
                            {"--student", ValueKind::kText, "NAME"},
+                           {"--roster", ValueKind::kFile, "FILE"},
+                           {"--class", ValueKind::kFile, "FILE"},
                            {"--seed", ValueKind::kText, "N"},
                            {"--cause", ValueKind::kText, "ID"},
                            {"--variant", ValueKind::kText, "N"},
@@ -335,6 +362,12 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
                            {"--catalogue", ValueKind::kDirectory, "DIR"}});
   start->callback([args, &status] {
     try {
+      if (!args->class_file.empty()) install_class_file(args->start_key_dir, args->class_file);
+      if (!args->roster.empty()) {
+        status = start_roster(*args);
+        return;
+      }
+      if (args->student.empty()) throw std::runtime_error("start needs --student NAME or --roster FILE");
       status = cmd_start(args->catalogue, args->lab, args->student, args->seed, args->variant,
                          args->lab_cause, args->dir, args->start_key_dir);
     } catch (const ScenarioError& e) {
@@ -422,9 +455,9 @@ void add_lab_command(CLI::App& app, int& status) {
   auto* lab = app.add_subcommand("lab", "Training labs: a hidden fault, real symptoms, a graded diagnosis.");
   lab->require_subcommand(1);
   lab->footer(
-      "Students: list, start, hint, answer, causes (docs/labs.md). Instructors: draw, debrief, key, "
-      "gradebook\n"
-      "(docs/labs-instructor.md).\n"
+      "Students: list, start, hint, answer, causes, debrief (docs/labs.md). Instructors: class, draw, "
+      "debrief, key,\n"
+      "gradebook (docs/labs-instructor.md).\n"
       "Examples:\n"
       "  ncclfi lab list\n"
       "  ncclfi lab start job-died --student ada --key-dir /srv/lab-keys\n"
@@ -435,6 +468,7 @@ void add_lab_command(CLI::App& app, int& status) {
   args->start_key_dir = default_key_dir();
   add_student_commands(*lab, args, status);
   add_instructor_commands(*lab, args, status);
+  add_class_commands(*lab, args, status);
 }
 
 }  // namespace ncclfi::cli

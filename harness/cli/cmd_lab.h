@@ -31,6 +31,11 @@ struct LabArgs {
   std::string cause;
   std::vector<std::string> details;
   std::vector<std::string> workspaces;  // gradebook
+  std::string roster, class_file;       // start (cmd_lab_class.cc)
+  bool misconceptions = false;          // gradebook
+  std::optional<size_t> attempts;       // class init
+  std::optional<int> wrong_penalty;
+  std::string deadline;
 };
 
 // The lab directory `lab list` and `lab start` read by default: the installed catalogue, else
@@ -50,5 +55,18 @@ void guarded(int& status, F body) {
 
 // debrief, key, gradebook.
 void add_instructor_commands(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status);
+
+// cmd_lab_class.cc: `lab class init`, and what `lab start --roster/--class` does.
+void add_class_commands(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status);
+// Copies the class file `file` (checked first) into `key_dir` as class.json.
+void install_class_file(const std::string& key_dir, const std::string& file);
+// Starts args.lab for every student of args.roster, each in args.dir/NAME: a failing start is reported
+// and the others go on. Exit 0 when all started, 1 when some did not, 2 for a bad roster (nothing ran).
+int start_roster(const LabArgs& args);
+// cmd_lab_debrief.cc: the student's debrief of their own workspace, once their answer is final (exit 2
+// "answer first" before).
+int cmd_student_debrief(const std::string& workspace);
+// cmd_lab.cc: one student's start (the seed from the name), into `dir`.
+int start_lab_for_student(const LabArgs& args, const std::string& student, const std::string& dir);
 
 }  // namespace ncclfi::cli

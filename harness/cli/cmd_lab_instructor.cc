@@ -8,6 +8,8 @@
 
 #include "cmd_lab.h"
 #include "console_text.h"
+#include "lab_debrief.h"
+#include "lab_gradebook.h"
 #include "lab_progress.h"
 #include "lab_ticket.h"
 #include "lab_workspace.h"
@@ -124,101 +126,33 @@ int cmd_key(const std::string& workspace, const std::string& key_dir) {
   return kAllPassed;
 }
 
-// One student's row. A progress that does not verify is never counted: the row says why (its
-// "progress" word: missing, too-large, tampered, or error when the workspace's ticket is not right) and
-// the file is left as it is.
-nlohmann::json gradebook_row(const std::string& workspace, const std::string& key_dir) {
-  nlohmann::json row = {
-      {"student", ""},          {"lab", ""},          {"variant", nullptr}, {"attempts", nullptr},
-      {"hints", nullptr},       {"score", nullptr},   {"right", nullptr},   {"time_to_answer_s", nullptr},
-      {"workspace", workspace}, {"progress", "error"}};
-  std::optional<OpenTicket> t;
-  try {
-    t = open_ticket(workspace, key_dir, WorkspaceCheck::kSameStudent);
-  } catch (const std::exception& e) {
-    row["problem"] = e.what();
-    try {  // who the workspace claims to be, to find the row by
-      const Ticket claimed = read_ticket(workspace);
-      row["student"] = claimed.student;
-      row["lab"] = claimed.lab;
-    } catch (const std::exception&) {
-    }
-    return row;
-  }
-  row["student"] = t->owner.student;  // the same in lab.json and key.json (open_ticket checked)
-  row["lab"] = t->owner.lab;
-  if (t->key.contains("variant") && t->key["variant"].is_number_integer()) row["variant"] = t->key["variant"];
-  const ProgressRead read = read_progress(t->key_path, t->owner, t->secret);
-  row["progress"] = state_word(read.state);
-  if (!read.verified()) {
-    row["problem"] = read.problem;
-    return row;
-  }
-  const auto& attempts = read.doc["attempts"];
-  int score = 0;
-  bool right = false;
-  for (const auto& a : attempts) {
-    const auto& g = a["grade"];
-    if (g["right"].get<bool>()) {
-      right = true;
-      score = g["score"].get<int>();
-      row["time_to_answer_s"] =
-          static_cast<double>(a.value("ts_ns", int64_t{0}) - t->key.value("started_ns", int64_t{0})) / 1e9;
-      break;
-    }
-    score = std::max(score, g["score"].get<int>());
-  }
-  row["attempts"] = attempts.size();
-  row["hints"] = read.doc["hints_used"];
-  row["score"] = score;
-  row["right"] = right;
-  return row;
-}
-
-std::string csv(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 // Exit 0 when every row's progress verified, 1 when some did not (their rows say which; stderr why).
-int cmd_gradebook(const std::vector<std::string>& workspaces, const std::string& key_dir, bool as_json) {
-  nlohmann::json rows = nlohmann::json::array();
+// Without workspaces, every ticket of the key directory (lab_gradebook.h); a workspace that is gone
+// is a warning, never a missing row.
+int cmd_gradebook(const std::vector<std::string>& workspaces, const std::string& key_dir, bool as_json,
+                  bool misconceptions) {
+  std::vector<nlohmann::json> rows;
+  if (workspaces.empty()) {
+    std::vector<std::string> warnings;
+    rows = gradebook_rows_from_key_dir(key_dir, &warnings);
+    for (const auto& w : warnings) std::cerr << "ncclfi lab gradebook: warning: " << w << "\n";
+  } else {
+    for (const auto& ws : workspaces) rows.push_back(gradebook_row(ws, key_dir));
+  }
   bool all_verified = true;
-  for (const auto& ws : workspaces) {
-    try {
-      rows.push_back(gradebook_row(ws, key_dir));
-    } catch (const std::exception& e) {  // a key.json of the wrong shape: this row only
-      rows.push_back({{"student", ""},
-                      {"lab", ""},
-                      {"variant", nullptr},
-                      {"workspace", ws},
-                      {"progress", "error"},
-                      {"problem", e.what()}});
-    }
-    if (rows.back()["progress"] == "ok") continue;
-    all_verified = false;
-    std::cerr << "ncclfi lab gradebook: " << ws
-              << ": not counted: " << rows.back()["problem"].get<std::string>() << "\n";
-  }
-  if (as_json) {
-    std::cout << rows.dump(2) << "\n";
-    return all_verified ? kAllPassed : kSomeFailed;
-  }
-  std::cout << "student,lab,variant,attempts,hints,score,right,time_to_answer_s,progress\n";
   for (const auto& r : rows) {
-    std::cout << csv(r["student"]) << "," << csv(r["lab"]) << ",";
-    if (!r["variant"].is_null()) std::cout << r["variant"];
-    if (r["progress"] == "ok") {
-      std::cout << "," << r["attempts"] << "," << r["hints"] << "," << r["score"] << ","
-                << (r["right"].get<bool>() ? "yes" : "no") << ",";
-      if (!r["time_to_answer_s"].is_null())
-        std::cout << std::fixed << std::setprecision(1) << r["time_to_answer_s"].get<double>();
-    } else {
-      std::cout << ",,,,,";  // nothing of an unverified progress is counted
-    }
-    std::cout << "," << r["progress"].get<std::string>() << "\n";
+    if (r["progress"] == "ok") continue;
+    all_verified = false;
+    std::cerr << "ncclfi lab gradebook: "
+              << (r["workspace"].get<std::string>().empty() ? r["student"].get<std::string>()
+                                                            : r["workspace"].get<std::string>())
+              << ": not counted: " << r.value("problem", std::string("?")) << "\n";
+  }
+  if (misconceptions) {
+    const nlohmann::json histogram = misconception_histogram(rows);
+    std::cout << (as_json ? histogram.dump(2) + "\n" : misconception_csv(histogram));
+  } else {
+    std::cout << (as_json ? nlohmann::json(rows).dump(2) + "\n" : gradebook_csv(rows));
   }
   return all_verified ? kAllPassed : kSomeFailed;
 }
@@ -226,14 +160,20 @@ int cmd_gradebook(const std::vector<std::string>& workspaces, const std::string&
 }  // namespace
 
 void add_instructor_commands(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status) {
-  auto* debrief =
-      lab.add_subcommand("debrief", "The truth, the timeline with the injection, and the evidence.");
+  auto* debrief = lab.add_subcommand(
+      "debrief",
+      "Student: once the answer is final, the answer and the lines of the workspace that show it. "
+      "Instructor (--key-dir): the truth, the timeline with the injection, and the evidence.");
   debrief->add_option("workspace", args->workspace, "the workspace")->required();
-  debrief->add_option("--key-dir", args->key_dir, "the key directory")->required();
+  debrief->add_option("--key-dir", args->key_dir, "the key directory (the instructor's debrief)");
   describe_values(*debrief, {{"workspace", ValueKind::kDirectory, "WORKSPACE"},
                              {"--key-dir", ValueKind::kDirectory, "DIR"}});
-  debrief->callback(
-      [args, &status] { guarded(status, [&] { return cmd_debrief(args->workspace, args->key_dir); }); });
+  debrief->callback([args, &status] {
+    guarded(status, [&] {
+      return args->key_dir.empty() ? cmd_student_debrief(args->workspace)
+                                   : cmd_debrief(args->workspace, args->key_dir);
+    });
+  });
 
   auto* key = lab.add_subcommand("key", "Instructor: the truth of a workspace as JSON.");
   key->add_option("workspace", args->workspace, "the workspace")->required();
@@ -243,14 +183,20 @@ void add_instructor_commands(CLI::App& lab, const std::shared_ptr<LabArgs>& args
   key->callback(
       [args, &status] { guarded(status, [&] { return cmd_key(args->workspace, args->key_dir); }); });
 
-  auto* book = lab.add_subcommand("gradebook", "Instructor: one CSV (or JSON) line per workspace.");
-  book->add_option("workspaces", args->workspaces, "the workspaces")->required();
+  auto* book = lab.add_subcommand(
+      "gradebook", "Instructor: one CSV (or JSON) line per student and lab, from the key directory.");
+  book->add_option("workspaces", args->workspaces,
+                   "only these workspaces (default: every ticket of the key directory)");
   book->add_option("--key-dir", args->key_dir, "the key directory")->required();
   book->add_flag("--json", args->as_json, "JSON instead of CSV");
+  book->add_flag("--misconceptions", args->misconceptions,
+                 "instead of the rows: how often each wrong cause was given per lab (lab,cause,count)");
   describe_values(*book, {{"workspaces", ValueKind::kDirectory, "WORKSPACE"},
                           {"--key-dir", ValueKind::kDirectory, "DIR"}});
   book->callback([args, &status] {
-    guarded(status, [&] { return cmd_gradebook(args->workspaces, args->key_dir, args->as_json); });
+    guarded(status, [&] {
+      return cmd_gradebook(args->workspaces, args->key_dir, args->as_json, args->misconceptions);
+    });
   });
 }
 

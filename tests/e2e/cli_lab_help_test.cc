@@ -28,7 +28,7 @@ std::string without_local_dirs(const std::string& text) {
 TEST(LabHelp, EverySubcommandsHelpIsAsBefore) {
   std::string all;
   for (const char* sub :
-       {"", "list", "start", "draw", "hint", "answer", "causes", "debrief", "key", "gradebook"}) {
+       {"", "list", "start", "draw", "hint", "answer", "causes", "debrief", "key", "gradebook", "class"}) {
     std::vector<std::string> args = {"lab"};
     if (*sub != '\0') args.push_back(sub);
     args.push_back("--help");

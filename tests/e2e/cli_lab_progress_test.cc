@@ -91,18 +91,21 @@ TEST_F(LabProgress, HintAnswerAndGradebookStillWorkAndTheProgressIsSigned) {
   EXPECT_TRUE(contains(hint.out, "hint 1 of 2")) << hint.out;
   const auto right = answer(ws, "1", "nic");
   EXPECT_EQ(right.exit_code, 0) << right.out << right.err;
-  EXPECT_TRUE(contains(right.out, "RIGHT: score 90/100 (attempt 2, hints used 1)")) << right.out;
+  // The wrong attempt before it costs points too.
+  EXPECT_TRUE(contains(right.out, "RIGHT: score 75/100 (attempt 2, hints used 1)")) << right.out;
   const json progress = read_json(progress_of(ws));
   EXPECT_EQ(progress.at("student"), "ada");
   EXPECT_EQ(progress.at("mac").get<std::string>().size(), 64U) << progress.dump();
   const auto book = gradebook({ws});
   EXPECT_EQ(book.exit_code, 0) << book.err;
   EXPECT_TRUE(
-      contains(book.out, "student,lab,variant,attempts,hints,score,right,time_to_answer_s,progress\n"))
+      contains(book.out,
+               "student,lab,variant,attempts,hints,first_score,best_score,score,right,time_to_answer_s,"
+               "progress,workspace\n"))
       << book.out;
   const std::string row = row_of(book.out, "ada");
-  EXPECT_EQ(row.rfind("ada,tiny,0,2,1,90,yes,", 0), 0U) << book.out;
-  EXPECT_TRUE(contains(row, ",ok")) << row;
+  EXPECT_EQ(row.rfind("ada,tiny,0,2,1,0,75,75,yes,", 0), 0U) << book.out;
+  EXPECT_TRUE(contains(row, ",ok,ok")) << row;
 }
 
 TEST_F(LabProgress, TheKeyDirectoryAndItsSecretArePrivate) {
@@ -144,7 +147,7 @@ TEST_F(LabProgress, AHandEditedRightAnswerIsTamperedAndAnswerRefusesIt) {
   EXPECT_FALSE(contains(row, "100")) << row;
   EXPECT_FALSE(contains(row, "yes")) << row;
   EXPECT_TRUE(contains(book.err, file)) << book.err;
-  EXPECT_EQ(row_of(book.out, "grace").rfind("grace,tiny,0,1,0,100,yes,", 0), 0U) << book.out;
+  EXPECT_EQ(row_of(book.out, "grace").rfind("grace,tiny,0,1,0,100,100,100,yes,", 0), 0U) << book.out;
 
   const auto refused = answer(ws, "1", "nic");
   EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;

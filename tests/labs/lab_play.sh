@@ -2,9 +2,11 @@
 # Plays one training lab end to end, as a student and an instructor would:
 #   lab_play.sh NCCLFI CATALOGUE LAB [OUT]
 # two seeds that draw different causes (different variants for a lab of one cause); a wrong answer graded
-# wrong (exit 1); one hint, counted; the right answer from the key graded right (exit 0) with the hint
-# subtracted; the gradebook; and a scan of every file of both workspaces for the ground truth (fault ids,
-# injections, the plan, the fault kinds, and in the jobs' files every cause the lab can draw).
+# wrong (exit 1); the student's debrief refused before the answer is final (exit 2); one hint, counted;
+# the right answer from the key graded right (exit 0) with the hint and the wrong attempt subtracted; the
+# gradebook; the student's debrief, quoting lines of the workspace; and a scan of every file of both
+# workspaces for the ground truth (fault ids, injections, the plan, the fault kinds, and in the jobs'
+# files every cause the lab can draw).
 set -euo pipefail
 ncclfi=$1 catalogue=$2 lab=$3
 out=${4:-$(mktemp -d)}
@@ -62,12 +64,18 @@ for ws in "$out/ws-a" "$out/ws-b"; do
     [[ $? == 1 ]] || fail "a wrong answer must exit 1"
   fi
   grep -q '^WRONG' "$out/wrong.txt" || fail "no WRONG verdict: $(cat "$out/wrong.txt")"
+  if "$ncclfi" lab debrief "$ws" >/dev/null 2>"$out/debrief.err"; then fail "a debrief before the final answer"; fi
+  grep -q 'answer first' "$out/debrief.err" || fail "the early debrief does not say 'answer first': $(cat "$out/debrief.err")"
   "$ncclfi" lab hint "$ws" | grep -q '^hint 1 of' || fail "the first hint is not numbered 1"
   # shellcheck disable=SC2086
   "$ncclfi" lab answer "$ws" $ranks --cause "$cause" $details >"$out/right.txt" || fail "the key's answer was graded wrong: $(cat "$out/right.txt")"
-  grep -q '^RIGHT: score 90/100 (attempt 2, hints used 1)' "$out/right.txt" || fail "expected 90/100 after one hint: $(cat "$out/right.txt")"
+  grep -q '^RIGHT: score 75/100 (attempt 2, hints used 1)' "$out/right.txt" ||
+    fail "expected 75/100 after one hint and one wrong attempt: $(cat "$out/right.txt")"
   row=$("$ncclfi" lab gradebook --key-dir "$keys" "$ws" | tail -n1)
-  [[ "$row" == *",2,1,90,yes,"* ]] || fail "gradebook row: $row"
+  [[ "$row" =~ ,2,1,[0-9]+,75,75,yes, ]] || fail "gradebook row: $row"
+  # The student's own debrief, now that the answer is right, quotes the workspace's lines (file:line: text).
+  "$ncclfi" lab debrief "$ws" >"$out/debrief.txt" || fail "the student's debrief after the right answer failed"
+  grep -qE '^    [^ ]+:[0-9]+: ' "$out/debrief.txt" || fail "the debrief quotes no line of the workspace: $(cat "$out/debrief.txt")"
 
   # The hidden fault really happened (a lab whose fault never fired teaches nothing).
   for run in $(jq_ '" ".join(d["runs"])' <<<"$key"); do

@@ -125,6 +125,10 @@ Lab parse_lab(const std::string& file, const nlohmann::json& doc) {
             "/answer/cause: expected a string" + where);
     const AnswerKey key = answer_key_from_json(variant.answer);
     require(is_known_cause(key.cause), file, "/answer/cause: unknown cause " + key.cause + where);
+    for (const auto& [wrong, text] : key.misconceptions) {
+      const std::string problem = misconception_problem(key.cause, wrong, text);
+      require(problem.empty(), file, "/answer/misconceptions/" + wrong + where + ": " + problem);
+    }
     for (const auto& job : variant.jobs) {
       require(job.contains("name") && job["name"].is_string() && job.contains("scenario"), file,
               "/jobs: expected {name, scenario}" + where);

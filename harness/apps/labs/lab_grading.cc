@@ -1,29 +1,58 @@
 #include "lab_grading.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace ncclfi::cli::lab {
 
 const std::vector<CauseInfo>& cause_vocabulary() {
+  // The telltales: the cause's own words, and those an explanation of it would use. A feedback text
+  // for a wrong cause that holds one of the right cause's telltales describes the answer.
   static const std::vector<CauseInfo> causes = {
-      {"nic", "a NIC (or its port or cable) stopped working: its queue pairs ran out of retries"},
-      {"link_flap", "a link that goes down and comes back: failures now and then, restarts help for a while"},
-      {"congestion", "a congested switch or link: slower transfers behind that link, no error"},
+      {"nic",
+       "a NIC (or its port or cable) stopped working: its queue pairs ran out of retries",
+       {"nic", "hca", "network card", "network adapter", "network-transport", "port error", "cable"}},
+      {"link_flap",
+       "a link that goes down and comes back: failures now and then, restarts help for a while",
+       {"flap", "comes back", "came back", "down again", "now and then", "intermittent"}},
+      {"congestion",
+       "a congested switch or link: slower transfers behind that link, no error",
+       {"congest", "jitter", "vary", "varies", "varying", "switch"}},
       {"slow_link",
-       "a network link running below its rate (fewer lanes, a lower speed): steadily slow, no error"},
-      {"link_corruption", "a link that alters data (bit errors the link's checks did not catch)"},
-      {"nvlink", "a failed NVLink between GPUs of one node"},
-      {"pcie", "a PCIe link trained below its width or speed: less bandwidth for everything on that node"},
-      {"hung_rank", "one rank stopped making progress (a hang, a stopped process); the others wait for it"},
-      {"dead_rank", "a rank's process (or its node) died; its peers lose the connection"},
+       "a network link running below its rate (fewer lanes, a lower speed): steadily slow, no error",
+       {"slow link", "below its rate", "fewer lanes", "lower speed", "steadily slow"}},
+      {"link_corruption",
+       "a link that alters data (bit errors the link's checks did not catch)",
+       {"corrupt", "bit error", "bit flip", "alter", "wrong data", "but wrong", "was wrong"}},
+      {"nvlink", "a failed NVLink between GPUs of one node", {"nvlink", "cuda"}},
+      {"pcie",
+       "a PCIe link trained below its width or speed: less bandwidth for everything on that node",
+       {"pcie", "pci express", "downgrad", "steady factor", "width", "lanes"}},
+      {"hung_rank",
+       "one rank stopped making progress (a hang, a stopped process); the others wait for it",
+       {"hung", "hang", "stopped making progress", "stopped process"}},
+      {"dead_rank",
+       "a rank's process (or its node) died; its peers lose the connection",
+       {"dead", "died", "dies", "killed", "signal", "sigkill", "sigterm", "preempt"}},
       {"timeout_config",
-       "timeouts set so that a hang is never detected (off, or longer than the job's limit)"},
-      {"bootstrap", "the job failed while its ranks were connecting, before the first collective"},
-      {"remote_error", "ncclRemoteError: a peer or the network failed (look at the other side)"},
-      {"system_error", "ncclSystemError: a system call on this rank failed (sockets, memory, files)"},
-      {"internal_error", "ncclInternalError: a check inside NCCL or its plugin failed (a bug to report)"},
-      {"memory", "a node's memory (GPU or host) returns wrong data: what it sends and receives can be wrong"},
-      {"none", "nothing is wrong"},
+       "timeouts set so that a hang is never detected (off, or longer than the job's limit)",
+       {"timeout", "watchdog", "never detected", "never noticed", "detect"}},
+      {"bootstrap",
+       "the job failed while its ranks were connecting, before the first collective",
+       {"bootstrap", "connect", "before the first", "as far as a collective", "collective ran", "stage"}},
+      {"remote_error",
+       "ncclRemoteError: a peer or the network failed (look at the other side)",
+       {"ncclremoteerror", "remote error"}},
+      {"system_error",
+       "ncclSystemError: a system call on this rank failed (sockets, memory, files)",
+       {"ncclsystemerror", "system error", "system call"}},
+      {"internal_error",
+       "ncclInternalError: a check inside NCCL or its plugin failed (a bug to report)",
+       {"ncclinternalerror", "internal error"}},
+      {"memory",
+       "a node's memory (GPU or host) returns wrong data: what it sends and receives can be wrong",
+       {"memory", "ecc", "dram", "hbm"}},
+      {"none", "nothing is wrong", {"nothing is wrong"}},
   };
   return causes;
 }
@@ -31,6 +60,50 @@ const std::vector<CauseInfo>& cause_vocabulary() {
 bool is_known_cause(const std::string& cause) {
   const auto& causes = cause_vocabulary();
   return std::any_of(causes.begin(), causes.end(), [&](const CauseInfo& c) { return c.name == cause; });
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// Whether `word` starts a word of `text` (both lower case): "congest" is in "congestion", not in
+// "decongest".
+bool has_word_start(const std::string& text, const std::string& word) {
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    if (at == 0 || !std::isalnum(static_cast<unsigned char>(text[at - 1]))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string misconception_problem(const std::string& right_cause, const std::string& wrong_cause,
+                                  const std::string& text) {
+  // A lab whose variants have different causes keeps feedback for each: the one for this variant's own
+  // cause is never shown in it.
+  if (wrong_cause == right_cause) return "";
+  const auto& causes = cause_vocabulary();
+  const auto it =
+      std::find_if(causes.begin(), causes.end(), [&](const CauseInfo& c) { return c.name == right_cause; });
+  if (it == causes.end()) return "";
+  const std::string said = lower(text);
+  std::vector<std::string> words = it->telltales;
+  words.push_back(lower(it->name));
+  std::string spaced = lower(it->name);
+  std::replace(spaced.begin(), spaced.end(), '_', ' ');
+  words.push_back(spaced);
+  for (const auto& word : words) {
+    if (has_word_start(said, word))
+      return "the feedback for " + wrong_cause + " says \"" + word + "\", which describes the answer (" +
+             right_cause + ": " + it->meaning + "); say what " + wrong_cause +
+             " would have left that the evidence does not show";
+  }
+  if (said.find(lower(it->meaning)) != std::string::npos)
+    return "the feedback for " + wrong_cause + " quotes the meaning of the answer " + right_cause;
+  return "";
 }
 
 namespace {
@@ -57,7 +130,7 @@ std::string rank_feedback(const std::set<int>& key, const std::set<int>& answer,
 
 }  // namespace
 
-Grade grade(const AnswerKey& key, const StudentAnswer& answer, int hints_used) {
+Grade grade(const AnswerKey& key, const StudentAnswer& answer, const AttemptContext& before) {
   Grade g;
   bool ranks_right = true;
   if (key.ranks) {
@@ -71,7 +144,10 @@ Grade grade(const AnswerKey& key, const StudentAnswer& answer, int hints_used) {
   if (cause_right) {
     g.cause_points = cause_points;
     g.feedback.push_back("The cause is right.");
-  } else if (const auto it = key.misconceptions.find(answer.cause); it != key.misconceptions.end()) {
+  } else if (const auto it = key.misconceptions.find(answer.cause);
+             it != key.misconceptions.end() &&
+             misconception_problem(key.cause, it->first, it->second).empty()) {
+    // (A text that would describe the answer is never shown, even from a key written before the check.)
     g.feedback.push_back("The cause is not right: " + it->second);
   } else {
     g.feedback.push_back(
@@ -95,8 +171,10 @@ Grade grade(const AnswerKey& key, const StudentAnswer& answer, int hints_used) {
     g.detail_points = kDetailPoints * right / static_cast<int>(key.details.size());
   }
   g.right = ranks_right && cause_right && details_right;
-  g.hint_penalty = kHintPenalty * std::max(0, hints_used);
-  g.score = std::max(0, g.rank_points + g.cause_points + g.detail_points - g.hint_penalty);
+  g.hint_penalty = kHintPenalty * std::max(0, before.hints_used);
+  g.wrong_attempt_penalty = std::max(0, before.wrong_penalty) * std::max(0, before.wrong_attempts_before);
+  g.score = std::max(
+      0, g.rank_points + g.cause_points + g.detail_points - g.hint_penalty - g.wrong_attempt_penalty);
   if (!g.right) g.score = std::min(g.score, kRankPoints + kCausePoints + kDetailPoints - 1);
   return g;
 }
@@ -108,7 +186,46 @@ nlohmann::json to_json(const Grade& g) {
           {"cause_points", g.cause_points},
           {"detail_points", g.detail_points},
           {"hint_penalty", g.hint_penalty},
+          {"wrong_attempt_penalty", g.wrong_attempt_penalty},
           {"feedback", g.feedback}};
+}
+
+namespace {
+
+// An attempt's grade field as recorded (a verified progress has "right" and "score"; lab_progress.cc).
+bool attempt_right(const nlohmann::json& a) {
+  return a.contains("grade") && a["grade"].value("right", false);
+}
+int attempt_score(const nlohmann::json& a) {
+  return a.contains("grade") ? a["grade"].value("score", 0) : 0;
+}
+
+}  // namespace
+
+int wrong_attempts(const nlohmann::json& attempts) {
+  int wrong = 0;
+  for (const auto& a : attempts) wrong += attempt_right(a) ? 0 : 1;
+  return wrong;
+}
+
+AttemptSummary summarize_attempts(const nlohmann::json& attempts) {
+  AttemptSummary s;
+  s.attempts = static_cast<int>(attempts.size());
+  for (size_t i = 0; i < attempts.size(); ++i) {
+    const auto& a = attempts[i];
+    const int score = attempt_score(a);
+    if (i == 0) s.first_score = score;
+    s.best_score = std::max(s.best_score, score);
+    if (!attempt_right(a)) {
+      ++s.wrong_attempts;
+    } else if (!s.right) {
+      s.right = true;
+      s.right_attempt = static_cast<int>(i);
+      s.score = score;
+    }
+  }
+  if (!s.right) s.score = s.best_score;
+  return s;
 }
 
 AnswerKey answer_key_from_json(const nlohmann::json& doc) {
