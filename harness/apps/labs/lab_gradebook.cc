@@ -61,9 +61,10 @@ void count_progress(nlohmann::json& row, const std::string& ticket_dir, const nl
   row["score"] = s.score;
   row["right"] = s.right;
   if (s.right) {
-    row["time_to_answer_s"] = static_cast<double>(attempts[s.right_attempt].value("ts_ns", int64_t{0}) -
-                                                  key.value("started_ns", int64_t{0})) /
-                              1e9;
+    row["time_to_answer_s"] =
+        static_cast<double>(attempts[static_cast<size_t>(s.right_attempt)].value("ts_ns", int64_t{0}) -
+                            key.value("started_ns", int64_t{0})) /
+        1e9;
   }
   const std::string truth =
       key.contains("answer") && key["answer"].is_object() ? key["answer"].value("cause", "") : "";

@@ -193,11 +193,19 @@ nlohmann::json to_json(const Grade& g) {
 namespace {
 
 // An attempt's grade field as recorded (a verified progress has "right" and "score"; lab_progress.cc).
+// (An attempt of another shape reads as wrong and 0, never throws.)
+const nlohmann::json* attempt_grade(const nlohmann::json& a) {
+  if (!a.is_object() || !a.contains("grade")) return nullptr;
+  const nlohmann::json& grade = a.at("grade");
+  return grade.is_object() ? &grade : nullptr;
+}
 bool attempt_right(const nlohmann::json& a) {
-  return a.contains("grade") && a["grade"].value("right", false);
+  const nlohmann::json* grade = attempt_grade(a);
+  return grade != nullptr && grade->value("right", false);
 }
 int attempt_score(const nlohmann::json& a) {
-  return a.contains("grade") ? a["grade"].value("score", 0) : 0;
+  const nlohmann::json* grade = attempt_grade(a);
+  return grade != nullptr ? grade->value("score", 0) : 0;
 }
 
 }  // namespace
