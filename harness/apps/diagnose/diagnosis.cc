@@ -191,6 +191,14 @@ void point_local_error_at_printer(const std::string& pattern, const std::string&
   }
 }
 
+// The kernel's and the operator tools' lines (signatures/kernel.cc, signatures/operator_tools.cc): each
+// says a part of a node is broken.
+bool names_broken_hardware(const std::string& id) {
+  for (const char* family : {"kernel.", "ibstat.", "perfquery.", "lspci.", "nvidia_smi."})
+    if (id.rfind(family, 0) == 0) return true;
+  return false;
+}
+
 void read_file(const InputFile& file, const harness::LogClassifier& classifier, Analysis& a) {
   Diagnosis& d = a.d;
   std::string text;
@@ -283,6 +291,9 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
       d.failure = true;
       if (rank >= 0) ++a.rank_detections[rank];
     }
+    // A node's own record of broken hardware (its kernel, its tools) is a failure even where the job
+    // printed no error: a slow job over a downgraded link or a congested port says nothing itself.
+    if (p.kind == harness::LineKind::kEvidence && names_broken_hardware(p.name)) d.failure = true;
     d.evidence.push_back(std::move(e));
   }
 }
@@ -674,6 +685,13 @@ void decide_symptom(Diagnosis& d) {
              (link_finding("link_test.slow_link") || link_finding("link_test.slow_rank"))) {
     d.symptom = "slow with no error";
     d.symptom_why = "no error in the job; the link test found a slow link";
+  } else if (mechanisms.empty() && std::any_of(d.evidence.begin(), d.evidence.end(), [](const Evidence& e) {
+               return names_broken_hardware(e.pattern) && (e.site == "pcie" || e.site == "congestion");
+             })) {
+    // A link that trained down or a congested port slows the job and prints nothing in it.
+    d.symptom = "slow with no error";
+    d.symptom_why =
+        "no error in the job; a node's kernel or tools show a slower PCIe link or a congested port";
   } else if (mechanisms.count("verification") || mechanisms.count("nan_check")) {
     d.symptom = "wrong data / NaN";
     d.symptom_why = "a data check failed";

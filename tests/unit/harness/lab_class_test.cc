@@ -207,10 +207,16 @@ TEST(LabDebrief, TheAnswerIsFinalWhenRightOutOfAttemptsOrPastTheDeadline) {
 // A lab whose feedback for a wrong cause describes its answer does not load.
 TEST(LabCatalogue, FeedbackThatDescribesTheAnswerIsRefusedAtLoad) {
   TempDir dir;
-  std::ifstream in(NCCLFI_SOURCE_DIR "/scenarios/labs/nic-failure.json");
+  std::ifstream in(NCCLFI_SOURCE_DIR "/scenarios/labs/job-died.json");
   json lab = json::parse(in);
-  lab["answer"]["misconceptions"]["dead_rank"] = "no: the NIC of that node failed";
-  dir.write("labs/nic-failure.json", lab.dump());
+  bool changed = false;
+  for (json& cause : lab["causes"]) {
+    if (cause["answer"]["cause"] != "nic") continue;
+    cause["answer"]["misconceptions"]["dead_rank"] = "no: the NIC of that node failed";
+    changed = true;
+  }
+  ASSERT_TRUE(changed) << "job-died.json has no nic cause";
+  dir.write("labs/job-died.json", lab.dump());
   const std::string error = error_of([&] { load_lab_catalogue(dir.path + "/labs"); });
   EXPECT_TRUE(has(error, "/answer/misconceptions/dead_rank")) << error;
   EXPECT_TRUE(has(error, "\"nic\"")) << error;
