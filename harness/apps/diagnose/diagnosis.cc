@@ -32,6 +32,8 @@ constexpr double kCrashNamedWeight = 2;
 constexpr double kHangWeight = 1;
 // What a line of a rank that only lost a peer counts toward the site, against the culprit's own lines.
 constexpr double kLostPeerSiteFactor = 0.25;
+// How much more a node's record of its own hardware (its kernel, its tools) weighs on the site.
+constexpr double kHardwareRecordSiteFactor = 3;
 // A task Slurm still had to terminate at the time limit while the others had ended by themselves: it
 // could not even exit. Less than a printer's own error line, which names a cause, not only a state.
 constexpr double kStillRunningAtLimitWeight = 1.5;
@@ -598,6 +600,10 @@ void vote_sites(Diagnosis& d) {
     // A rank that only lost a peer prints what its own transport saw of the loss (a completion error, a
     // closed socket), whatever the peer died of: the culprit's own lines say more about the site.
     if (lost_peer_rank(e.rank, d)) w *= kLostPeerSiteFactor;
+    // A node's own record of its hardware (a port down, error counters, a link trained down) says which
+    // part broke; a job's symptoms and a link test only say how it showed (a slow link is congested or
+    // degraded alike).
+    if (names_broken_hardware(e.pattern)) w *= kHardwareRecordSiteFactor;
     for (const auto& site : sites) d.site_votes[site] += w / static_cast<double>(sites.size());
   }
   if (!d.hang_candidates.empty()) {
