@@ -25,6 +25,7 @@
 #include "lab_key_dir.h"
 #include "lab_progress.h"
 #include "lab_roster.h"
+#include "lab_service.h"
 #include "lab_ticket.h"
 #include "lab_workspace.h"
 #include "launch_context.h"
@@ -138,17 +139,21 @@ int cmd_draw(const std::string& catalogue, const std::string& name, std::optiona
   return kAllPassed;
 }
 
-int cmd_start(const std::string& catalogue, const std::string& name, const std::string& student,
-              std::optional<uint64_t> seed, std::optional<size_t> variant_index, const std::string& cause,
-              std::string dir, const std::string& key_dir) {
-  const auto labs = load_lab_catalogue(catalogue);
-  const Lab* lab = &lab_named(labs, name);
-  const Draw d = draw_for(*lab, seed, variant_index, cause);
+}  // namespace
+
+int lab_start(const LabStart& start) {
+  const std::string& student = start.student;
+  const auto labs = load_lab_catalogue(start.catalogue);
+  const Lab* lab = &lab_named(labs, start.lab);
+  const Draw d = draw_for(*lab, start.seed, start.variant, start.cause);
   LabVariant variant = resolve_variant(*lab, d.variant);
+  Ticket ticket{lab->name,        student,
+                random_ticket(),  fs::absolute(start.key_dir).lexically_normal().string(),
+                Clock::wall_ns(), start.server};
+  // Under `lab serve` the workspace is made in the ticket's private directory and sent to the student.
+  std::string dir = start.server.empty() ? start.dir : key_path(ticket) + "/workspace";
   if (dir.empty()) dir = "lab-" + lab->name + "-" + student;
   if (fs::exists(dir) && !fs::is_empty(dir)) throw std::runtime_error(dir + ": the workspace exists already");
-  Ticket ticket{lab->name, student, random_ticket(), fs::absolute(key_dir).lexically_normal().string(),
-                Clock::wall_ns()};
   // The key directory and each ticket's are private (0700), and the secret that signs progress is made
   // once per key directory (lab_key_dir.h).
   // Each rank runs as a node of its own, named as a cluster names them (its own host name: lab_artefacts.h),
@@ -183,7 +188,7 @@ int cmd_start(const std::string& catalogue, const std::string& name, const std::
     }
     run_dirs.push_back(fs::absolute(runs.back().run_dir).string());
   }
-  write_workspace(dir, *lab, variant, runs, ticket);
+  write_workspace(dir, *lab, variant, runs, ticket, start.shown_dir.empty() ? dir : start.shown_dir);
   write_json_atomically((fs::path(key) / "key.json").string(),
                         {{"lab", lab->name},
                          {"title", lab->title},
@@ -203,9 +208,12 @@ int cmd_start(const std::string& catalogue, const std::string& name, const std::
   const ProgressOwner owner{ticket.lab, ticket.student, ticket.ticket_id};
   write_progress(key, owner, new_progress(owner), secret);
   std::cout << lab->title << "\n" << lab->symptom << "\nRead BRIEFING.md in the workspace.\n";
-  std::cout << "workspace: " << dir << "\n";
+  // The student's own ncclfi prints the line of a workspace that came from `lab serve`.
+  if (start.server.empty()) std::cout << "workspace: " << dir << "\n";
   return kAllPassed;
 }
+
+namespace {
 
 // The class's settings (lab_class.h); an answer or hint after its deadline is refused, recording nothing.
 ClassSettings open_class(const OpenTicket& t) {
@@ -215,7 +223,9 @@ ClassSettings open_class(const OpenTicket& t) {
   return settings;
 }
 
-int cmd_hint(const std::string& workspace, const std::string& key_dir) {
+}  // namespace
+
+int lab_hint(const std::string& workspace, const std::string& key_dir) {
   const OpenTicket t = open_ticket(workspace, key_dir, WorkspaceCheck::kSameWorkspace);
   open_class(t);
   const ProgressLock lock(t.key_path);
@@ -234,7 +244,7 @@ int cmd_hint(const std::string& workspace, const std::string& key_dir) {
   return kAllPassed;
 }
 
-int cmd_answer(const std::string& workspace, const std::vector<int>& ranks, const std::string& cause,
+int lab_answer(const std::string& workspace, const std::vector<int>& ranks, const std::string& cause,
                const std::vector<std::string>& details, const std::string& key_dir) {
   if (!is_known_cause(cause)) {
     std::string names;
@@ -288,6 +298,8 @@ int cmd_answer(const std::string& workspace, const std::vector<int>& ranks, cons
   return g.right ? kAllPassed : kSomeFailed;
 }
 
+namespace {
+
 int cmd_causes(bool as_json) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& c : cause_vocabulary()) {
@@ -305,8 +317,15 @@ int cmd_causes(bool as_json) {
 
 int start_lab_for_student(const LabArgs& args, const std::string& student, const std::string& dir) {
   // Each student draws from a secret seed of their own; an instructor's --cause or --variant holds for all.
-  return cmd_start(args.catalogue, args.lab, student, std::nullopt, args.variant, args.lab_cause, dir,
-                   args.start_key_dir);
+  LabStart start;
+  start.catalogue = args.catalogue;
+  start.lab = args.lab;
+  start.student = student;
+  start.variant = args.variant;
+  start.cause = args.lab_cause;
+  start.dir = dir;
+  start.key_dir = args.start_key_dir;
+  return lab_start(start);
 }
 
 std::string default_lab_catalogue() {
@@ -349,6 +368,10 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
   start->add_option("--key-dir", args->start_key_dir,
                     "where the truth goes (default $NCCLFI_LAB_KEY_DIR or lab-keys)");
   start->add_option("--catalogue", args->catalogue, "the lab directory")->capture_default_str();
+  start->add_option("--server", args->server,
+                    "the class's lab service (`ncclfi lab serve`; default $NCCLFI_LAB_SERVER, else " +
+                        std::string(kDefaultLabSocket) +
+                        " when it is there and no instructor option is given)");
   start->footer("The last line printed is `workspace: PATH`.");
   describe_values(*start, {{"lab", ValueKind::kLab, "LAB"},
                            {"--student", ValueKind::kText, "NAME"},
@@ -359,17 +382,40 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
                            {"--variant", ValueKind::kText, "N"},
                            {"--dir", ValueKind::kDirectory, "DIR"},
                            {"--key-dir", ValueKind::kDirectory, "DIR"},
-                           {"--catalogue", ValueKind::kDirectory, "DIR"}});
-  start->callback([args, &status] {
+                           {"--catalogue", ValueKind::kDirectory, "DIR"},
+                           {"--server", ValueKind::kFile, "SOCKET"}});
+  start->callback([args, start, &status] {
     try {
+      // What only a local start takes: the student's name, the draw, the key directory, a class.
+      std::string local_only;
+      for (const char* name :
+           {"--student", "--roster", "--class", "--seed", "--cause", "--variant", "--key-dir"})
+        if (start->count(name) > 0) local_only = name;
+      if (const std::string server = lab_server_socket(args->server, local_only.empty()); !server.empty()) {
+        if (!local_only.empty())
+          throw std::runtime_error(local_only +
+                                   " is for a start without a lab service (the service names the "
+                                   "student by their account and draws in secret)");
+        status = start_from_service(*args, server);
+        return;
+      }
       if (!args->class_file.empty()) install_class_file(args->start_key_dir, args->class_file);
       if (!args->roster.empty()) {
         status = start_roster(*args);
         return;
       }
-      if (args->student.empty()) throw std::runtime_error("start needs --student NAME or --roster FILE");
-      status = cmd_start(args->catalogue, args->lab, args->student, args->seed, args->variant,
-                         args->lab_cause, args->dir, args->start_key_dir);
+      if (args->student.empty())
+        throw std::runtime_error("start needs --student NAME or --roster FILE, or a lab service (--server)");
+      LabStart local;
+      local.catalogue = args->catalogue;
+      local.lab = args->lab;
+      local.student = args->student;
+      local.seed = args->seed;
+      local.variant = args->variant;
+      local.cause = args->lab_cause;
+      local.dir = args->dir;
+      local.key_dir = args->start_key_dir;
+      status = lab_start(local);
     } catch (const ScenarioError& e) {
       std::cerr << "ncclfi lab: " << e.what() << "\n";
       status = kBadInput;
@@ -407,14 +453,19 @@ void add_answer_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int
   answer->add_option("--detail", args->details, "KEY=VALUE the lab asks for (e.g. code=ncclRemoteError)")
       ->take_all();
   answer->add_option("--key-dir", args->key_dir, "the key directory (default: the one the workspace names)");
+  answer->add_option("--server", args->server, "the lab service (default: the one the workspace came from)");
   describe_values(*answer, {{"workspace", ValueKind::kDirectory, "WORKSPACE"},
                             {"--rank", ValueKind::kText, "R"},
                             {"--cause", ValueKind::kCause, "CAUSE"},
                             {"--detail", ValueKind::kText, "KEY=VALUE"},
-                            {"--key-dir", ValueKind::kDirectory, "DIR"}});
+                            {"--key-dir", ValueKind::kDirectory, "DIR"},
+                            {"--server", ValueKind::kFile, "SOCKET"}});
   answer->callback([args, &status] {
     try {
-      status = cmd_answer(args->workspace, args->ranks, args->cause, args->details, args->key_dir);
+      const std::string server = service_of_workspace(*args);
+      status = server.empty()
+                   ? lab_answer(args->workspace, args->ranks, args->cause, args->details, args->key_dir)
+                   : ask_service_about_ticket(*args, server, "answer");
     } catch (const std::exception& e) {
       std::cerr << "ncclfi lab: " << e.what() << "\n";
       status = kBadInput;
@@ -437,10 +488,17 @@ void add_student_commands(CLI::App& lab, const std::shared_ptr<LabArgs>& args, i
   auto* hint = lab.add_subcommand("hint", "The next hint (each one used costs points).");
   hint->add_option("workspace", args->workspace, "the workspace")->required();
   hint->add_option("--key-dir", args->key_dir, "the key directory (default: the one the workspace names)");
+  hint->add_option("--server", args->server, "the lab service (default: the one the workspace came from)");
   describe_values(*hint, {{"workspace", ValueKind::kDirectory, "WORKSPACE"},
-                          {"--key-dir", ValueKind::kDirectory, "DIR"}});
-  hint->callback(
-      [args, &status] { guarded(status, [&] { return cmd_hint(args->workspace, args->key_dir); }); });
+                          {"--key-dir", ValueKind::kDirectory, "DIR"},
+                          {"--server", ValueKind::kFile, "SOCKET"}});
+  hint->callback([args, &status] {
+    guarded(status, [&] {
+      const std::string server = service_of_workspace(*args);
+      return server.empty() ? lab_hint(args->workspace, args->key_dir)
+                            : ask_service_about_ticket(*args, server, "hint");
+    });
+  });
 
   add_answer_command(lab, args, status);
 
@@ -469,6 +527,7 @@ void add_lab_command(CLI::App& app, int& status) {
   add_student_commands(*lab, args, status);
   add_instructor_commands(*lab, args, status);
   add_class_commands(*lab, args, status);
+  add_serve_command(*lab, args, status);
 }
 
 }  // namespace ncclfi::cli

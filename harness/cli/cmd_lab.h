@@ -36,6 +36,20 @@ struct LabArgs {
   std::optional<size_t> attempts;       // class init
   std::optional<int> wrong_penalty;
   std::string deadline;
+  std::string server;  // start, hint, answer, debrief: the lab service's socket; serve: where to listen
+};
+
+// One start of a lab (lab start, a roster's, and lab serve's): the draw, the student, where things go.
+struct LabStart {
+  std::string catalogue, lab, student;
+  std::optional<uint64_t> seed;   // default: a secret random one
+  std::optional<size_t> variant;  // instead of the seed's
+  std::string cause;              // the seed draws only this cause's values
+  std::string dir;                // the workspace (default lab-LAB-STUDENT)
+  std::string key_dir;
+  // Set by `lab serve`: the workspace is made in the ticket's private directory (dir is not used), its
+  // lab.json names this socket, and its BRIEFING.md calls it `shown_dir` (the student's path).
+  std::string server, shown_dir;
 };
 
 // The lab directory `lab list` and `lab start` read by default: the installed catalogue, else
@@ -66,6 +80,21 @@ int start_roster(const LabArgs& args);
 // cmd_lab_debrief.cc: the student's debrief of their own workspace, once their answer is final (exit 2
 // "answer first" before).
 int cmd_student_debrief(const std::string& workspace);
+// cmd_lab.cc: a start, a hint, an answer (the student's commands when no lab service is used, and what
+// the service runs for them).
+int lab_start(const LabStart& start);
+int lab_hint(const std::string& workspace, const std::string& key_dir);
+int lab_answer(const std::string& workspace, const std::vector<int>& ranks, const std::string& cause,
+               const std::vector<std::string>& details, const std::string& key_dir);
+// cmd_lab_serve.cc: `lab serve`, and the students' side of it. The socket a hint, answer or debrief of
+// args.workspace goes to: none when --key-dir is given (run here), else --server, $NCCLFI_LAB_SERVER,
+// or the service the workspace came from (its lab.json).
+void add_serve_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status);
+std::string service_of_workspace(const LabArgs& args);
+// `lab start` through the service: the workspace comes back into args.dir (default lab-LAB-USER).
+int start_from_service(const LabArgs& args, const std::string& server);
+// `op` is hint, answer or debrief; prints what the service printed and returns its status.
+int ask_service_about_ticket(const LabArgs& args, const std::string& server, const std::string& op);
 // cmd_lab.cc: one student's start (the seed from the name), into `dir`.
 int start_lab_for_student(const LabArgs& args, const std::string& student, const std::string& dir);
 

@@ -166,12 +166,16 @@ void add_instructor_commands(CLI::App& lab, const std::shared_ptr<LabArgs>& args
       "Instructor (--key-dir): the truth, the timeline with the injection, and the evidence.");
   debrief->add_option("workspace", args->workspace, "the workspace")->required();
   debrief->add_option("--key-dir", args->key_dir, "the key directory (the instructor's debrief)");
+  debrief->add_option("--server", args->server, "the lab service (default: the one the workspace came from)");
   describe_values(*debrief, {{"workspace", ValueKind::kDirectory, "WORKSPACE"},
-                             {"--key-dir", ValueKind::kDirectory, "DIR"}});
+                             {"--key-dir", ValueKind::kDirectory, "DIR"},
+                             {"--server", ValueKind::kFile, "SOCKET"}});
   debrief->callback([args, &status] {
     guarded(status, [&] {
-      return args->key_dir.empty() ? cmd_student_debrief(args->workspace)
-                                   : cmd_debrief(args->workspace, args->key_dir);
+      if (!args->key_dir.empty()) return cmd_debrief(args->workspace, args->key_dir);
+      const std::string server = service_of_workspace(*args);
+      return server.empty() ? cmd_student_debrief(args->workspace)
+                            : ask_service_about_ticket(*args, server, "debrief");
     });
   });
 

@@ -9,38 +9,13 @@
 #include <sstream>
 
 #include "cli_process.h"
+#include "lab_fixture.h"
 
 namespace ncclfi::e2e {
 namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-// Rank 1 prints the line that gives it away; the answer is rank 1, cause nic.
-json tiny_lab() {
-  return {{"lab", "tiny"},
-          {"title", "A tiny lab"},
-          {"topic", "tests"},
-          {"difficulty", 1},
-          {"needs", "cpu"},
-          {"symptom", "nothing happened"},
-          {"briefing", "which rank?"},
-          {"variants", {{{"rank", 1}}}},
-          {"jobs",
-           {{{"name", "training"},
-             {"about", "the job"},
-             {"scenario",
-              shell_scenario("lab-job", 2,
-                             "echo step 1; if [ $RANK = 1 ]; then echo 'NET/IB: port error on mlx5_0:1'; fi",
-                             {{"outcome", "clean"}}, 20)}}}},
-          {"answer",
-           {{"cause", "nic"},
-            {"ranks", {"{var:rank}"}},
-            {"misconceptions", {{"hung_rank", "a hung rank stops printing steps: did this one?"}}}}},
-          {"hints", {"look at rank 1", "read its log"}},
-          {"evidence", {"training/rank-{var:rank}.log: mlx5_0:1 raised a port error"}},
-          {"explanation", "rank 1's NIC"}};
-}
 
 class LabClass : public ::testing::Test {
  protected:

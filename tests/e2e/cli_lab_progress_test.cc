@@ -12,32 +12,13 @@
 #include <sstream>
 
 #include "cli_process.h"
+#include "lab_fixture.h"
 
 namespace ncclfi::e2e {
 namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-// A lab whose job is `echo`, whose answer is rank 1 with cause nic, and which has two hints.
-json tiny_lab() {
-  return {{"lab", "tiny"},
-          {"title", "A tiny lab"},
-          {"topic", "tests"},
-          {"difficulty", 1},
-          {"needs", "cpu"},
-          {"symptom", "nothing happened"},
-          {"briefing", "which rank?"},
-          {"variants", {{{"rank", 1}}}},
-          {"jobs",
-           {{{"name", "training"},
-             {"about", "the job"},
-             {"scenario", shell_scenario("lab-job", 2, "echo step 1", {{"outcome", "clean"}}, 20)}}}},
-          {"answer", {{"cause", "nic"}, {"ranks", {"{var:rank}"}}}},
-          {"hints", {"look at rank 1", "it is the NIC"}},
-          {"evidence", {"rank-1.log"}},
-          {"explanation", "rank 1's NIC"}};
-}
 
 // A course: the catalogue, the key directory, and students' workspaces, all under one temporary
 // directory.

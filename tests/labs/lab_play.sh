@@ -97,16 +97,19 @@ for ws in "$out/ws-a" "$out/ws-b"; do
   # what the job left may name neither a fault nor the cause.
   # NCCL's own result strings (ncclGetErrorString) are the evidence an error-code lab teaches to read, the
   # same text a real failure prints: they may contain the cause's words ("internal error - please report ...").
+  # NCCL_DEBUG=INFO's "Init timings" line names the bootstrap in every job, whatever went wrong.
   nccl_strings=(-e 'internal error - please report this issue to the NCCL developers' -e 'unhandled system error'
-    -e 'unhandled cuda error' -e 'invalid usage' -e 'remote process exited or there was a network error')
-  words=(-e fault -e "\\b$cause\\b" -e "\\b${cause//_/ }\\b")
+    -e 'unhandled cuda error' -e 'invalid usage' -e 'remote process exited or there was a network error'
+    -e 'NCCL INFO Init timings - ')
+  # "\bfault": NCCL's INFO lines say "Default value is 20" (its IB hints).
+  words=(-e "\\bfault" -e "\\b$cause\\b" -e "\\b${cause//_/ }\\b")
   while read -r w; do
     [[ -n "$w" ]] && words+=(-e "\\b$w\\b" -e "\\b${w//_/ }\\b" -e "\\b${w//-/ }\\b")
   done <<<"$lab_causes"
   if find "$ws" -mindepth 2 -type f -not -path "$ws/nodes/*" -print0 | xargs -0 grep -niI "${words[@]}" | grep -v "${nccl_strings[@]}"; then
     fail "the job's files name a fault or one of the lab's causes (above)"
   fi
-  if [[ -d "$ws/nodes" ]] && grep -rniI -e fault -e ncclfi "$ws/nodes"; then
+  if [[ -d "$ws/nodes" ]] && grep -rniI -e "\\bfault" -e ncclfi "$ws/nodes"; then
     fail "a node's files name a fault or ncclfi (above)"
   fi
   # Each rank ran as a node of its own: every NCCL line (host:pid:tid [dev]) names one of the nodes, and

@@ -328,6 +328,49 @@ TEST(CpuRing, QuietRanksPrintNothingThatNamesNcclfiOrAnInjection) {
   EXPECT_FALSE(of_kind(ib.run, "inject").empty()) << "the events still record the injection";
 }
 
+// NCCL_DEBUG=INFO: each rank's log opens with NCCL's init section (nccl_init_section.h) in NCCL's line
+// format, rank 0 alone prints the rings, and the connections come at the first collective; in train mode
+// each rank logs the loss of its own minibatch, so the data-parallel ranks' losses differ.
+TEST(CpuRing, InfoPrintsNcclsInitSectionAndEachRankItsOwnLoss) {
+  const auto run =
+      run_ring(3, {"--mode", "train", "--bytes", "16K", "--iters", "3", "--warmup", "0", "--timeout-s", "10"},
+               "", {{"NCCL_DEBUG", "INFO"}, {"NCCLFI_NCCL_VERSION", "2.28.9"}, {"NCCLFI_NET_PERSONA", "ib"}});
+  ASSERT_EQ(run.exit_codes, (std::vector<int>{0, 0, 0}));
+  const std::regex prefix(R"(^[A-Za-z0-9._-]+:\d+:\d+ \[0\] NCCL INFO )");
+  std::vector<std::string> step2;
+  for (int r = 0; r < 3; ++r) {
+    const std::string& out = run.output[static_cast<size_t>(r)];
+    std::vector<std::string> info;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (std::regex_search(line, m, prefix)) info.push_back(m.suffix());
+      if (line.rfind("[rank " + std::to_string(r) + "] step 2 loss ", 0) == 0)
+        step2.push_back(line.substr(0, line.find(" step_time")));
+    }
+    ASSERT_GE(info.size(), 10U) << out;
+    EXPECT_EQ(info[1], "NCCL version 2.28.9+cuda13.0");
+    const auto at = [&](const std::string& start) {
+      for (size_t i = 0; i < info.size(); ++i)
+        if (info[i].rfind(start, 0) == 0) return static_cast<int>(i);
+      return -1;
+    };
+    EXPECT_GE(at("ncclCommInitRankConfig comm 0x"), 0) << out;
+    EXPECT_LT(at("ncclCommInitRankConfig comm 0x"),
+              at("Init timings - ncclCommInitRankConfig: rank " + std::to_string(r) + " nranks 3 total "));
+    EXPECT_NE(out.find(" rank " + std::to_string(r) + " nRanks 3 nNodes 3 localRanks 1 localRank 0 MNNVL 0"),
+              std::string::npos);
+    EXPECT_EQ(at("Channel 00/02 : 0 1 2") >= 0, r == 0) << out;
+    const std::string recv = "Channel 00/0 : " + std::to_string((r + 2) % 3) + "[0] -> " + std::to_string(r) +
+                             "[0] [receive] via NET/IB/0/GDRDMA";
+    EXPECT_GT(at(recv), at("Init timings")) << out;
+    EXPECT_GT(at("Connected all rings, use ring PXN 0 GDR 1"), at(recv)) << out;
+  }
+  ASSERT_EQ(step2.size(), 3U);
+  EXPECT_NE(step2[0].substr(step2[0].find("loss")), step2[1].substr(step2[1].find("loss")));
+  EXPECT_NE(step2[1].substr(step2[1].find("loss")), step2[2].substr(step2[2].find("loss")));
+}
+
 TEST(CpuRing, UsageErrorsExit64) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"--bytes", "12Q"}, {"--iters", "-1"}, {"--no-such-flag"}, {"--bytes", "3"}}) {

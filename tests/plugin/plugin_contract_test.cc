@@ -409,6 +409,9 @@ TEST(PluginDataPath, ProgressDoesNotDependOnTest) {
   // proxy) and then not at all for 1.5 s: 64 MiB is far more than the socket buffers hold, so the
   // transfer can only finish if the helper threads take over. The single test() after that must say
   // done, with every byte right. Checked in both progress modes.
+  // The receiver posts and tests before the sender posts: were both first test() calls running at once,
+  // each would keep the other's socket from running dry and the first one alone could move all 64 MiB
+  // (seen once on a loaded two-core CI host), which would leave nothing for the helpers to prove.
   constexpr size_t kBytes = 64 << 20;
   for (const char* mode : {"caller", "helpers"}) {
     PairOptions options;
@@ -418,6 +421,7 @@ TEST(PluginDataPath, ProgressDoesNotDependOnTest) {
         options,
         [](Endpoint& ep) {
           std::vector<char> buf = pattern(kBytes, 3);
+          ep.recv_value();  // the receiver has posted and tested once
           ncclResult_t res;
           void* req = post_send(*ep.plugin, ep.comm, buf.data(), buf.size(), 0, &res);
           CHILD_CHECK(req, "isend");
@@ -436,6 +440,7 @@ TEST(PluginDataPath, ProgressDoesNotDependOnTest) {
           CHILD_CHECK(req, "irecv");
           int done = 0, size = 0;
           CHILD_CHECK(ep.plugin->test(req, &done, &size) == ncclSuccess && !done, "first test");
+          ep.send_value(0);  // now the sender posts
           std::this_thread::sleep_for(1500ms);
           CHILD_CHECK(ep.plugin->test(req, &done, &size) == ncclSuccess && done,
                       "64 MiB recv not complete 1.5 s after the last test()");

@@ -15,10 +15,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <random>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "nccl_init_section.h"
 #include "nccl_log_format.h"
 #include "ncclfi/event_log.h"
 #include "ncclfi/install_layout.h"
@@ -188,20 +193,53 @@ void close_ring(LoadedNetPlugin& plugin, RingLinks& links) {
   plugin.close_recv(links.recv_comm);
 }
 
+// NCCL_DEBUG=INFO: NCCL's own lines for the communicator the job stands for (nccl_init_section.h).
+void log_info_lines(const std::vector<std::string>& lines) {
+  if (g_log_level < NCCL_LOG_INFO) return;
+  for (const std::string& line : lines)
+    plugin_logger(NCCL_LOG_INFO, NCCL_INIT, "init.cc", 0, "%s", line.c_str());
+}
+
+ncclfi::cpu_ring::InitFacts init_facts(const ncclfi::RendezvousInfo& info) {
+  ncclfi::cpu_ring::InitFacts facts;
+  facts.rank = info.rank;
+  facts.nranks = info.world_size;
+  facts.version = ncclfi::cpu_ring::nccl_version_from_environment();
+  // The communicator's address is the process's own; its id is the job's, the same on every rank.
+  std::random_device rd;
+  facts.comm = 0x550000000000ULL | ((static_cast<uint64_t>(rd()) << 4) & 0xffffffff0ULL);
+  facts.comm_id =
+      std::hash<std::string>{}(info.master_addr + ":" + std::to_string(info.master_port) + info.job_key);
+  return facts;
+}
+
 // Rendezvous, then the ring's connections: bootstrap errors end the job (exit 2).
 RingLinks connect_job(LoadedNetPlugin& plugin, void* ctx, std::unique_ptr<ncclfi::Rendezvous>& rdv,
-                      const ncclfi::RendezvousInfo& info, const Options& opt, const EventLog& events) {
+                      const ncclfi::RendezvousInfo& info, const Options& opt, const EventLog& events,
+                      std::chrono::steady_clock::time_point init_start) {
   // Bootstrap has its own generous limit: the watchdog's timeout is for collectives, and ranks of a
   // large CPU job on a small host can take seconds to start.
   const auto rdv_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(std::max(opt.timeout_s, 60.0) * 1000));
+  auto facts = init_facts(info);
+  log_info_lines(ncclfi::cpu_ring::nccl_init_start_lines(facts));
+  const auto bootstrap_start = std::chrono::steady_clock::now();
   try {
     rdv = std::make_unique<ncclfi::Rendezvous>(info, rdv_timeout);
   } catch (const std::exception& e) {
     die(events, ncclfi::kExitBootstrap, std::string("rendezvous: ") + e.what());
   }
+  const auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  facts.total_s = since(init_start);
+  facts.bootstrap_s = since(bootstrap_start);
+  log_info_lines(ncclfi::cpu_ring::nccl_init_done_lines(facts));
   try {
-    return connect_ring(plugin, ctx, *rdv, events, opt.timeout_s);
+    RingLinks links = connect_ring(plugin, ctx, *rdv, events, opt.timeout_s);
+    // NCCL 2.28 and later connect the ring at the first collective, after init.
+    log_info_lines(ncclfi::cpu_ring::nccl_connect_lines(facts));
+    return links;
   } catch (const std::exception& e) {
     die(events, ncclfi::kExitBootstrap, std::string("rendezvous: ") + e.what());
   }
@@ -247,12 +285,13 @@ int run(const Options& opt) {
     std::fprintf(stderr, "%s: rendezvous: %s\n", ncclfi::cpu_ring::program_tag(), e.what());
     return ncclfi::kExitBootstrap;
   }
+  const auto init_start = std::chrono::steady_clock::now();
   EventLog events(ncclfi::Params::get().events_path, "cpu-ring", info.rank);
   events.write(ev::kStart, start_fields(info, opt));
   void* ctx = nullptr;
   const auto plugin = open_plugin(opt, events, &ctx);
   std::unique_ptr<ncclfi::Rendezvous> rdv;
-  RingLinks links = connect_job(*plugin, ctx, rdv, info, opt, events);
+  RingLinks links = connect_job(*plugin, ctx, rdv, info, opt, events, init_start);
 
   const size_t count = opt.bytes / sizeof(uint32_t);
   RingBuffers buffers(count, opt.mode);

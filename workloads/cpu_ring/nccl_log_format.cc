@@ -15,7 +15,9 @@ std::string upper(std::string text) {
   return text;
 }
 
-net::NcclVersion version_from_environment() {
+}  // namespace
+
+net::NcclVersion nccl_version_from_environment() {
   const char* text = std::getenv("NCCLFI_NCCL_VERSION");
   if (text == nullptr || *text == '\0') return net::kNewestKnownNccl;
   const std::string value = text;
@@ -29,8 +31,6 @@ net::NcclVersion version_from_environment() {
   }
   return v.known() ? v : net::kNewestKnownNccl;
 }
-
-}  // namespace
 
 NcclLogFormat::NcclLogFormat(net::NcclVersion version, const char* timestamp_levels,
                              const char* timestamp_format) {
@@ -50,7 +50,7 @@ NcclLogFormat::NcclLogFormat(net::NcclVersion version, const char* timestamp_lev
 }
 
 NcclLogFormat NcclLogFormat::from_environment() {
-  return NcclLogFormat(version_from_environment(), std::getenv("NCCL_DEBUG_TIMESTAMP_LEVELS"),
+  return NcclLogFormat(nccl_version_from_environment(), std::getenv("NCCL_DEBUG_TIMESTAMP_LEVELS"),
                        std::getenv("NCCL_DEBUG_TIMESTAMP_FORMAT"));
 }
 

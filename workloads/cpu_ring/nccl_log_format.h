@@ -33,6 +33,10 @@ class NcclLogFormat {
   std::string format_;  // strftime format, '_' already a space, %Nf still in it
 };
 
+// The NCCL release the lines stand for: NCCLFI_NCCL_VERSION ("2.28.7" or an ncclGetVersion code), else the
+// newest release ncclfi knows.
+net::NcclVersion nccl_version_from_environment();
+
 // NCCL's host name for its lines: gethostname() up to the first dot.
 std::string nccl_log_host();
 

@@ -39,7 +39,9 @@ bool checked_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std:
 
 // The training mode: a small model trained data-parallel, the way a DDP job does it. Each rank's
 // gradient is the model's error plus its own minibatch noise; the float sum is all-reduced over the ring
-// and applied with Adam, and the loss is printed per step (rank-local, as training scripts log it). A bad
+// and applied with Adam, and the loss is printed per step: each rank's on its own minibatch (the loss
+// whose gradient it computed, after the step's update), as training scripts log it, so the ranks' losses
+// differ a little as data-parallel ranks' do. A bad
 // gradient element (a flipped exponent bit on a link) becomes inf, Adam's moments turn it into NaN, and
 // the loss stays NaN from that step on: nothing in the job reports an error.
 void train(const RingLinks& links, std::vector<float>& grad, std::vector<float>& tmp, const Options& opt,
@@ -70,7 +72,7 @@ void train(const RingLinks& links, std::vector<float>& grad, std::vector<float>&
       m[i] = 0.9f * m[i] + 0.1f * g;
       v[i] = 0.999f * v[i] + 0.001f * g * g;
       w[i] -= static_cast<float>(opt.lr) * m[i] / (std::sqrt(v[i]) + 1e-8f);
-      const float e = w[i] - target[i];
+      const float e = w[i] - target[i] + noise(links.rank, i, step);
       loss += static_cast<double>(e * e);
     }
     loss /= static_cast<double>(count);

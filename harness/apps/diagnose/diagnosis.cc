@@ -134,6 +134,8 @@ struct Analysis {
   std::vector<Evidence> link_row_lines;
   // Addresses no rank announced, with the ranks whose lines name them.
   std::map<std::string, std::set<int>> unmapped_address_namers;
+  // "host:pid" -> (rank, size) of the largest communicator whose init line that process printed.
+  std::map<std::string, std::pair<int, int>> process_ranks;
 
   std::string unit_of(int rank, const std::string& host) const {
     if (!host.empty()) return host;
@@ -193,12 +195,10 @@ void point_local_error_at_printer(const std::string& pattern, const std::string&
   }
 }
 
-// The kernel's and the operator tools' lines (signatures/kernel.cc, signatures/operator_tools.cc): each
-// says a part of a node is broken.
+// The kernel's and the operator tools' lines (the catalogue's hardware records): each says a part of a
+// node is broken.
 bool names_broken_hardware(const std::string& id) {
-  for (const char* family : {"kernel.", "ibstat.", "perfquery.", "lspci.", "nvidia_smi."})
-    if (id.rfind(family, 0) == 0) return true;
-  return false;
+  return harness::is_hardware_record(id);
 }
 
 void read_file(const InputFile& file, const harness::LogClassifier& classifier, Analysis& a) {
@@ -233,7 +233,14 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     ++d.lines;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const LineOrigin origin = attribute_line(line);
-    const int rank = origin.rank >= 0 ? origin.rank : file_rank;
+    if (origin.communicator_rank >= 0 && !origin.process.empty()) {
+      auto& known = a.process_ranks.try_emplace(origin.process, -1, 0).first->second;
+      if (origin.communicator_size > known.second)
+        known = {origin.communicator_rank, origin.communicator_size};
+    }
+    int rank = origin.rank >= 0 ? origin.rank : file_rank;
+    if (const auto it = a.process_ranks.find(origin.process); rank < 0 && it != a.process_ranks.end())
+      rank = it->second.first;
     const std::string host = !origin.host.empty() ? origin.host : file_host;
     if (origin.time) {
       last_time = origin.time;
@@ -846,7 +853,7 @@ Pointer pointer_of(const std::string& id) {
 Diagnosis diagnose(const InputSet& inputs) {
   Diagnosis d;
   d.skipped = inputs.skipped;
-  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, {}, {}, {}};
+  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, {}, {}, {}, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);
   add_link_test_findings(a);

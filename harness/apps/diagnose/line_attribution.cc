@@ -148,10 +148,25 @@ LineOrigin attribute_line(std::string_view text) {
   // ("[2026-12-02 18:35:14] ", NCCL_DEBUG_TIMESTAMP_FORMAT's default, subseconds or not).
   static const LineRegex nccl_host(
       R"(^(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\] )?([A-Za-z0-9][A-Za-z0-9._-]*):\d+:\d+ \[\d+\] )");
+  static const LineRegex nccl_process(
+      R"(^(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\] )?([A-Za-z0-9][A-Za-z0-9._-]*:\d+):\d+ \[\d+\] )");
   // syslog: "Mon DD HH:MM:SS host something:"
   static const LineRegex syslog_host(R"(^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? (\S+) \S+:)");
   std::string host;
-  if (nccl_host.search(body, &host) || syslog_host.search(body, &host)) origin.host = host;
+  if (nccl_host.search(body, &host)) {
+    origin.host = host;
+    nccl_process.search(body, &origin.process);
+    // init.cc: "comm %p rank %d nRanks %d nNodes ..." and "<function> comm %p rank %d nranks %d cudaDev ...".
+    static const LineRegex communicator(
+        R"( NCCL INFO (?:\[Rank \d+\] )?(?:\w+ )?comm 0x[0-9a-f]+ rank (\d+ n[Rr]anks \d+) )");
+    std::string numbers;
+    if (communicator.search(body, &numbers)) {
+      origin.communicator_rank = to_int(numbers.substr(0, numbers.find(' ')));
+      origin.communicator_size = to_int(numbers.substr(numbers.rfind(' ') + 1));
+    }
+  } else if (syslog_host.search(body, &host)) {
+    origin.host = host;
+  }
   if (origin.rank < 0) {
     // PyTorch's "[Rank 3]" or "... Rank 3]" (the default process group's rank is the global rank).
     static const LineRegex torch_rank(R"((?:\[Rank |default_pg\) Rank )(\d+)\])");

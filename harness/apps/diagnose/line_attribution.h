@@ -23,6 +23,13 @@ struct LineOrigin {
   int rank = -1;                  // from a launcher's or PyTorch's prefix; -1: the line does not say
   std::string host;               // from NCCL's prefix or syslog's host field; "": the line does not say
   std::optional<LogTime> time{};  // from the line's own time stamp
+  std::string process;            // NCCL's prefix: "host:pid", the process that printed the line
+  // NCCL_DEBUG=INFO's init lines name the printing process's rank in a communicator ("comm 0x... rank 3
+  // nRanks 8 ...", "ncclCommInitRank... comm 0x... rank 3 nranks 8 ..."); in the largest communicator of a
+  // process (the world's) that is its rank, and every line of that process is that rank's, even in one log
+  // where all ranks' lines are mixed. -1: not such a line.
+  int communicator_rank = -1;
+  int communicator_size = 0;
 };
 
 // Reads the prefixes and the time stamp of one line.

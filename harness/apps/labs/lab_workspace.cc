@@ -259,6 +259,7 @@ Ticket read_ticket(const std::string& workspace) {
   }
   t.key_dir = doc.value("key_dir", "");
   t.started_ns = doc.value("started_ns", int64_t{0});
+  t.server = doc.contains("server") && doc["server"].is_string() ? doc["server"].get<std::string>() : "";
   return t;
 }
 
@@ -278,7 +279,8 @@ nlohmann::json read_key(const std::string& key_path) {
 }
 
 void write_workspace(const std::string& workspace, const Lab& lab, const LabVariant& variant,
-                     const std::vector<harness::RunRecord>& runs, const Ticket& ticket) {
+                     const std::vector<harness::RunRecord>& runs, const Ticket& ticket,
+                     const std::string& shown_as) {
   const fs::path ws(workspace);
   fs::create_directories(ws);
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -310,15 +312,17 @@ void write_workspace(const std::string& workspace, const Lab& lab, const LabVari
              "`perfquery.txt`, `dmesg.txt` as `dmesg -T` prints it, `nvidia-smi-q.txt`, "
              "`nvidia-smi-nvlink.txt`, `lspci-vv.txt`)\n";
   brief << "\n## Your answer\n\n"
-        << "    ncclfi lab answer " << workspace << " --rank R [--rank R2] --cause CAUSE [--detail K=V]\n"
-        << "    ncclfi lab hint " << workspace << "       (each hint costs points)\n"
+        << "    ncclfi lab answer " << shown_as << " --rank R [--rank R2] --cause CAUSE [--detail K=V]\n"
+        << "    ncclfi lab hint " << shown_as << "       (each hint costs points)\n"
         << "    ncclfi lab causes                          (the words for CAUSE)\n";
   write_text(ws / "BRIEFING.md", brief.str());
-  write_json_atomically((ws / "lab.json").string(), {{"lab", ticket.lab},
-                                                     {"student", ticket.student},
-                                                     {"ticket", ticket.ticket_id},
-                                                     {"key_dir", ticket.key_dir},
-                                                     {"started_ns", ticket.started_ns}});
+  nlohmann::json lab_json = {{"lab", ticket.lab},
+                             {"student", ticket.student},
+                             {"ticket", ticket.ticket_id},
+                             {"key_dir", ticket.key_dir},
+                             {"started_ns", ticket.started_ns}};
+  if (!ticket.server.empty()) lab_json["server"] = ticket.server;
+  write_json_atomically((ws / "lab.json").string(), lab_json);
 }
 
 }  // namespace ncclfi::cli::lab

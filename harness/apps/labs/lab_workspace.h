@@ -20,12 +20,15 @@ namespace ncclfi::cli::lab {
 struct Ticket {
   std::string lab, student, ticket_id, key_dir;
   int64_t started_ns = 0;
+  std::string server;  // the lab service's socket, when the workspace came from `lab serve`
 };
 Ticket read_ticket(const std::string& workspace);
 
-// Writes the workspace from the runs of the lab's jobs (one record per job, in order).
+// Writes the workspace from the runs of the lab's jobs (one record per job, in order). BRIEFING.md's
+// commands call it `shown_as` (the student's path when `lab serve` makes it elsewhere).
 void write_workspace(const std::string& workspace, const Lab& lab, const LabVariant& variant,
-                     const std::vector<harness::RunRecord>& runs, const Ticket& ticket);
+                     const std::vector<harness::RunRecord>& runs, const Ticket& ticket,
+                     const std::string& shown_as);
 
 // The key directory of one workspace: KEY_DIR/TICKET/.
 std::string key_path(const Ticket& ticket, const std::string& key_dir_override = "");

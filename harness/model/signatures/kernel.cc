@@ -117,6 +117,7 @@ extern const SignatureFamily kKernelFamily{
           .meaning = "the GPU driver reported an error of this GPU; the number says which",
           .site = "gpu_fault",
           .printed_by = "the kernel of the GPU's host"}},
+    .hardware_record = true,
 };
 
 }  // namespace ncclfi::harness

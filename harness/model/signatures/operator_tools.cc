@@ -112,6 +112,7 @@ extern const SignatureFamily kOperatorToolsFamily{
           .meaning = "an NVLink retries, recovers or sees CRC errors: a failing link",
           .site = "nvlink",
           .printed_by = "nvidia-smi on the GPU's host"}},
+    .hardware_record = true,
 };
 
 }  // namespace ncclfi::harness

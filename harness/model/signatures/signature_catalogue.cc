@@ -79,6 +79,15 @@ const std::vector<CatalogueEntry>& signature_catalogue() {
   return entries;
 }
 
+bool is_hardware_record(std::string_view id) {
+  for (const SignatureFamily* family : signature_families()) {
+    if (!family->hardware_record) continue;
+    for (const SignatureLine& line : family->lines)
+      if (line.id == id) return true;
+  }
+  return false;
+}
+
 const std::vector<std::string_view>& signature_sites() {
   // The fault sites of docs/faults.md, and the failures that are not a link's: a rank's host or GPU,
   // a dead rank, setting up the job's connections, and its configuration.

@@ -18,6 +18,9 @@ struct SignatureFamily {
   std::string_view title{};     // the docs' heading: "NCCL's IB transport"
   std::string_view software{};  // whose output it is: "NCCL (net_ib)"
   std::vector<SignatureLine> lines{};
+  // A node's own record of its hardware (the kernel's log, the operator's tools), not a job's output:
+  // each of its lines says that a part of that node is broken, whatever the job did.
+  bool hardware_record = false;
 };
 
 // One line of the catalogue, as the classifier tries it.
@@ -33,6 +36,8 @@ const std::vector<const SignatureFamily*>& signature_families();
 // The whole catalogue in the order lines are tried (the first match decides): every mechanism's lines,
 // in mechanism_list.h's order, then every family's.
 const std::vector<CatalogueEntry>& signature_catalogue();
+// Whether the catalogue line `id` is of a family that is a node's record of its hardware.
+bool is_hardware_record(std::string_view id);
 // The fault sites a line may point to (SignatureLine::site).
 const std::vector<std::string_view>& signature_sites();
 // docs/failure-signatures.md's catalogue (`ncclfi doc-table signatures`): a table per family.

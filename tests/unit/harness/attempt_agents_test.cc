@@ -15,6 +15,7 @@
 #include "agent_protocol.h"
 #include "attempt_runner.h"
 #include "host_env.h"
+#include "unit_temp_dir.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -22,17 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ncclfi-strangers-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string path;
-};
+using ncclfi::test_support::TempDir;
 
 // One rank (`sleep 30`: only the deadline ends it) and one real `ncclfi agent` on this host. With
 // `strangers`, that many connections reach the hub as the job starts (the agent is in by then) and stay

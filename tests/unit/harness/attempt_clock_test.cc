@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "attempt_runner.h"
+#include "unit_temp_dir.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -40,17 +41,7 @@ class JumpingClock final : public AttemptClock {
   mutable std::atomic<int> readings_{0};
 };
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ncclfi-clock-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string path;
-};
+using ncclfi::test_support::TempDir;
 
 Scenario one_rank_shell_job(const std::string& shell, double deadline_s) {
   const json doc = {{"name", "clock"},

@@ -444,6 +444,51 @@ TEST(Diagnose, TheRankWithALocalErrorCodeIsTheCulprit) {
   std::filesystem::remove_all(dir);
 }
 
+// NCCL_DEBUG=INFO's init lines name each process's rank; in one log where every rank's lines are mixed
+// (srun or mpirun without labels), every later line of that process is that rank's. The world
+// communicator's rank wins over a smaller communicator's.
+TEST(DiagnoseAttribution, InitLinesNameTheProcesssRank) {
+  const LineOrigin comm = attribute_line(
+      "gpu-node03:4242:4242 [0] NCCL INFO comm 0x55d0c0a0b0c0 rank 2 nRanks 4 nNodes 4 "
+      "localRanks 1 localRank 0 MNNVL 0");
+  EXPECT_EQ(comm.process, "gpu-node03:4242");
+  EXPECT_EQ(comm.communicator_rank, 2);
+  EXPECT_EQ(comm.communicator_size, 4);
+  const LineOrigin start = attribute_line(
+      "gpu-node03:4242:4242 [0] NCCL INFO [Rank 2] ncclCommInitRankConfig comm 0x55d0c0a0b0c0 rank 2 nranks "
+      "4 "
+      "cudaDev 0 nvmlDev 0 busId 18000 commId 0x1 - Init START");
+  EXPECT_EQ(start.communicator_rank, 2);
+  EXPECT_EQ(attribute_line("gpu-node03:4242:4242 [0] NCCL INFO Channel 00/02 : 0 1 2 3").communicator_rank,
+            -1);
+
+  const auto dir = fresh_dir("ncclfi-diagnose-mixed-log");
+  std::ofstream log(dir / "slurm-4711.out");
+  const char* hosts[] = {"gpu-node01", "gpu-node02", "gpu-node03", "gpu-node04"};
+  for (int r = 0; r < 4; ++r) {
+    const std::string p =
+        std::string(hosts[r]) + ":" + std::to_string(100 + r) + ":" + std::to_string(100 + r);
+    // A sub-communicator of two ranks first (rank 0 or 1 in it), then the world's.
+    log << p << " [0] NCCL INFO comm 0x55d0c0a0b0c0 rank " << r % 2 << " nRanks 2 nNodes 2 localRanks 1 "
+        << "localRank 0 MNNVL 0\n";
+    log << p << " [0] NCCL INFO comm 0x55d0c0a0b0d0 rank " << r << " nRanks 4 nNodes 4 localRanks 1 "
+        << "localRank 0 MNNVL 0\n";
+  }
+  log << "gpu-node02:101:190 [0] transport/net.cc:1002 NCCL WARN net plugin call isend failed with "
+         "ncclResult_t 2 "
+         "(ncclSystemError)\n";
+  for (int r : {0, 2, 3})
+    log << hosts[r] << ":" << 100 + r << ":" << 190 + r
+        << " [0] transport/net.cc:1002 NCCL WARN net plugin call test(recv) failed with ncclResult_t 6 "
+           "(ncclRemoteError)\n";
+  log.close();
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.culprit_host, "gpu-node02");
+  EXPECT_EQ(d.rank_hosts.at(3), "gpu-node04");
+  std::filesystem::remove_all(dir);
+}
+
 // A step Slurm cancelled at its time limit, with no error anywhere, hung.
 TEST(Diagnose, ATimeLimitWithNoErrorIsAHang) {
   const auto dir = fresh_dir("ncclfi-diagnose-time-limit");

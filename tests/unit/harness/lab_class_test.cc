@@ -13,6 +13,7 @@
 #include "lab_debrief.h"
 #include "lab_gradebook.h"
 #include "lab_roster.h"
+#include "unit_temp_dir.h"
 
 namespace ncclfi::cli::lab {
 namespace {
@@ -20,23 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ncclfi-lab-class-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::string file = path + "/" + name;
-    fs::create_directories(fs::path(file).parent_path());
-    std::ofstream(file) << text;
-    return file;
-  }
-  std::string path;
-};
+using ncclfi::test_support::TempDir;
 
 // The message of what `f` throws ("" when it does not).
 template <typename F>

@@ -17,6 +17,7 @@
 #include "ncclfi/event_log.h"
 #include "run_control.h"
 #include "sleeper.h"
+#include "unit_temp_dir.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -24,17 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ncclfi-abort-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string path;
-};
+using ncclfi::test_support::TempDir;
 
 // A run directory whose harness.json is `record` (plus this host's name).
 std::string run_with_record(const TempDir& dir, json record) {

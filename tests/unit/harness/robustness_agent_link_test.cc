@@ -31,6 +31,7 @@
 #include "ncclfi/injection_channel.h"
 #include "ncclfi/params.h"
 #include "sleeper.h"
+#include "unit_temp_dir.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -38,17 +39,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ncclfi-link-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string path;
-};
+using ncclfi::test_support::TempDir;
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);

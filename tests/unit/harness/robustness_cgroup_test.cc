@@ -18,6 +18,7 @@
 #include "host_env.h"
 #include "run_cgroup.h"
 #include "sleeper.h"
+#include "unit_temp_dir.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -25,17 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ncclfi-cgroup-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string path;
-};
+using ncclfi::test_support::TempDir;
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "json_field_error.h"
+#include "unit_temp_dir.h"
 
 namespace ncclfi::harness {
 namespace {
@@ -22,17 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ncclfi-cli-errors-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string path;
-};
+using ncclfi::test_support::TempDir;
 
 struct CliResult {
   int exit_code = -1;

@@ -14,6 +14,7 @@
 
 #include "lab_key_dir.h"
 #include "lab_progress.h"
+#include "unit_temp_dir.h"
 
 namespace ncclfi::cli::lab {
 namespace {
@@ -21,17 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ncclfi-lab-progress-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string path;
-};
+using ncclfi::test_support::TempDir;
 
 std::string text_of(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

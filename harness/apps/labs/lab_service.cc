@@ -1,0 +1,310 @@
+#include "lab_service.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <vector>
+
+#include "exit_status.h"
+#include "interrupt.h"
+#include "ncclfi/event_log.h"
+
+namespace ncclfi::cli::lab {
+namespace fs = std::filesystem;
+
+namespace {
+
+// 32 KiB of bytes is 43,692 characters of base64: a message stays well under kMaxAgentLineBytes.
+constexpr size_t kChunkBytes = 32 << 10;
+// A `lab start` runs the lab's jobs before it answers: a few minutes at most in the catalogue.
+constexpr int kReplyWaitMs = 30 * 60 * 1000;
+constexpr int kShutdownGraceS = 10;
+
+std::string base64(const char* data, size_t n) {
+  std::string out(4 * ((n + 2) / 3), '\0');
+  const int len = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                  reinterpret_cast<const unsigned char*>(data), static_cast<int>(n));
+  out.resize(static_cast<size_t>(len));
+  return out;
+}
+
+// Throws on text that is not base64; EVP_DecodeBlock counts the padding as zero bytes, taken off here.
+std::string unbase64(const std::string& text) {
+  if (text.size() % 4 != 0) throw std::runtime_error("the lab service sent data that is not base64");
+  std::string out(3 * text.size() / 4, '\0');
+  const int len =
+      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                      reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  if (len < 0) throw std::runtime_error("the lab service sent data that is not base64");
+  size_t padding = 0;
+  if (!text.empty() && text.back() == '=') padding = text[text.size() - 2] == '=' ? 2 : 1;
+  out.resize(static_cast<size_t>(len) - padding);
+  return out;
+}
+
+sockaddr_un socket_address(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(addr.sun_path))
+    throw std::runtime_error(path + ": a socket path must be 1 to " +
+                             std::to_string(sizeof(addr.sun_path) - 1) + " bytes");
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return addr;
+}
+
+int connect_unix(const std::string& path) {
+  const sockaddr_un addr = socket_address(path);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+int listen_unix(const std::string& path) {
+  const sockaddr_un addr = socket_address(path);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) throw std::runtime_error(path + ": exists and is not a socket (left alone)");
+    if (const int other = connect_unix(path); other >= 0) {
+      ::close(other);
+      throw std::runtime_error(path + ": another lab service is listening there");
+    }
+    ::unlink(path.c_str());  // a stale socket of a service that is gone
+  }
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::chmod(path.c_str(), 0666) != 0 || ::listen(fd, 128) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    throw std::runtime_error(path + ": cannot listen there: " + why);
+  }
+  return fd;
+}
+
+std::optional<LabPeer> peer_of(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return std::nullopt;
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (::getpwuid_r(cred.uid, &pw, buf.data(), buf.size(), &found) != 0 || !found) return std::nullopt;
+  return LabPeer{cred.uid, found->pw_name};
+}
+
+// A path the service sent, inside the workspace: relative, no "." or "..", not too deep or long.
+fs::path checked_relative(const std::string& path) {
+  const fs::path p(path);
+  bool ok = !path.empty() && path.size() < 4096 && p.is_relative();
+  size_t depth = 0;
+  for (const auto& part : p) {
+    ok = ok && !part.empty() && part != "." && part != ".." && ++depth <= 32;
+  }
+  if (!ok) throw std::runtime_error("the lab service sent a file outside the workspace: " + path);
+  return p;
+}
+
+void prepare_workspace(const std::string& workspace) {
+  std::error_code ec;
+  if (fs::exists(workspace, ec) && !fs::is_empty(workspace, ec))
+    throw std::runtime_error(workspace + ": the workspace exists already");
+  fs::create_directories(workspace);
+  fs::permissions(workspace, fs::perms::owner_all, fs::perm_options::replace);
+}
+
+// Writes the files of a reply as they come: each file's chunks are consecutive.
+class WorkspaceWriter {
+ public:
+  explicit WorkspaceWriter(std::string root) : root_(std::move(root)) {}
+  void write(const std::string& rel, const std::string& bytes, uint64_t& total) {
+    if (root_.empty()) throw std::runtime_error("the lab service sent files where none were asked for");
+    total += bytes.size();
+    if (total > kMaxLabWorkspaceBytes)
+      throw std::runtime_error("the lab service sent more than " +
+                               std::to_string(kMaxLabWorkspaceBytes >> 20) + " MiB of workspace");
+    if (rel != current_) {
+      const fs::path target = fs::path(root_) / checked_relative(rel);
+      fs::create_directories(target.parent_path());
+      out_.close();
+      // O_EXCL: a file sent twice, or one through a link planted in the new workspace, is refused.
+      const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+      if (fd < 0) throw std::runtime_error(target.string() + ": " + std::strerror(errno));
+      ::close(fd);
+      out_.open(target, std::ios::binary | std::ios::app);
+      current_ = rel;
+    }
+    out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out_) throw std::runtime_error((fs::path(root_) / rel).string() + ": cannot write");
+  }
+
+ private:
+  std::string root_, current_;
+  std::ofstream out_;
+};
+
+void serve_one(int fd, const LabRequestHandler& handler) {
+  LineChannel channel(fd);
+  const auto peer = peer_of(fd);
+  const auto request = channel.receive(kLabRequestWaitMs);
+  if (!request) return;  // silent, or not JSON: nothing to answer
+  const int64_t begin_ns = Clock::mono_ns();
+  int status = kHarnessError;
+  try {
+    if (!peer) throw std::runtime_error("the service cannot tell which account is asking");
+    status = handler(channel, *request, *peer);
+  } catch (const std::exception& e) {
+    send_output(channel, 2, std::string("ncclfi lab: ") + e.what() + "\n");
+    status = kBadInput;
+  }
+  send_done(channel, status);
+  agent_log_line("lab serve: " + (peer ? peer->user : std::string("?")) + " " +
+                 text_field(*request, "op", "?") + " -> " + std::to_string(status) + " (" +
+                 std::to_string((Clock::mono_ns() - begin_ns) / 1'000'000) + " ms)");
+}
+
+void end_requests(std::map<pid_t, int64_t>& requests) {
+  for (const auto& [pid, started] : requests) ::kill(pid, SIGTERM);
+  const int64_t deadline = Clock::mono_ns() + int64_t{kShutdownGraceS} * 1'000'000'000;
+  while (!requests.empty() && Clock::mono_ns() < deadline) {
+    const pid_t pid = ::waitpid(-1, nullptr, WNOHANG);
+    if (pid > 0) {
+      requests.erase(pid);
+    } else {
+      ::usleep(50'000);
+    }
+  }
+  for (const auto& [pid, started] : requests) ::kill(pid, SIGKILL);
+  for (const auto& [pid, started] : requests) ::waitpid(pid, nullptr, 0);
+  requests.clear();
+}
+
+}  // namespace
+
+std::string lab_server_socket(const std::string& explicit_path, bool may_use_default) {
+  if (!explicit_path.empty()) return explicit_path;
+  if (const char* env = std::getenv("NCCLFI_LAB_SERVER"); env && *env) return env;
+  struct stat st {};
+  if (may_use_default && ::stat(kDefaultLabSocket, &st) == 0 && S_ISSOCK(st.st_mode))
+    return kDefaultLabSocket;
+  return "";
+}
+
+void send_output(LineChannel& channel, int fd, const std::string& text) {
+  for (size_t at = 0; at < text.size(); at += kChunkBytes) {
+    const size_t n = std::min(kChunkBytes, text.size() - at);
+    channel.send({{"t", "out"}, {"fd", fd}, {"data", base64(text.data() + at, n)}});
+  }
+}
+
+void send_done(LineChannel& channel, int status) {
+  channel.send({{"t", "done"}, {"status", status}});
+}
+
+void send_workspace(LineChannel& channel, const std::string& dir) {
+  std::vector<char> buf(kChunkBytes);
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file() || entry.is_symlink()) continue;
+    const std::string rel = fs::relative(entry.path(), dir).string();
+    std::ifstream in(entry.path(), std::ios::binary);
+    bool first = true;
+    while (in || first) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      const auto n = static_cast<size_t>(in.gcount());
+      if (n == 0 && !first) break;
+      // An empty file is one chunk with no data: it still has to be created.
+      channel.send({{"t", "file"}, {"path", rel}, {"data", base64(buf.data(), n)}});
+      first = false;
+    }
+  }
+}
+
+LabReply call_lab_service(const std::string& socket_path, const nlohmann::json& request,
+                          const std::string& workspace) {
+  const int fd = connect_unix(socket_path);
+  if (fd < 0)
+    throw std::runtime_error("cannot reach the lab service at " + socket_path + ": " + std::strerror(errno) +
+                             " (is `ncclfi lab serve` running there?)");
+  LineChannel channel(fd);
+  if (!workspace.empty()) prepare_workspace(workspace);
+  if (!channel.send(request)) throw std::runtime_error("the lab service at " + socket_path + " hung up");
+  LabReply reply;
+  WorkspaceWriter writer(workspace);
+  while (true) {
+    const auto message = channel.receive(kReplyWaitMs);
+    if (!message)
+      throw std::runtime_error("the lab service at " + socket_path +
+                               (channel.open() ? " did not answer in time" : " hung up before its answer"));
+    const std::string kind = text_field(*message, "t");
+    if (kind == "done") {
+      reply.status = static_cast<int>(int_field(*message, "status", kHarnessError));
+      return reply;
+    }
+    const std::string data = unbase64(text_field(*message, "data"));
+    if (kind == "file") {
+      writer.write(text_field(*message, "path"), data, reply.file_bytes);
+    } else if (kind == "out") {
+      (int_field(*message, "fd", 1) == 2 ? reply.err : reply.out) += data;
+    }
+  }
+}
+
+int serve_lab_requests(const std::string& socket_path, const LabRequestHandler& handler, std::ostream& log) {
+  const int listener = listen_unix(socket_path);
+  log << "lab serve: listening on " << socket_path << " (SIGINT or SIGTERM to stop)" << std::endl;
+  std::map<pid_t, int64_t> requests;  // the processes serving one request each, and when they began
+  while (!interrupted()) {
+    for (pid_t pid; (pid = ::waitpid(-1, nullptr, WNOHANG)) > 0;) requests.erase(pid);
+    pollfd pfd{listener, POLLIN, 0};
+    if (::poll(&pfd, 1, 250) <= 0) continue;
+    const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    if (requests.size() >= static_cast<size_t>(kMaxLabRequestsAtOnce)) {
+      LineChannel busy(fd);
+      send_output(busy, 2, "ncclfi lab: the lab service is busy; try again in a minute\n");
+      send_done(busy, kHarnessError);
+      continue;
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(listener);
+      // A service killed outright takes its requests with it (their jobs' ranks have their own guard).
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      serve_one(fd, handler);
+      std::cout.flush();
+      ::_exit(0);
+    }
+    ::close(fd);
+    if (pid > 0) requests.emplace(pid, Clock::mono_ns());
+  }
+  log << "lab serve: stopping (" << requests.size() << " request(s) still running)" << std::endl;
+  end_requests(requests);
+  ::close(listener);
+  ::unlink(socket_path.c_str());
+  return kAllPassed;
+}
+
+}  // namespace ncclfi::cli::lab
