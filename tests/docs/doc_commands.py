@@ -43,6 +43,8 @@ SKIPS = [
     (r"runs/drill-flapping-link/latest", "acts on the drill of the line above, which is not run here"),
     (r"^ibstat\b|scenarios/ib/|runs/ib-port-failover",
      "needs a GPU host with NCCL 2.29.7 or newer and two InfiniBand ports (no CI host has them)"),
+    (r"\bsudo\b|LOGIN\b", "a class's lab service under a grader account, with students as other accounts (the e2e "
+     "LabServe tests run the service and its students)"),
     (r"\bscore runs\b", "scores the runs of the catalogue run above, which is not run here (the score label "
      "runs it on the catalogue and the lab variants)"),
 ]

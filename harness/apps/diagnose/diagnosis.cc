@@ -836,7 +836,8 @@ void add_link_test_findings(Analysis& a) {
 Pointer pointer_of(const std::string& id) {
   if (id == "torchrun.worker_failed" || id == "mpirun.noticed" || id == "srun.task_ended")
     return Pointer::kNamed;
-  if (id == "cuda.gpu_fault") return Pointer::kPrinter;
+  // A node's record of its own hardware (its kernel, the operator's tools run on it) is about that node.
+  if (id == "cuda.gpu_fault" || harness::is_hardware_record(id)) return Pointer::kPrinter;
   const harness::SignatureLine* line = catalogue_line(id);
   if (line == nullptr) return Pointer::kNone;
   const std::string_view by = line->printed_by;

@@ -81,6 +81,8 @@ TEST(DiagnoseAttribution, FileNamesAndAddresses) {
 TEST(DiagnosePointers, PrintedByDecidesWhomALinePointsAt) {
   EXPECT_EQ(pointer_of("kernel.mlx5_link_down"), Pointer::kPrinter);
   EXPECT_EQ(pointer_of("kernel.xid"), Pointer::kPrinter);
+  EXPECT_EQ(pointer_of("perfquery.xmit_wait"), Pointer::kPrinter);  // the operator tools, on their node
+  EXPECT_EQ(pointer_of("ibstat.port_down"), Pointer::kPrinter);
   EXPECT_EQ(pointer_of("nccl.ib_async_fatal"), Pointer::kPrinter);
   EXPECT_EQ(pointer_of("nccl.ib_async_event"), Pointer::kPrinter);
   EXPECT_EQ(pointer_of("nccl.socket_closed_by_peer"), Pointer::kPeer);
