@@ -88,12 +88,12 @@ void LineChannel::close() {
   buffer_.clear();
 }
 
-bool LineChannel::send(const nlohmann::json& message) {
+bool LineChannel::send(const nlohmann::json& message, int bound_ms) {
   if (fd_ < 0) return false;
   const nlohmann::json& sealed = seal_ ? seal_->seal(message) : message;
   const std::string line = sealed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   size_t sent = 0;
-  const int64_t deadline = Clock::mono_ns() + 2'000'000'000;
+  const int64_t deadline = Clock::mono_ns() + int64_t{bound_ms} * 1'000'000;
   while (sent < line.size()) {
     const ssize_t n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {

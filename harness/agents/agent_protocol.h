@@ -62,8 +62,9 @@ class LineChannel {
   void close();
   // From now on every message sent is sealed and every message received must be (agent_seal.h).
   void seal_with(MessageSeal seal) { seal_ = std::move(seal); }
-  // Sends one JSON object as a line (blocking, with a 2 s bound); false when the peer is gone.
-  bool send(const nlohmann::json& message);
+  // Sends one JSON object as a line (blocking, with a bound: 2 s unless given); false when the peer is
+  // gone or took none of it for that long.
+  bool send(const nlohmann::json& message, int bound_ms = 2000);
   // Reads what is there (waiting at most `wait_ms`); false when the peer closed or sent a line over
   // the limit. Complete lines are then taken with next().
   bool pump(int wait_ms);

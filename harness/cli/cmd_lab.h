@@ -87,13 +87,14 @@ int lab_hint(const std::string& workspace, const std::string& key_dir);
 int lab_answer(const std::string& workspace, const std::vector<int>& ranks, const std::string& cause,
                const std::vector<std::string>& details, const std::string& key_dir);
 // cmd_lab_serve.cc: `lab serve`, and the students' side of it. The socket a hint, answer or debrief of
-// args.workspace goes to: none when --key-dir is given (run here), else --server, $NCCLFI_LAB_SERVER,
-// or the service the workspace came from (its lab.json).
+// args.workspace goes to: none when --key-dir is given (run here), else --server, or the service the
+// workspace came from (its lab.json; none for a workspace a local start made).
 void add_serve_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status);
 std::string service_of_workspace(const LabArgs& args);
 // `lab start` through the service: the workspace comes back into args.dir (default lab-LAB-USER).
+// A service that cannot be reached or breaks off is exit 3.
 int start_from_service(const LabArgs& args, const std::string& server);
-// `op` is hint, answer or debrief; prints what the service printed and returns its status.
+// `op` is hint, answer or debrief; prints what the service printed and returns its status (3 as above).
 int ask_service_about_ticket(const LabArgs& args, const std::string& server, const std::string& op);
 // cmd_lab.cc: one student's start (the seed from the name), into `dir`.
 int start_lab_for_student(const LabArgs& args, const std::string& student, const std::string& dir);

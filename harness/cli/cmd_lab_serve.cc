@@ -112,7 +112,7 @@ int serve_start(LineChannel& channel, const nlohmann::json& request, const LabPe
     if (status != kAllPassed) return status;
     ticket_dir = ticket_of(config.key_dir, lab, peer.user);
   }
-  send_workspace(channel, service_workspace(ticket_dir));
+  if (!send_workspace(channel, service_workspace(ticket_dir))) return kHarnessError;  // the client is gone
   return status;
 }
 
@@ -184,21 +184,16 @@ std::string service_of_workspace(const LabArgs& args) {
 
 int start_from_service(const LabArgs& args, const std::string& server) {
   const std::string dir = args.dir.empty() ? "lab-" + args.lab + "-" + own_account() : args.dir;
-  const auto remove_if_empty = [&dir] {
-    std::error_code ec;
-    if (fs::is_directory(dir, ec) && fs::is_empty(dir, ec)) fs::remove(dir, ec);
-  };
-  LabReply reply;
   try {
-    reply = call_lab_service(server, {{"op", "start"}, {"lab", args.lab}, {"dir", dir}}, dir);
-  } catch (const std::exception&) {
-    remove_if_empty();
-    throw;
+    // A failed start leaves no workspace behind (call_lab_service), so the next one finds the way clear.
+    const int status = print_reply(
+        call_lab_service(server, {{"op", "start"}, {"lab", args.lab}, {"dir", dir}}, dir, kLabStartReplyMs));
+    if (status == kAllPassed) std::cout << "workspace: " << dir << "\n";
+    return status;
+  } catch (const LabServiceError& e) {
+    std::cerr << "ncclfi lab: " << e.what() << "\n";
+    return kHarnessError;
   }
-  if (reply.status != kAllPassed) remove_if_empty();
-  const int status = print_reply(reply);
-  if (status == kAllPassed) std::cout << "workspace: " << dir << "\n";
-  return status;
 }
 
 int ask_service_about_ticket(const LabArgs& args, const std::string& server, const std::string& op) {
@@ -209,7 +204,12 @@ int ask_service_about_ticket(const LabArgs& args, const std::string& server, con
     request["cause"] = args.cause;
     request["details"] = args.details;
   }
-  return print_reply(call_lab_service(server, request));
+  try {
+    return print_reply(call_lab_service(server, request));
+  } catch (const LabServiceError& e) {
+    std::cerr << "ncclfi lab: " << e.what() << "\n";
+    return kHarnessError;
+  }
 }
 
 void add_serve_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int& status) {

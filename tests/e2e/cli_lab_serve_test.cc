@@ -98,6 +98,7 @@ class LabServe : public ::testing::Test {
 };
 
 TEST_F(LabServe, TheWholeRoundGoesThroughTheServiceAsTheCallersAccount) {
+  if (own_account().empty()) GTEST_SKIP() << "this account has no name: the service would refuse it";
   serve();
   const std::string ws = dir_.path + "/ws";
   const auto r = start(ws);
@@ -177,24 +178,57 @@ TEST_F(LabServe, AnotherStudentsTicketIsRefusedAndLeftAlone) {
   EXPECT_FALSE(fs::exists(dir_.path + "/x"));
 }
 
+// What the service answers one raw connection that sends `bytes` and closes its side.
+std::string raw_exchange(const std::string& socket, const std::string& bytes) {
+  const int fd = connect_raw(socket);
+  if (fd < 0) return "(no connection)";
+  // The service may hang up in the middle of a long line: MSG_NOSIGNAL, and no check of what was sent.
+  (void)!::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  ::shutdown(fd, SHUT_WR);
+  char buf[4096];
+  std::string reply;
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return reply;
+}
+
 TEST_F(LabServe, StrangersOnTheSocketDoNotStopIt) {
   serve();
-  // Silent connections, a line that is not JSON, a request of the wrong shape, one line far over the
-  // limit: each is answered or dropped, and the service goes on serving.
+  // One account holds at most kMaxLabRequestsPerAccount (4) requests: a fifth is told at once that the
+  // service is busy, and once the four are gone the account is served again.
   std::vector<int> silent;
-  for (int i = 0; i < 20; ++i) silent.push_back(connect_raw(socket_));
-  const std::string junks[] = {"hello\n", "{\"op\":5,\"lab\":[1]}\n",
-                               "{\"op\":\"answer\",\"ticket\":\"../../etc\"}\n", std::string(200000, 'x')};
-  for (const std::string& junk : junks) {
-    const int fd = connect_raw(socket_);
-    ASSERT_GE(fd, 0);
-    // The service may hang up in the middle of the long line: MSG_NOSIGNAL, and no check of what was sent.
-    (void)!::send(fd, junk.data(), junk.size(), MSG_NOSIGNAL);
-    ::shutdown(fd, SHUT_WR);
-    char buf[4096];
-    std::string reply;
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<size_t>(n));
-    ::close(fd);
+  for (int i = 0; i < 4; ++i) silent.push_back(connect_raw(socket_));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the service has taken all four
+  const std::string busy = raw_exchange(socket_, "{\"op\":\"hint\"}\n");
+  EXPECT_TRUE(contains(busy, "\"status\":3")) << busy;
+  for (const int fd : silent) ::close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Another account's twenty silent connections hold its own slots only (root can act as nobody).
+  int held[2] = {-1, -1};
+  pid_t stranger = -1;
+  if (::getuid() == 0) {
+    fs::permissions(dir_.path, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+    ASSERT_EQ(::pipe(held), 0);
+    stranger = ::fork();
+    if (stranger == 0) {
+      ::close(held[1]);
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+      std::vector<int> fds;
+      for (int i = 0; i < 20; ++i) fds.push_back(connect_raw(socket_));
+      char c;
+      (void)!::read(held[0], &c, 1);  // until the test closes its end
+      ::_exit(0);
+    }
+    ::close(held[0]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  // A line that is not JSON, requests of the wrong shape, one line far over the limit: each is answered
+  // or dropped, and the service goes on serving.
+  for (const std::string& junk :
+       {std::string("hello\n"), std::string("{\"op\":5,\"lab\":[1]}\n"),
+        std::string("{\"op\":\"answer\",\"ticket\":\"../../etc\"}\n"),
+        std::string("{\"op\":\"answer\",\"ticket\":\"ab\",\"ranks\":\"x\"}\n"), std::string(200000, 'x')}) {
+    const std::string reply = raw_exchange(socket_, junk);
     if (junk.front() == '{') {
       EXPECT_TRUE(contains(reply, "\"status\":2")) << junk.substr(0, 60) << " -> " << reply;
     }
@@ -202,11 +236,14 @@ TEST_F(LabServe, StrangersOnTheSocketDoNotStopIt) {
   const std::string ws = dir_.path + "/ws";
   const auto r = start(ws);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (const int fd : silent) ::close(fd);
-  // A service that is not there is an error that says so, and leaves no workspace behind.
+  if (stranger > 0) {
+    ::close(held[1]);
+    EXPECT_NE(wait_pid(stranger, 10), -1);
+  }
+  // A service that is not there is a harness error (3) that says so, and leaves no workspace behind.
   const auto gone =
       run_cli({"lab", "start", "tiny", "--server", dir_.path + "/none.sock", "--dir", dir_.path + "/y"});
-  EXPECT_EQ(gone.exit_code, 2) << gone.err;
+  EXPECT_EQ(gone.exit_code, 3) << gone.err;
   EXPECT_TRUE(contains(gone.err, "cannot reach the lab service")) << gone.err;
   EXPECT_FALSE(fs::exists(dir_.path + "/y"));
 }
@@ -265,8 +302,26 @@ TEST_F(LabServe, ASecondAccountCannotReadTheRunningJob) {
   lab["jobs"][0]["scenario"] = scenario;
   std::ofstream(catalogue_ + "/tiny.json") << lab.dump(2);
   serve();
-  const pid_t client = start_cli({"lab", "start", "tiny", "--server", socket_, "--dir", dir_.path + "/ws"},
-                                 dir_.path + "/start.log");
+  // The student is nobody: their own copy of the ncclfi binary (the build tree may be closed to them), a
+  // home of their own, and the socket, reachable through the test's directory (0711).
+  constexpr uid_t kNobody = 65534;
+  fs::permissions(dir_.path, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  const std::string home = dir_.path + "/home", bin = dir_.path + "/bin/ncclfi";
+  fs::create_directories(dir_.path + "/bin");
+  fs::copy_file(NCCLFI_CLI, bin);
+  fs::create_directories(home);
+  ASSERT_EQ(::chown(home.c_str(), kNobody, kNobody), 0);
+  const pid_t client = ::fork();
+  if (client == 0) {
+    if (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0 || ::chdir(home.c_str()) != 0) ::_exit(120);
+    const int log = ::open("start.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(log, 1);
+    ::dup2(log, 2);
+    ::execl(bin.c_str(), "ncclfi", "lab", "start", "tiny", "--server", socket_.c_str(), "--dir", "ws",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ASSERT_GT(client, 0);
   // The student's account scans /proc while the job runs; so does the service's own (root): it can read
   // the plan there, which shows that the account is what keeps the student out.
   int pipefd[2];
@@ -308,7 +363,12 @@ TEST_F(LabServe, ASecondAccountCannotReadTheRunningJob) {
   EXPECT_EQ(environ_read, 0) << report;
   EXPECT_EQ(report.find('\n'), std::string::npos) << "the student found: " << report;
   const int cst = wait_pid(client, 60);
-  EXPECT_TRUE(cst != -1 && WIFEXITED(cst) && WEXITSTATUS(cst) == 0) << read_text(dir_.path + "/start.log");
+  ASSERT_TRUE(cst != -1 && WIFEXITED(cst) && WEXITSTATUS(cst) == 0) << read_text(home + "/start.log");
+  // The workspace is nobody's, as nobody wrote it, and the service's ticket names nobody as the student.
+  struct stat st_ws {};
+  ASSERT_EQ(::stat((home + "/ws/lab.json").c_str(), &st_ws), 0);
+  EXPECT_EQ(st_ws.st_uid, kNobody);
+  EXPECT_EQ(read_json(home + "/ws/lab.json").at("student"), "nobody");
 }
 
 }  // namespace

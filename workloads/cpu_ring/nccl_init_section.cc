@@ -107,6 +107,8 @@ std::vector<std::string> nccl_init_done_lines(const InitFacts& f) {
     for (int c = 0; c < kRingChannels; ++c) {
       std::string line = format("Channel %02d/%02d :", c, kRingChannels);
       for (int r = 0; r < f.nranks; ++r) line += format(" %*d", width, r);
+      // dumpLine's buffer is 128 bytes: a longer ring ends in "..." at the 125th character.
+      if (line.size() >= 128) line = line.substr(0, 124) + "...";
       lines.push_back(line);
     }
   }

@@ -201,6 +201,27 @@ bool names_broken_hardware(const std::string& id) {
   return harness::is_hardware_record(id);
 }
 
+// Every process's rank from NCCL's init lines (line_attribution.h), over all the files before any line is
+// read: a process's first init line may be a smaller communicator's, and its first lines come before any.
+void learn_process_ranks(const InputSet& inputs, Analysis& a) {
+  for (const InputFile& file : inputs.files) {
+    std::string text;
+    if (!read_regular_file(file.path, kMaxLogFileBytes, text).empty()) continue;
+    for (size_t start = 0; start < text.size();) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      const std::string_view line(text.data() + start, std::min(end - start, harness::kMaxLineBytes));
+      start = end + 1;
+      if (line.find(" NCCL INFO ") == std::string_view::npos) continue;  // cheap: only init lines count
+      const LineOrigin origin = attribute_line(line);
+      if (origin.communicator_rank < 0 || origin.process.empty()) continue;
+      auto& known = a.process_ranks.try_emplace(origin.process, -1, 0).first->second;
+      if (origin.communicator_size > known.second)
+        known = {origin.communicator_rank, origin.communicator_size};
+    }
+  }
+}
+
 void read_file(const InputFile& file, const harness::LogClassifier& classifier, Analysis& a) {
   Diagnosis& d = a.d;
   std::string text;
@@ -233,11 +254,6 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     ++d.lines;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const LineOrigin origin = attribute_line(line);
-    if (origin.communicator_rank >= 0 && !origin.process.empty()) {
-      auto& known = a.process_ranks.try_emplace(origin.process, -1, 0).first->second;
-      if (origin.communicator_size > known.second)
-        known = {origin.communicator_rank, origin.communicator_size};
-    }
     int rank = origin.rank >= 0 ? origin.rank : file_rank;
     if (const auto it = a.process_ranks.find(origin.process); rank < 0 && it != a.process_ranks.end())
       rank = it->second.first;
@@ -856,6 +872,7 @@ Diagnosis diagnose(const InputSet& inputs) {
   d.skipped = inputs.skipped;
   Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, {}, {}, {}, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
+  learn_process_ranks(inputs, a);
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);
   add_link_test_findings(a);
   // Lines with a rank but no host take the rank's host; lines with neither, a known host their file's

@@ -167,8 +167,9 @@ LineOrigin attribute_line(std::string_view text) {
   } else if (syslog_host.search(body, &host)) {
     origin.host = host;
   }
-  if (origin.rank < 0) {
-    // PyTorch's "[Rank 3]" or "... Rank 3]" (the default process group's rank is the global rank).
+  if (origin.rank < 0 && origin.process.empty()) {
+    // PyTorch's "[Rank 3]" or "... Rank 3]" (the default process group's rank is the global rank). Not in
+    // NCCL's own lines: from 2.29.2 its Init START begins "[Rank N]", N the rank in that communicator.
     static const LineRegex torch_rank(R"((?:\[Rank |default_pg\) Rank )(\d+)\])");
     std::string digits;
     if (torch_rank.search(body, &digits)) origin.rank = to_int(digits);

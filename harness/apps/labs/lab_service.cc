@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -34,8 +35,6 @@ namespace {
 
 // 32 KiB of bytes is 43,692 characters of base64: a message stays well under kMaxAgentLineBytes.
 constexpr size_t kChunkBytes = 32 << 10;
-// A `lab start` runs the lab's jobs before it answers: a few minutes at most in the catalogue.
-constexpr int kReplyWaitMs = 30 * 60 * 1000;
 constexpr int kShutdownGraceS = 10;
 
 std::string base64(const char* data, size_t n) {
@@ -48,12 +47,12 @@ std::string base64(const char* data, size_t n) {
 
 // Throws on text that is not base64; EVP_DecodeBlock counts the padding as zero bytes, taken off here.
 std::string unbase64(const std::string& text) {
-  if (text.size() % 4 != 0) throw std::runtime_error("the lab service sent data that is not base64");
+  if (text.size() % 4 != 0) throw LabServiceError("the lab service sent data that is not base64");
   std::string out(3 * text.size() / 4, '\0');
   const int len =
       EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
                       reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
-  if (len < 0) throw std::runtime_error("the lab service sent data that is not base64");
+  if (len < 0) throw LabServiceError("the lab service sent data that is not base64");
   size_t padding = 0;
   if (!text.empty() && text.back() == '=') padding = text[text.size() - 2] == '=' ? 2 : 1;
   out.resize(static_cast<size_t>(len) - padding);
@@ -84,7 +83,7 @@ int connect_unix(const std::string& path) {
 }
 
 int listen_unix(const std::string& path) {
-  const sockaddr_un addr = socket_address(path);
+  socket_address(path);  // the length check
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) throw std::runtime_error(path + ": exists and is not a socket (left alone)");
@@ -94,12 +93,18 @@ int listen_unix(const std::string& path) {
     }
     ::unlink(path.c_str());  // a stale socket of a service that is gone
   }
+  // Made under a name of its own and renamed into place once it listens: a client never finds the path
+  // refusing connections, and a second service never takes a starting one for stale.
+  const std::string temporary = path + ".new-" + std::to_string(::getpid());
+  const sockaddr_un addr = socket_address(temporary);
+  ::unlink(temporary.c_str());
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::chmod(path.c_str(), 0666) != 0 || ::listen(fd, 128) != 0) {
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 128) != 0 ||
+      ::chmod(temporary.c_str(), 0666) != 0 || ::rename(temporary.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     ::close(fd);
+    ::unlink(temporary.c_str());
     throw std::runtime_error(path + ": cannot listen there: " + why);
   }
   return fd;
@@ -124,7 +129,7 @@ fs::path checked_relative(const std::string& path) {
   for (const auto& part : p) {
     ok = ok && !part.empty() && part != "." && part != ".." && ++depth <= 32;
   }
-  if (!ok) throw std::runtime_error("the lab service sent a file outside the workspace: " + path);
+  if (!ok) throw LabServiceError("the lab service sent a file outside the workspace: " + path);
   return p;
 }
 
@@ -141,15 +146,15 @@ class WorkspaceWriter {
  public:
   explicit WorkspaceWriter(std::string root) : root_(std::move(root)) {}
   void write(const std::string& rel, const std::string& bytes, uint64_t& total) {
-    if (root_.empty()) throw std::runtime_error("the lab service sent files where none were asked for");
+    if (root_.empty()) throw LabServiceError("the lab service sent files where none were asked for");
     total += bytes.size();
     if (total > kMaxLabWorkspaceBytes)
-      throw std::runtime_error("the lab service sent more than " +
-                               std::to_string(kMaxLabWorkspaceBytes >> 20) + " MiB of workspace");
+      throw LabServiceError("the lab service sent more than " + std::to_string(kMaxLabWorkspaceBytes >> 20) +
+                            " MiB of workspace");
     if (rel != current_) {
       const fs::path target = fs::path(root_) / checked_relative(rel);
       fs::create_directories(target.parent_path());
-      out_.close();
+      finish();
       // O_EXCL: a file sent twice, or one through a link planted in the new workspace, is refused.
       const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
       if (fd < 0) throw std::runtime_error(target.string() + ": " + std::strerror(errno));
@@ -159,6 +164,12 @@ class WorkspaceWriter {
     }
     out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!out_) throw std::runtime_error((fs::path(root_) / rel).string() + ": cannot write");
+  }
+  // Closes the file being written; throws when what it held did not reach the disk (a full disk).
+  void finish() {
+    if (!out_.is_open()) return;
+    out_.close();
+    if (!out_) throw std::runtime_error((fs::path(root_) / current_).string() + ": cannot write");
   }
 
  private:
@@ -174,8 +185,11 @@ void serve_one(int fd, const LabRequestHandler& handler) {
   const int64_t begin_ns = Clock::mono_ns();
   int status = kHarnessError;
   try {
-    if (!peer) throw std::runtime_error("the service cannot tell which account is asking");
+    if (!peer) throw LabServiceError("the service cannot tell which account is asking");
     status = handler(channel, *request, *peer);
+  } catch (const LabServiceError& e) {
+    send_output(channel, 2, std::string("ncclfi lab: ") + e.what() + "\n");
+    status = kHarnessError;
   } catch (const std::exception& e) {
     send_output(channel, 2, std::string("ncclfi lab: ") + e.what() + "\n");
     status = kBadInput;
@@ -186,8 +200,11 @@ void serve_one(int fd, const LabRequestHandler& handler) {
                  std::to_string((Clock::mono_ns() - begin_ns) / 1'000'000) + " ms)");
 }
 
-void end_requests(std::map<pid_t, int64_t>& requests) {
-  for (const auto& [pid, started] : requests) ::kill(pid, SIGTERM);
+constexpr const char* kBusy =
+    "ncclfi lab: the lab service is busy (or you have requests running already); try again in a minute\n";
+
+void end_requests(std::map<pid_t, uid_t>& requests) {
+  for (const auto& [pid, uid] : requests) ::kill(pid, SIGTERM);
   const int64_t deadline = Clock::mono_ns() + int64_t{kShutdownGraceS} * 1'000'000'000;
   while (!requests.empty() && Clock::mono_ns() < deadline) {
     const pid_t pid = ::waitpid(-1, nullptr, WNOHANG);
@@ -197,8 +214,8 @@ void end_requests(std::map<pid_t, int64_t>& requests) {
       ::usleep(50'000);
     }
   }
-  for (const auto& [pid, started] : requests) ::kill(pid, SIGKILL);
-  for (const auto& [pid, started] : requests) ::waitpid(pid, nullptr, 0);
+  for (const auto& [pid, uid] : requests) ::kill(pid, SIGKILL);
+  for (const auto& [pid, uid] : requests) ::waitpid(pid, nullptr, 0);
   requests.clear();
 }
 
@@ -213,18 +230,20 @@ std::string lab_server_socket(const std::string& explicit_path, bool may_use_def
   return "";
 }
 
-void send_output(LineChannel& channel, int fd, const std::string& text) {
+bool send_output(LineChannel& channel, int fd, const std::string& text) {
   for (size_t at = 0; at < text.size(); at += kChunkBytes) {
     const size_t n = std::min(kChunkBytes, text.size() - at);
-    channel.send({{"t", "out"}, {"fd", fd}, {"data", base64(text.data() + at, n)}});
+    if (!channel.send({{"t", "out"}, {"fd", fd}, {"data", base64(text.data() + at, n)}}, kLabSendBoundMs))
+      return false;
   }
+  return true;
 }
 
-void send_done(LineChannel& channel, int status) {
-  channel.send({{"t", "done"}, {"status", status}});
+bool send_done(LineChannel& channel, int status) {
+  return channel.send({{"t", "done"}, {"status", status}}, kLabSendBoundMs);
 }
 
-void send_workspace(LineChannel& channel, const std::string& dir) {
+bool send_workspace(LineChannel& channel, const std::string& dir) {
   std::vector<char> buf(kChunkBytes);
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
     if (!entry.is_regular_file() || entry.is_symlink()) continue;
@@ -236,30 +255,27 @@ void send_workspace(LineChannel& channel, const std::string& dir) {
       const auto n = static_cast<size_t>(in.gcount());
       if (n == 0 && !first) break;
       // An empty file is one chunk with no data: it still has to be created.
-      channel.send({{"t", "file"}, {"path", rel}, {"data", base64(buf.data(), n)}});
+      if (!channel.send({{"t", "file"}, {"path", rel}, {"data", base64(buf.data(), n)}}, kLabSendBoundMs))
+        return false;
       first = false;
     }
   }
+  return true;
 }
 
-LabReply call_lab_service(const std::string& socket_path, const nlohmann::json& request,
-                          const std::string& workspace) {
-  const int fd = connect_unix(socket_path);
-  if (fd < 0)
-    throw std::runtime_error("cannot reach the lab service at " + socket_path + ": " + std::strerror(errno) +
-                             " (is `ncclfi lab serve` running there?)");
-  LineChannel channel(fd);
-  if (!workspace.empty()) prepare_workspace(workspace);
-  if (!channel.send(request)) throw std::runtime_error("the lab service at " + socket_path + " hung up");
+namespace {
+
+LabReply read_reply(LineChannel& channel, const std::string& socket_path, WorkspaceWriter& writer,
+                    int reply_ms) {
   LabReply reply;
-  WorkspaceWriter writer(workspace);
   while (true) {
-    const auto message = channel.receive(kReplyWaitMs);
+    const auto message = channel.receive(reply_ms);
     if (!message)
-      throw std::runtime_error("the lab service at " + socket_path +
-                               (channel.open() ? " did not answer in time" : " hung up before its answer"));
+      throw LabServiceError("the lab service at " + socket_path +
+                            (channel.open() ? " did not answer in time" : " hung up before its answer"));
     const std::string kind = text_field(*message, "t");
     if (kind == "done") {
+      writer.finish();
       reply.status = static_cast<int>(int_field(*message, "status", kHarnessError));
       return reply;
     }
@@ -272,20 +288,62 @@ LabReply call_lab_service(const std::string& socket_path, const nlohmann::json& 
   }
 }
 
+// What a failed transfer left: the workspace removed when this call made it, emptied when it was there.
+void undo_workspace(const std::string& workspace, bool made_here) {
+  std::error_code ec;
+  if (made_here) {
+    fs::remove_all(workspace, ec);
+    return;
+  }
+  for (const auto& entry : fs::directory_iterator(workspace, ec)) fs::remove_all(entry.path(), ec);
+}
+
+}  // namespace
+
+LabReply call_lab_service(const std::string& socket_path, const nlohmann::json& request,
+                          const std::string& workspace, int reply_ms) {
+  const int fd = connect_unix(socket_path);
+  if (fd < 0)
+    throw LabServiceError("cannot reach the lab service at " + socket_path + ": " + std::strerror(errno) +
+                          " (is `ncclfi lab serve` running there?)");
+  LineChannel channel(fd);
+  std::error_code ec;
+  const bool made_here = !workspace.empty() && !fs::exists(workspace, ec);
+  if (!workspace.empty()) prepare_workspace(workspace);
+  WorkspaceWriter writer(workspace);
+  try {
+    if (!channel.send(request)) throw LabServiceError("the lab service at " + socket_path + " hung up");
+    LabReply reply = read_reply(channel, socket_path, writer, reply_ms);
+    if (reply.status != kAllPassed && !workspace.empty()) undo_workspace(workspace, made_here);
+    return reply;
+  } catch (const std::exception&) {
+    if (!workspace.empty()) undo_workspace(workspace, made_here);
+    throw;
+  }
+}
+
 int serve_lab_requests(const std::string& socket_path, const LabRequestHandler& handler, std::ostream& log) {
   const int listener = listen_unix(socket_path);
-  log << "lab serve: listening on " << socket_path << " (SIGINT or SIGTERM to stop)" << std::endl;
-  std::map<pid_t, int64_t> requests;  // the processes serving one request each, and when they began
+  log << "lab serve: listening on " << socket_path << " (SIGINT, SIGTERM or SIGHUP to stop)" << std::endl;
+  std::map<pid_t, uid_t> requests;  // the processes serving one request each, and whose
+  const pid_t service = ::getpid();
   while (!interrupted()) {
     for (pid_t pid; (pid = ::waitpid(-1, nullptr, WNOHANG)) > 0;) requests.erase(pid);
     pollfd pfd{listener, POLLIN, 0};
     if (::poll(&pfd, 1, 250) <= 0) continue;
     const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    if (requests.size() >= static_cast<size_t>(kMaxLabRequestsAtOnce)) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    const bool known = ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
+    const auto own =
+        std::count_if(requests.begin(), requests.end(), [&](const auto& r) { return r.second == cred.uid; });
+    if (!known || requests.size() >= static_cast<size_t>(kMaxLabRequestsAtOnce) ||
+        own >= kMaxLabRequestsPerAccount) {
+      // Told at once, never waiting on the client: it may be one of those holding the slots.
       LineChannel busy(fd);
-      send_output(busy, 2, "ncclfi lab: the lab service is busy; try again in a minute\n");
-      send_done(busy, kHarnessError);
+      busy.send({{"t", "out"}, {"fd", 2}, {"data", base64(kBusy, std::strlen(kBusy))}}, 0);
+      busy.send({{"t", "done"}, {"status", kHarnessError}}, 0);
       continue;
     }
     const pid_t pid = ::fork();
@@ -293,12 +351,13 @@ int serve_lab_requests(const std::string& socket_path, const LabRequestHandler& 
       ::close(listener);
       // A service killed outright takes its requests with it (their jobs' ranks have their own guard).
       ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() != service) ::_exit(0);  // it died before the line above
       serve_one(fd, handler);
       std::cout.flush();
       ::_exit(0);
     }
     ::close(fd);
-    if (pid > 0) requests.emplace(pid, Clock::mono_ns());
+    if (pid > 0) requests.emplace(pid, cred.uid);
   }
   log << "lab serve: stopping (" << requests.size() << " request(s) still running)" << std::endl;
   end_requests(requests);

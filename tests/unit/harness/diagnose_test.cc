@@ -467,10 +467,14 @@ TEST(DiagnoseAttribution, InitLinesNameTheProcesssRank) {
   const auto dir = fresh_dir("ncclfi-diagnose-mixed-log");
   std::ofstream log(dir / "slurm-4711.out");
   const char* hosts[] = {"gpu-node01", "gpu-node02", "gpu-node03", "gpu-node04"};
-  for (int r = 0; r < 4; ++r) {
+  // Out of rank order, each process's first line before any init line, and a sub-communicator's init
+  // lines (rank 0 or 1 in it, with 2.29.2's "[Rank N]" Init START) before the world's.
+  for (int r : {2, 0, 3, 1}) {
     const std::string p =
         std::string(hosts[r]) + ":" + std::to_string(100 + r) + ":" + std::to_string(100 + r);
-    // A sub-communicator of two ranks first (rank 0 or 1 in it), then the world's.
+    log << p << " [0] NCCL INFO NCCL version 2.30.7+cuda13.0\n";
+    log << p << " [0] NCCL INFO [Rank " << r % 2 << "] ncclCommInitRankConfig comm 0x55d0c0a0b0c0 rank "
+        << r % 2 << " nranks 2 cudaDev 0 nvmlDev 0 busId 18000 commId 0x1 - Init START\n";
     log << p << " [0] NCCL INFO comm 0x55d0c0a0b0c0 rank " << r % 2 << " nRanks 2 nNodes 2 localRanks 1 "
         << "localRank 0 MNNVL 0\n";
     log << p << " [0] NCCL INFO comm 0x55d0c0a0b0d0 rank " << r << " nRanks 4 nNodes 4 localRanks 1 "
@@ -487,7 +491,7 @@ TEST(DiagnoseAttribution, InitLinesNameTheProcesssRank) {
   const Diagnosis d = diagnose(collect_inputs({dir.string()}));
   EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
   EXPECT_EQ(d.culprit_host, "gpu-node02");
-  EXPECT_EQ(d.rank_hosts.at(3), "gpu-node04");
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(d.rank_hosts.at(r), hosts[r]) << "rank " << r;
   std::filesystem::remove_all(dir);
 }
 

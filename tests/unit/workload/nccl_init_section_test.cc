@@ -74,6 +74,11 @@ TEST(NcclInitSection, OnlyRank0PrintsTheRingsAndNewerReleasesTagInitStart) {
   // The ring's numbers are as wide as the largest rank (dumpLine's " %*d").
   const auto wide = nccl_init_lines(facts(0, 12));
   EXPECT_TRUE(has(wide, "Channel 00/02 :  0  1  2  3  4  5  6  7  8  9 10 11")) << wide.at(5);
+  // A ring longer than dumpLine's 128-byte buffer is cut with "...".
+  const std::string ring64 = nccl_init_lines(facts(0, 64)).at(5);
+  EXPECT_EQ(ring64.size(), 127U) << ring64;
+  EXPECT_EQ(ring64.substr(0, 28), "Channel 00/02 :  0  1  2  3 ");
+  EXPECT_EQ(ring64.substr(124), "...");
 }
 
 TEST(NcclInitSection, ConnectionsAreTheRingNeighboursThenConnectedAllRings) {
@@ -116,6 +121,12 @@ TEST(NcclInitSection, BothTreesAreTreesOverEveryRank) {
   EXPECT_EQ(a.down[0], 2);
   EXPECT_EQ(a.down[1], 6);
   EXPECT_EQ(a.up, 0);
+  // An odd count: the second tree is the first shifted by one rank (ncclGetDtree). Worked from trees.cc by
+  // hand for rank 0 of 3: in the second tree its parent is 1 and its one child 2.
+  double_binary_tree(3, 0, a, b);
+  EXPECT_EQ(b.up, 1);
+  EXPECT_EQ(b.down[0], 2);
+  EXPECT_EQ(b.down[1], -1);
 }
 
 }  // namespace
