@@ -2,7 +2,7 @@
 
 namespace ncclfi::preload {
 
-CommInfo* CommRegistry::add(ncclComm_t comm, int rank, int nranks, int device) {
+CommInfo* CommRegistry::add(ncclComm_t comm, int rank, int nranks, int device, bool may_query) {
   if (comm == nullptr) return nullptr;
   auto* info = new CommInfo;  // never freed (see remove)
   info->comm = comm;
@@ -14,11 +14,11 @@ CommInfo* CommRegistry::add(ncclComm_t comm, int rank, int nranks, int device) {
     info->index = next_index_.fetch_add(1, std::memory_order_relaxed);
     by_comm_[comm] = info;
   }
-  if (!info->complete()) query_(*info);
+  if (may_query) complete(*info);
   return info;
 }
 
-CommInfo* CommRegistry::lookup(ncclComm_t comm) {
+CommInfo* CommRegistry::lookup(ncclComm_t comm, bool may_query) {
   if (comm == nullptr) return nullptr;
   CommInfo* info = nullptr;
   {
@@ -26,8 +26,8 @@ CommInfo* CommRegistry::lookup(ncclComm_t comm) {
     auto it = by_comm_.find(comm);
     if (it != by_comm_.end()) info = it->second;
   }
-  if (info == nullptr) return add(comm, -1, -1, -1);
-  if (!info->complete()) query_(*info);
+  if (info == nullptr) return add(comm, -1, -1, -1, may_query);
+  if (may_query) complete(*info);
   return info;
 }
 

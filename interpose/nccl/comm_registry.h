@@ -44,10 +44,22 @@ class CommRegistry {
 
   // Records a new communicator with what the caller knows (-1 = unknown; the rest is queried).
   // A comm address seen again after its destruction gets a fresh entry and index.
-  CommInfo* add(ncclComm_t comm, int rank, int nranks, int device);
-  // The entry of `comm`, completing unknown fields by query; nullptr for a NULL comm. A comm the
-  // preload never saw created (made before the preload was initialised) is adopted with a new index.
-  CommInfo* lookup(ncclComm_t comm);
+  //
+  // `may_query`: whether NCCL may be asked now. NCCL's queries (ncclCommUserRank, ...) refuse a
+  // non-blocking communicator while an operation is in flight, and WARN each time ("Attempt to use
+  // communicator before the previous operation returned ncclSuccess"); asked at each poll of a job
+  // waiting on ncclCommGetAsyncError, that was hundreds of thousands of lines per rank on an H200. Where
+  // an operation may be in flight (a non-blocking init, the poll itself, a teardown) the caller passes
+  // false and completes the entry once NCCL has said the comm is settled (complete()).
+  CommInfo* add(ncclComm_t comm, int rank, int nranks, int device, bool may_query = true);
+  // The entry of `comm`, completing unknown fields by query (when `may_query`); nullptr for a NULL comm.
+  // A comm the preload never saw created (made before the preload was initialised) is adopted with a
+  // new index.
+  CommInfo* lookup(ncclComm_t comm, bool may_query = true);
+  // Asks NCCL for what `info` still lacks: call only when the comm has nothing in flight.
+  void complete(CommInfo& info) {
+    if (!info.complete()) query_(info);
+  }
   // Forgets `comm` (after Destroy/Abort). Entries are never freed: work queued on a stream may still
   // refer to one.
   void remove(ncclComm_t comm);

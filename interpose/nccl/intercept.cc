@@ -142,9 +142,11 @@ ncclResult_t intercept_get_async_error(ncclComm_t comm, ncclResult_t* async_erro
   // Not a fault point: it reports what an async_error fault stored on the comm, and runs the
   // corruptions a non-blocking comm was waiting for.
   CommInfo* info = nullptr;
-  guarded(report, "ncclCommGetAsyncError", [&] { info = comms().lookup(comm); });
+  // Asked only once NCCL has answered that nothing is in flight (comm_registry.h).
+  guarded(report, "ncclCommGetAsyncError", [&] { info = comms().lookup(comm, /*may_query=*/false); });
   const ncclResult_t rc = forward();
   if (rc != ncclSuccess || async_error == nullptr || info == nullptr) return rc;
+  if (*async_error == ncclSuccess) guarded(report, "ncclCommGetAsyncError", [&] { comms().complete(*info); });
   const int injected = info->async_error.load(std::memory_order_acquire);
   // A real error NCCL reports wins over ours; an injected one replaces success and "in progress".
   if (injected != 0 && (*async_error == ncclSuccess || *async_error == ncclInProgress)) {
@@ -196,14 +198,17 @@ ncclResult_t intercept_init(const InitCall& call, ForwardFn forward_fn) {
     return rc;
   }
   if ((rc != ncclSuccess && rc != ncclInProgress) || call.outputs == nullptr) return rc;
+  // A non-blocking init is still in flight (ncclInProgress): the entries are completed later.
+  const bool settled = rc == ncclSuccess;
   guarded(report, call.api, [&] {
     for (int i = 0; i < call.n_outputs; ++i) {
       if (call.n_outputs > 1) {
-        comms().add(call.outputs[i], i, call.n_outputs, call.devlist != nullptr ? call.devlist[i] : i);
+        comms().add(call.outputs[i], i, call.n_outputs, call.devlist != nullptr ? call.devlist[i] : i,
+                    settled);
       } else if (call.parent != nullptr) {
-        comms().add(call.outputs[i], -1, -1, -1);
+        comms().add(call.outputs[i], -1, -1, -1, settled);
       } else {
-        comms().add(call.outputs[i], call.rank, call.nranks, -1);
+        comms().add(call.outputs[i], call.rank, call.nranks, -1, settled);
       }
     }
   });
@@ -217,7 +222,7 @@ ncclResult_t intercept_teardown(ncclComm_t comm, bool forget, bool fault_point, 
   bool fault_decided = false;
   if (fault_point && !scope.nested()) {
     guarded(report, "ncclCommAbort", [&] {
-      CommInfo* info = comms().lookup(comm);
+      CommInfo* info = comms().lookup(comm, /*may_query=*/false);  // an abort may come mid-operation
       const CallSite site = site_for(info, "abort");
       FaultPoint& point = comm_abort_point();
       if (const ArmedFault* fault = point.check(site)) {

@@ -138,6 +138,10 @@ TEST_F(PreloadTest, CorruptOnANonBlockingCommWaitsUntilTheOpIsEnqueued) {
   ASSERT_EQ(inj.size(), 1u);
   EXPECT_EQ(inj[0]["deferred"], "nonblocking");
   EXPECT_EQ(inj[0]["rank"], 1);
+  // The preload asks NCCL about the communicator (rank, size, device) only when no operation is in
+  // flight: NCCL refuses and WARNs otherwise, once per poll of the job's wait loop.
+  for (const auto& line : calls())
+    EXPECT_EQ(line.find("Attempt to use communicator"), std::string::npos) << line;
   std::vector<unsigned char> buf(kCount * 4);
   std::ifstream(path("recv.bin"), std::ios::binary)
       .read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));

@@ -45,6 +45,10 @@ void add_shared_gpu_env(std::map<std::string, std::string>& env, const LaunchCon
   }
   if (rank >= 0) {
     for (const auto& [k, v] : shared_gpu_rank_env(rank, ctx.gpu.gpus, visible)) env[k] = v;
+    // A rank that runs as a node of its own name (the labs) is that node to NCCL too: NCCL prints the
+    // value under NCCL_DEBUG=INFO ("NCCL_HOSTID set by environment to ..."), where ncclfi's own would show.
+    const auto& names = ctx.scenario->launcher.hostnames;
+    if (static_cast<size_t>(rank) < names.size()) env["NCCL_HOSTID"] = names[static_cast<size_t>(rank)];
     return;
   }
   env[kSharedGpusVar] = std::to_string(ctx.gpu.gpus);

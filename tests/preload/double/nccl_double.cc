@@ -288,6 +288,9 @@ static ncclResult_t ensure_ready(ncclComm_t comm) {
   t_in_query = true;
   ncclResult_t rc = ncclCommGetAsyncError(comm, &state);
   t_in_query = false;
+  // init.cc's ncclCommEnsureReady warns each time it refuses (NCCL_DEBUG=WARN prints it).
+  if (rc == ncclSuccess && state == ncclInProgress)
+    record("WARN Attempt to use communicator before the previous operation returned ncclSuccess");
   return rc != ncclSuccess ? rc : (state == ncclInProgress ? ncclInvalidArgument : ncclSuccess);
 }
 

@@ -114,6 +114,18 @@ LaunchContext shared_context(const Scenario& s) {
   return ctx;
 }
 
+// Ranks that run as named nodes (the labs) give NCCL their node's name: NCCL_DEBUG=INFO prints
+// "NCCL_HOSTID set by environment to ...", and a lab's logs must not name ncclfi (seen on an H200).
+TEST(SharedGpuLaunch, NamedNodesAreTheirOwnHostIds) {
+  Scenario s = gpu_scenario(2, 2);
+  s.launcher.hostnames = {"gpu-node07", "gpu-node11"};
+  const LaunchContext ctx = shared_context(s);
+  const auto specs = make_launcher("local")->processes(ctx);
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].env.at("NCCL_HOSTID"), "gpu-node07");
+  EXPECT_EQ(specs[1].env.at("NCCL_HOSTID"), "gpu-node11");
+}
+
 TEST(SharedGpuLaunch, LocalRanksGetTheirHostIdGpuAndMps) {
   const Scenario s = gpu_scenario(2, 2);
   const LaunchContext ctx = shared_context(s);
