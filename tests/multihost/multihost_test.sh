@@ -24,6 +24,9 @@ for c in v.get("judgement", {}).get("checks", []): print(" ", c.get("field"), c.
 on_node1() { "$cluster" exec node1 "$@"; }
 run_scenario() { on_node1 "$ncclfi" run "$src/scenarios/multihost/$1.json" --out "$out" -q --color never; }
 events() { cat "$out"/*/*/events.jsonl 2>/dev/null; }
+# Under pipefail, `events | grep -q X` fails at random: grep -q leaves at the first match and cat, still
+# writing a large events file, dies of SIGPIPE (status 141). So every match below reads all its input
+# (grep -c X >/dev/null: the same exit status).
 # Every process of a drill on any host of the cluster: what carries an NCCLFI_HARNESS_ID there.
 drill_pids() {
   for p in $(for h in $NCCLFI_CLUSTER_HOSTS; do ip netns pids "ncclfi-$h"; done); do
@@ -70,14 +73,14 @@ case $case in
     [[ $case == link-rate-drill ]] && name=$launcher-link-rate
     run_scenario "$name"; expect_verdict_pass $?
     if [[ $case == link-rate-drill ]]; then
-      events | grep '"inject"' | grep -q '"link/rate"' || fail "no link rate injection recorded"
+      events | grep '"inject"' | grep -c '"link/rate"' >/dev/null || fail "no link rate injection recorded"
       [[ -z $(ip netns exec ncclfi-node3 tc qdisc show dev eth0 | grep tbf) ]] || fail "node3's link still limited after the drill"
     fi
     if [[ $case == kill ]]; then
-      events | grep '"inject"' | grep -q '"proc/kill"' || fail "no proc kill injection recorded"
-      events | grep '"rank_gone"' | grep -q '"rank":2' || fail "node3's agent did not report rank 2 gone"
+      events | grep '"inject"' | grep -c '"proc/kill"' >/dev/null || fail "no proc kill injection recorded"
+      events | grep '"rank_gone"' | grep -c '"rank":2' >/dev/null || fail "node3's agent did not report rank 2 gone"
       # Its fate, recorded on its own host by the process that held its place for the launcher.
-      events | grep '"rank_exit"' | grep '"rank":2' | grep '"host":"node3"' | grep -q '"signal":9' ||
+      events | grep '"rank_exit"' | grep '"rank":2' | grep '"host":"node3"' | grep -c '"signal":9' >/dev/null ||
         fail "no rank_exit with signal 9 for rank 2 from node3"
     fi ;;
   torchrun-drop | torchrun-kill | torchrun-srun-drop | torchrun-srun-kill)
@@ -100,9 +103,9 @@ for line in sys.stdin:
 print(" ".join("%d:%s" % kv for kv in sorted(seen.items())))')
     [[ $hosts == "0:node1 1:node1 2:node2 3:node2 4:node3 5:node3" ]] || fail "workers placed $hosts"
     if [[ $drill == kill ]]; then
-      events | grep '"inject"' | grep -q '"proc/kill"' || fail "no proc kill injection recorded"
+      events | grep '"inject"' | grep -c '"proc/kill"' >/dev/null || fail "no proc kill injection recorded"
       # Rank 4's fate, recorded on node3 by the `ncclfi agent --exec` that holds its place under torchrun.
-      events | grep '"rank_exit"' | grep '"rank":4' | grep '"host":"node3"' | grep -q '"signal":9' ||
+      events | grep '"rank_exit"' | grep '"rank":4' | grep '"host":"node3"' | grep -c '"signal":9' >/dev/null ||
         fail "no rank_exit with signal 9 for rank 4 from node3"
       # ... and torchrun restarted the group (the verdict counted it): every rank started again.
       for r in 0 1 2 3 4 5; do
@@ -131,14 +134,14 @@ print(" ".join("%d:%s" % kv for kv in sorted(seen.items())))')
     "$cluster" exec node1 "$ncclfi" run "$src/scenarios/multihost/mpirun-armed-drop.json" --out "$out" -q --color never &
     pid=$!
     for _ in $(seq 1 300); do  # the job runs once all three agents are in and rank 4 is up
-      [[ $(events | grep -c '"event":"agent"') -ge 3 ]] && events | grep -q '"rank":4' && break
+      [[ $(events | grep -c '"event":"agent"') -ge 3 ]] && events | grep -c '"rank":4' >/dev/null && break
       sleep 0.1
     done
     sleep 1
     run_dir=$(dirname "$(ls "$out"/*/*/events.jsonl | head -1)")
     on_node1 "$ncclfi" arm "$run_dir" drop4 || { kill $pid; fail "ncclfi arm found no rank through the agents"; }
     wait $pid; expect_verdict_pass $?
-    events | grep '"inject"' | grep -q '"drop4"' || fail "the armed drop never fired"
+    events | grep '"inject"' | grep -c '"drop4"' >/dev/null || fail "the armed drop never fired"
     # ... and not before it was armed: the first injection follows the control event.
     events | python3 -c '
 import json, sys
@@ -175,10 +178,10 @@ PY
     rc=$?
     [[ $rc -eq 1 ]] || fail "a run whose only fault was refused exited $rc, expected 1 (not a pass)"
     run_dir=$(dirname "$(ls "$out"/*/*/verdict.json | head -1)")
-    events | grep '"injection_refused"' | grep '"host":"node3"' | grep '"source":"agent"' | grep -q '"rank":2' ||
+    events | grep '"injection_refused"' | grep '"host":"node3"' | grep '"source":"agent"' | grep -c '"rank":2' >/dev/null ||
       fail "no injection_refused event from node3's agent for rank 2"
-    events | grep -q '"event":"inject"' && fail "an injection was recorded"
-    events | grep '"rank_exit"' | grep '"rank":2' | grep '"host":"node3"' | grep -q '"exit_code":0' ||
+    events | grep -c '"event":"inject"' >/dev/null && fail "an injection was recorded"
+    events | grep '"rank_exit"' | grep '"rank":2' | grep '"host":"node3"' | grep -c '"exit_code":0' >/dev/null ||
       fail "rank 2 on node3 did not end on its own with 0 (was it killed?)"
     grep -q "refused signal 9 for rank 2: not in the allowed hosts (node1, node2)" "$run_dir/attempt-0/agents.log" ||
       fail "node3's agent did not say it refused: $(cat "$run_dir/attempt-0/agents.log")"
@@ -260,7 +263,7 @@ import socket; s = socket.create_connection(("node2", 29876)); s.sendall(b"x" * 
       [[ $rc -eq 3 ]] || fail "a link delay without netem: exit $rc, expected 3"
       grep -q "link fault 'slow' (delay) cannot run on node[0-9]: its kernel can do rate" "$out/run.log" ||
         fail "unclear refusal: $(tail -20 "$out/run.log")"
-      events | grep -q '"launch".*cpu-ring' && fail "the job was launched"
+      events | grep -c '"launch".*cpu-ring' >/dev/null && fail "the job was launched"
     fi ;;
   *) fail "unknown case $case" ;;
 esac
