@@ -151,7 +151,7 @@ int lab_start(const LabStart& start) {
                 random_ticket(),  fs::absolute(start.key_dir).lexically_normal().string(),
                 Clock::wall_ns(), start.server};
   // Under `lab serve` the workspace is made in the ticket's private directory and sent to the student.
-  std::string dir = start.server.empty() ? start.dir : key_path(ticket) + "/workspace";
+  std::string dir = start.server.empty() ? start.dir : lab_service_workspace(key_path(ticket));
   if (dir.empty()) dir = "lab-" + lab->name + "-" + student;
   if (fs::exists(dir) && !fs::is_empty(dir)) throw std::runtime_error(dir + ": the workspace exists already");
   // The key directory and each ticket's are private (0700), and the secret that signs progress is made
@@ -184,7 +184,7 @@ int lab_start(const LabStart& start) {
     }
     runs.push_back(run_scenario(scenario, options));
     if (!runs.back().harness_error.empty()) {
-      throw std::runtime_error("the job could not run: " + runs.back().harness_error);
+      throw LabJobError("the job could not run: " + runs.back().harness_error);
     }
     run_dirs.push_back(fs::absolute(runs.back().run_dir).string());
   }
@@ -416,12 +416,12 @@ void add_start_command(CLI::App& lab, const std::shared_ptr<LabArgs>& args, int&
       local.dir = args->dir;
       local.key_dir = args->start_key_dir;
       status = lab_start(local);
-    } catch (const ScenarioError& e) {
+    } catch (const LabJobError& e) {
       std::cerr << "ncclfi lab: " << e.what() << "\n";
-      status = kBadInput;
+      status = kHarnessError;
     } catch (const std::exception& e) {
       std::cerr << "ncclfi lab: " << e.what() << "\n";
-      status = std::string(e.what()).rfind("the job could not run", 0) == 0 ? kHarnessError : kBadInput;
+      status = kBadInput;
     }
   });
 }

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -80,8 +81,13 @@ int start_roster(const LabArgs& args);
 // cmd_lab_debrief.cc: the student's debrief of their own workspace, once their answer is final (exit 2
 // "answer first" before).
 int cmd_student_debrief(const std::string& workspace);
+// A lab's job that could not run (a harness error, exit 3), as against a bad lab or request (exit 2).
+struct LabJobError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // cmd_lab.cc: a start, a hint, an answer (the student's commands when no lab service is used, and what
-// the service runs for them).
+// the service runs for them). A start throws LabJobError when a job could not run.
 int lab_start(const LabStart& start);
 int lab_hint(const std::string& workspace, const std::string& key_dir);
 int lab_answer(const std::string& workspace, const std::vector<int>& ranks, const std::string& cause,

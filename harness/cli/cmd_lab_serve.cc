@@ -19,7 +19,6 @@
 #include "lab_roster.h"
 #include "lab_service.h"
 #include "lab_workspace.h"
-#include "scenario.h"
 
 namespace ncclfi::cli {
 namespace fs = std::filesystem;
@@ -40,22 +39,18 @@ int run_captured(LineChannel& channel, const std::function<int()>& body) {
   int status = kBadInput;
   try {
     status = body();
+  } catch (const LabJobError& e) {
+    err << "ncclfi lab: " << e.what() << "\n";
+    status = kHarnessError;
   } catch (const std::exception& e) {
     err << "ncclfi lab: " << e.what() << "\n";
-    const bool job_failed = dynamic_cast<const ScenarioError*>(&e) == nullptr &&
-                            std::string(e.what()).rfind("the job could not run", 0) == 0;
-    status = job_failed ? kHarnessError : kBadInput;
+    status = kBadInput;
   }
   std::cout.rdbuf(old_out);
   std::cerr.rdbuf(old_err);
   send_output(channel, 2, err.str());
   send_output(channel, 1, out.str());
   return status;
-}
-
-// The service's own copy of a ticket's workspace: KEY_DIR/TICKET/workspace.
-std::string service_workspace(const std::string& ticket_dir) {
-  return ticket_dir + "/workspace";
 }
 
 // The ticket of `student` for `lab` in the key directory, or "" when there is none.
@@ -93,7 +88,7 @@ int serve_start(LineChannel& channel, const nlohmann::json& request, const LabPe
   int status = kAllPassed;
   if (!ticket_dir.empty()) {
     // Again: the same workspace, never a new draw (a student could start until an easy cause came up).
-    if (read_key(ticket_dir).value("workspace", "") != service_workspace(ticket_dir))
+    if (read_key(ticket_dir).value("workspace", "") != lab_service_workspace(ticket_dir))
       throw std::runtime_error("your instructor started " + lab +
                                " for you already, outside this service: work in that workspace");
     send_output(channel, 1,
@@ -112,7 +107,8 @@ int serve_start(LineChannel& channel, const nlohmann::json& request, const LabPe
     if (status != kAllPassed) return status;
     ticket_dir = ticket_of(config.key_dir, lab, peer.user);
   }
-  if (!send_workspace(channel, service_workspace(ticket_dir))) return kHarnessError;  // the client is gone
+  if (!send_workspace(channel, lab_service_workspace(ticket_dir)))
+    return kHarnessError;  // the client is gone
   return status;
 }
 
@@ -128,7 +124,7 @@ int serve_ticket(LineChannel& channel, const std::string& op, const nlohmann::js
     throw std::runtime_error("no ticket " + id + " in this class");
   const nlohmann::json key = read_key(ticket_dir);
   if (key.value("student", "") != peer.user) throw std::runtime_error("ticket " + id + " is not yours");
-  const std::string workspace = service_workspace(ticket_dir);
+  const std::string workspace = lab_service_workspace(ticket_dir);
   if (op == "hint") return run_captured(channel, [&] { return lab_hint(workspace, config.key_dir); });
   if (op == "debrief") return run_captured(channel, [&] { return cmd_student_debrief(workspace); });
   std::vector<int> ranks;

@@ -17,14 +17,8 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-class LabClass : public ::testing::Test {
+class LabClass : public LabCourse {
  protected:
-  void SetUp() override {
-    catalogue_ = dir_.path + "/labs";
-    fs::create_directories(catalogue_);
-    std::ofstream(catalogue_ + "/tiny.json") << tiny_lab().dump(2);
-    keys_ = dir_.path + "/keys";
-  }
   CliResult start(const std::string& student, std::vector<std::string> more = {}) {
     std::vector<std::string> args = {"lab",       "start",     "tiny", "--student",   student,   "--dir",
                                      ws(student), "--key-dir", keys_,  "--catalogue", catalogue_};
@@ -44,15 +38,6 @@ class LabClass : public ::testing::Test {
     args.insert(args.end(), more.begin(), more.end());
     return run_cli(args);
   }
-  static std::string row_of(const std::string& csv, const std::string& student) {
-    std::istringstream lines(csv);
-    for (std::string line; std::getline(lines, line);)
-      if (line.rfind(student + ",", 0) == 0) return line;
-    return "";
-  }
-
-  TempDir dir_;
-  std::string catalogue_, keys_;
 };
 
 TEST_F(LabClass, BlindGuessesCostPointsAndTheClassCapsAttempts) {

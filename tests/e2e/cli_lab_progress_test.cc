@@ -22,15 +22,8 @@ namespace fs = std::filesystem;
 
 // A course: the catalogue, the key directory, and students' workspaces, all under one temporary
 // directory.
-class LabProgress : public ::testing::Test {
+class LabProgress : public LabCourse {
  protected:
-  void SetUp() override {
-    catalogue_ = dir_.path + "/labs";
-    fs::create_directories(catalogue_);
-    std::ofstream(catalogue_ + "/tiny.json") << tiny_lab().dump(2);
-    keys_ = dir_.path + "/keys";
-  }
-
   // Starts the lab for `student`; returns the workspace.
   std::string start(const std::string& student) {
     const std::string ws = dir_.path + "/ws-" + student;
@@ -52,16 +45,6 @@ class LabProgress : public ::testing::Test {
     args.insert(args.end(), workspaces.begin(), workspaces.end());
     return run_cli(args);
   }
-  // The gradebook's CSV line of `student`.
-  static std::string row_of(const std::string& csv, const std::string& student) {
-    std::istringstream lines(csv);
-    for (std::string line; std::getline(lines, line);)
-      if (line.rfind(student + ",", 0) == 0) return line;
-    return "";
-  }
-
-  TempDir dir_;
-  std::string catalogue_, keys_;
 };
 
 TEST_F(LabProgress, HintAnswerAndGradebookStillWorkAndTheProgressIsSigned) {

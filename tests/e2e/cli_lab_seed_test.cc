@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cli_process.h"
+#include "lab_fixture.h"
 
 namespace ncclfi::e2e {
 namespace {
@@ -28,21 +29,17 @@ json tiny_cause(const std::string& id, const std::string& cause) {
           {"hints", {"look at rank {var:rank}"}}};
 }
 
-class LabSeed : public ::testing::Test {
+class LabSeed : public LabCourse {
  protected:
-  void SetUp() override {
-    catalogue_ = dir_.path + "/labs";
-    fs::create_directories(catalogue_);
-    std::ofstream(catalogue_ + "/tiny.json")
-        << json({{"lab", "tiny"},
-                 {"title", "A tiny lab"},
-                 {"topic", "tests"},
-                 {"needs", "cpu"},
-                 {"symptom", "nothing happened"},
-                 {"briefing", "which rank?"},
-                 {"causes", {tiny_cause("broken-nic", "nic"), tiny_cause("dead-node", "dead_rank")}}})
-               .dump(2);
-    keys_ = dir_.path + "/keys";
+  // A tiny lab of two causes, in place of tiny_lab().
+  LabSeed() {
+    write_lab({{"lab", "tiny"},
+               {"title", "A tiny lab"},
+               {"topic", "tests"},
+               {"needs", "cpu"},
+               {"symptom", "nothing happened"},
+               {"briefing", "which rank?"},
+               {"causes", {tiny_cause("broken-nic", "nic"), tiny_cause("dead-node", "dead_rank")}}});
   }
   // Starts the lab for `student` into workspace `name`; returns the workspace's key.json.
   json start(const std::string& student, const std::string& name, const std::vector<std::string>& more = {}) {
@@ -54,9 +51,6 @@ class LabSeed : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     return read_json(keys_ + "/" + read_json(ws + "/lab.json").at("ticket").get<std::string>() + "/key.json");
   }
-
-  TempDir dir_;
-  std::string catalogue_, keys_;
 };
 
 TEST_F(LabSeed, TheSameStudentNameDrawsDifferentVariantsAndTheSeedIsNotInTheWorkspace) {

@@ -60,15 +60,8 @@ int connect_raw(const std::string& path) {
   return fd;
 }
 
-class LabServe : public ::testing::Test {
+class LabServe : public LabCourse {
  protected:
-  void SetUp() override {
-    catalogue_ = dir_.path + "/labs";
-    fs::create_directories(catalogue_);
-    std::ofstream(catalogue_ + "/tiny.json") << tiny_lab().dump(2);
-    keys_ = dir_.path + "/keys";
-    socket_ = dir_.path + "/lab.sock";
-  }
   void TearDown() override {
     if (server_ > 0) {
       ::kill(server_, SIGTERM);
@@ -92,8 +85,7 @@ class LabServe : public ::testing::Test {
   }
   json progress_of(const std::string& ticket) { return read_json(keys_ + "/" + ticket + "/progress.json"); }
 
-  TempDir dir_;
-  std::string catalogue_, keys_, socket_;
+  const std::string socket_ = dir_.path + "/lab.sock";
   pid_t server_ = -1;
 };
 
@@ -300,7 +292,7 @@ TEST_F(LabServe, ASecondAccountCannotReadTheRunningJob) {
                          {"trigger", {{"after_ms", 3000}}}}};
   scenario["expect"] = {{"outcome", "detected"}};
   lab["jobs"][0]["scenario"] = scenario;
-  std::ofstream(catalogue_ + "/tiny.json") << lab.dump(2);
+  write_lab(lab);
   serve();
   // The student is nobody: their own copy of the ncclfi binary (the build tree may be closed to them), a
   // home of their own, and the socket, reachable through the test's directory (0711).

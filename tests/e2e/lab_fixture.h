@@ -3,6 +3,13 @@
 // with two hints and one misconception.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_process.h"
@@ -33,5 +40,30 @@ inline nlohmann::json tiny_lab() {
           {"evidence", {"training/rank-{var:rank}.log: mlx5_0:1 raised a port error"}},
           {"explanation", "rank 1's NIC"}};
 }
+
+// A course for the lab commands' tests, under one temporary directory: the catalogue (tiny_lab(), unless
+// a test writes another with write_lab) and the key directory.
+class LabCourse : public ::testing::Test {
+ protected:
+  LabCourse() {
+    std::filesystem::create_directories(catalogue_);
+    write_lab(tiny_lab());
+  }
+  // Writes `lab` into the catalogue as LAB.json (replacing one of that name).
+  void write_lab(const nlohmann::json& lab) const {
+    std::ofstream(catalogue_ + "/" + lab.at("lab").get<std::string>() + ".json") << lab.dump(2);
+  }
+  // The gradebook's CSV line of `student` ("" when there is none).
+  static std::string row_of(const std::string& csv, const std::string& student) {
+    std::istringstream lines(csv);
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind(student + ",", 0) == 0) return line;
+    return "";
+  }
+
+  TempDir dir_;
+  const std::string catalogue_ = dir_.path + "/labs";
+  const std::string keys_ = dir_.path + "/keys";
+};
 
 }  // namespace ncclfi::e2e

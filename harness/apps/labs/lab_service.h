@@ -44,6 +44,12 @@ inline constexpr int kLabReplyMs = 2 * 60 * 1000;
 // What a workspace sent back may hold, in all: a lab's workspace is a few MiB.
 inline constexpr uint64_t kMaxLabWorkspaceBytes = 256ull << 20;
 
+// The service's own copy of a ticket's workspace (KEY_DIR/TICKET/workspace): what it grades against and
+// what it sends the student.
+inline std::string lab_service_workspace(const std::string& ticket_dir) {
+  return ticket_dir + "/workspace";
+}
+
 // Who is asking: the peer's Unix account, from the kernel.
 struct LabPeer {
   uid_t uid = 0;
