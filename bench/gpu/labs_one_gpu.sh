@@ -24,6 +24,20 @@ for file in scenarios/labs/*.json; do
     fail=$((fail + 1)); verdict=FAIL
   fi
   echo "$verdict $lab ($(( $(date +%s) - start )) s): $(tail -n1 "$out/$lab.log")" | tee -a "$summary"
+  # A slow lab teaches nothing unless today's steps are slower than last week's: the medians, side by side.
+  for ws in "$out/labs/$lab"/ws-*; do
+    [[ -f "$ws/today/step_times.csv" && -f "$ws/last-week/step_times.csv" ]] || continue
+    python3 - "$ws" <<'PY' | tee -a "$summary"
+import csv, statistics, sys
+ws = sys.argv[1]
+med = {}
+for job in ("last-week", "today"):
+    rows = list(csv.DictReader(open(f"{ws}/{job}/step_times.csv")))
+    med[job] = statistics.median(float(r["duration_ms"]) for r in rows) if rows else float("nan")
+print(f"  {ws.rsplit('/', 1)[-1]}: median step {med['last-week']:.2f} ms last week, {med['today']:.2f} ms today "
+      f"({med['today'] / med['last-week']:.2f}x)")
+PY
+  done
 done
 echo "one-GPU labs: $pass passed, $fail failed" | tee -a "$summary"
 ((fail == 0))

@@ -18,6 +18,7 @@
 #include "observe.h"
 #include "orphan_guard.h"
 #include "output_tailer.h"
+#include "quiet_net_plugin.h"
 #include "rounds.h"
 #include "run_dir.h"
 #include "score.h"
@@ -121,6 +122,12 @@ class AttemptMps {
   bool unavailable_ = false;
 };
 
+// What a run keeps on this host for all its attempts: the MPS daemons, the quiet net plugin's directory.
+struct RunHostResources {
+  AttemptMps& mps;
+  const std::string& net_plugin_dir;
+};
+
 // The attempts of one pass (the baseline or the real run) into `history`, under the restart policy.
 struct PassSettings {
   std::string dir;      // absolute: where events.jsonl and attempt-N/ go
@@ -147,7 +154,7 @@ harness::ProgressState progress_base(const Scenario& s, const ScenarioRunOptions
 
 void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::string& run_dir,
               const PassSettings& pass, const harness::LogClassifier& classifier, History& history,
-              AttemptMps& mps) {
+              RunHostResources host) {
   const auto launcher = make_launcher(s.launcher.kind);
   const std::string events_path = pass.dir + "/events.jsonl";
   EventLog harness_events(events_path, "harness");
@@ -176,7 +183,8 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
     in.ctx.job_key = draw_job_key();
     in.ctx.parent_env = current_environment();
     in.ctx.gpu = opt.gpu;
-    in.ctx.mps_env = mps.start(in.ctx.log_dir, in.ctx.harness_id);
+    in.ctx.mps_env = host.mps.start(in.ctx.log_dir, in.ctx.harness_id);
+    in.ctx.net_plugin_dir = host.net_plugin_dir;
     in.ctx.allowed_hosts = opt.allowed_hosts;
     in.launcher = launcher.get();
     in.classifier = &classifier;
@@ -186,7 +194,7 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
     in.progress_base = progress_base(s, opt, pass);
     history.attempts = attempt + 1;
     const AttemptResult r = run_attempt(in, history);
-    mps.stop(history, attempt);
+    host.mps.stop(history, attempt);
     events_offset = r.events_end_offset;
     history.deadline_hit = history.deadline_hit || r.deadline_hit;
     if (r.interrupted) {
@@ -220,7 +228,7 @@ void run_pass(const Scenario& s, const ScenarioRunOptions& opt, const std::strin
 // noise the run is judged against, and it covers a host whose load drifts meanwhile. Round `round` (from
 // 1) has its own folder in the run directory (round-N), but for the first one.
 void run_round(const Scenario& s, const ScenarioRunOptions& opt, const std::string& run_dir, int round,
-               const harness::LogClassifier& classifier, History& history, AttemptMps& mps) {
+               const harness::LogClassifier& classifier, History& history, RunHostResources host) {
   const std::string rel = round == 1 ? "" : "round-" + std::to_string(round);
   history.scenario = s.name;
   history.world_size = s.workload.ranks;
@@ -235,7 +243,7 @@ void run_round(const Scenario& s, const ScenarioRunOptions& opt, const std::stri
     baseline.start_ns = Clock::wall_ns();
     const std::string dir = prefix + (baseline_runs == 1 ? "baseline" : "baseline-" + std::to_string(i + 1));
     fs::create_directories(run_dir + "/" + dir);
-    run_pass(s, opt, run_dir, {run_dir + "/" + dir, dir, false, round}, classifier, baseline, mps);
+    run_pass(s, opt, run_dir, {run_dir + "/" + dir, dir, false, round}, classifier, baseline, host);
     baseline.end_ns = Clock::wall_ns();
     const auto perf = harness::measure_performance(baseline);
     history.baselines.push_back({perf.total_s, perf.steps_s});
@@ -247,7 +255,7 @@ void run_round(const Scenario& s, const ScenarioRunOptions& opt, const std::stri
   if (!history.interrupted) {
     const std::string dir = rel.empty() ? run_dir : run_dir + "/" + rel;
     fs::create_directories(dir);
-    run_pass(s, opt, run_dir, {dir, rel, true, round}, classifier, history, mps);
+    run_pass(s, opt, run_dir, {dir, rel, true, round}, classifier, history, host);
   }
   history.end_ns = Clock::wall_ns();  // the run's own span: the later baselines are not part of it
   // The faults were armed when an attempt that ran had them on: such a run must show an injection.
@@ -281,14 +289,16 @@ harness::RunRecord run_scenario(const Scenario& s, const ScenarioRunOptions& opt
     harness::write_file_atomic(record.run_dir + "/plan.json", to_json(s.plan).dump(2) + "\n");
     write_harness_record(record.run_dir);  // who `ncclfi abort` asks to stop
     const auto classifier = make_classifier(s);
-    run_round(s, opt, record.run_dir, 1, classifier, histories.back(), mps);
+    const QuietNetPlugin net_plugin(s, opt.install, current_environment());
+    const RunHostResources host{mps, net_plugin.dir()};
+    run_round(s, opt, record.run_dir, 1, classifier, histories.back(), host);
     // A timing verdict is repeated in rounds of its own until a majority agrees (rounds.h).
     for (;;) {
       judgements.push_back(harness::judge(histories.back(), s.expectation, judge_options));
       if (histories.back().interrupted || !harness::decide_rounds(judgements).need_another) break;
       histories.emplace_back();
       run_round(s, opt, record.run_dir, static_cast<int>(histories.size()), classifier, histories.back(),
-                mps);
+                host);
     }
   } catch (const std::exception& e) {
     record.harness_error = e.what();

@@ -178,6 +178,13 @@ int lab_start(const LabStart& start) {
     const Scenario scenario = scenario_from_json(doc, lab->file);
     // GPU labs: the same placement as `ncclfi run` (several ranks share a GPU when there are too few).
     options.gpu = place_on_gpus(scenario, count_visible_gpus(), GpuSharing::kAuto);
+    // Under MPS a client killed in the middle of its kernels takes its peers' GPU work down with it: they
+    // report "an illegal memory access was encountered", which ranks on GPUs of their own never do. A
+    // job whose fault kills a rank runs its shared GPU time-sliced, so the survivors print what a dead
+    // node's peers print.
+    options.mps = std::none_of(scenario.plan.faults.begin(), scenario.plan.faults.end(), [](const Fault& f) {
+      return (f.layer == Layer::kProc && f.kind == "kill") || f.kind == "crash";
+    });
     if (const std::string why = !options.gpu.skip.empty() ? options.gpu.skip : unmet_requirement(scenario);
         !why.empty()) {
       throw std::runtime_error("lab " + lab->name + " cannot run on this host: " + why);

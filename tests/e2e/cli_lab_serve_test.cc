@@ -139,6 +139,28 @@ TEST_F(LabServe, TheWholeRoundGoesThroughTheServiceAsTheCallersAccount) {
   EXPECT_EQ(tickets, 1U);
 }
 
+// Two starts into one directory at once: one writes the workspace, the other stops before it writes a
+// file (the workspace is claimed while a start writes it) and undoes nothing of the first's.
+TEST_F(LabServe, TwoStartsIntoOneDirectoryLeaveOneWholeWorkspace) {
+  if (own_account().empty()) GTEST_SKIP() << "this account has no name: the service would refuse it";
+  serve();
+  const std::string ws = dir_.path + "/ws";
+  const std::vector<std::string> args = {"lab", "start", "tiny", "--server", socket_, "--dir", ws};
+  const pid_t first = start_cli(args, dir_.path + "/first.log");
+  const pid_t second = start_cli(args, dir_.path + "/second.log");
+  const int a = wait_pid(first, 120), b = wait_pid(second, 120);
+  ASSERT_TRUE(WIFEXITED(a) && WIFEXITED(b));
+  EXPECT_EQ((WEXITSTATUS(a) == 0 ? 1 : 0) + (WEXITSTATUS(b) == 0 ? 1 : 0), 1)
+      << read_text(dir_.path + "/first.log") << read_text(dir_.path + "/second.log");
+  const std::string lost = read_text(dir_.path + (WEXITSTATUS(a) == 0 ? "/second.log" : "/first.log"));
+  EXPECT_TRUE(contains(lost, "another `lab start` is writing this workspace") ||
+              contains(lost, "the workspace exists already"))
+      << lost;
+  const std::string ticket = ticket_of(ws);
+  EXPECT_EQ(tree_of(ws), tree_of(keys_ + "/" + ticket + "/workspace"));
+  EXPECT_FALSE(fs::exists(ws + "/.starting"));
+}
+
 TEST_F(LabServe, AnotherStudentsTicketIsRefusedAndLeftAlone) {
   // grace's ticket, started by the instructor into the same key directory.
   const std::string grace = dir_.path + "/ws-grace";

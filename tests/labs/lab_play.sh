@@ -97,10 +97,11 @@ for ws in "$out/ws-a" "$out/ws-b"; do
   # what the job left may name neither a fault nor the cause.
   # NCCL's own result strings (ncclGetErrorString) are the evidence an error-code lab teaches to read, the
   # same text a real failure prints: they may contain the cause's words ("internal error - please report ...").
-  # NCCL_DEBUG=INFO's "Init timings" line names the bootstrap in every job, whatever went wrong.
+  # NCCL_DEBUG=INFO's "Init timings" line names the bootstrap in every job, whatever went wrong. CUDA's own
+# text for error 220 (cudaErrorNvlinkUncorrectable) is what a GPU's NVLink failure prints.
   nccl_strings=(-e 'internal error - please report this issue to the NCCL developers' -e 'unhandled system error'
     -e 'unhandled cuda error' -e 'invalid usage' -e 'remote process exited or there was a network error'
-    -e 'NCCL INFO Init timings - ')
+    -e 'NCCL INFO Init timings - ' -e "uncorrectable NVLink error detected during the execution")
   # "\bfault": NCCL's INFO lines say "Default value is 20" (its IB hints).
   words=(-e "\\bfault" -e "\\b$cause\\b" -e "\\b${cause//_/ }\\b")
   while read -r w; do

@@ -230,6 +230,28 @@ IbRun nic_down_in_ib_persona(const std::string& version, const RankEnv& extra = 
   return out;
 }
 
+// The IB persona opens as NCCL's IB transport does under NCCL_DEBUG=INFO: one INFO line per process that
+// names its HCA and its out-of-band address (net_ib.cc's "NET/IB : Using ...; OOB ..."), between NCCL's
+// version and "Using network IB". It is what maps an address in a peer's completion error to a node.
+TEST(CpuRing, IbPersonaAnnouncesEachRanksHcaAndAddressAsNcclsIbTransportDoes) {
+  const auto run = run_ring(3, {"--bytes", "64K", "--iters", "3", "--timeout-s", "10"}, "",
+                            {{"NCCLFI_NET_PERSONA", "ib"}, {"NCCL_DEBUG", "INFO"}});
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::string& out = run.output[static_cast<size_t>(rank)];
+    SCOPED_TRACE(out);
+    const std::regex line(R"([^\s.]+:\d+:\d+ \[0\] NCCL INFO NET/IB : Using \[0\]mlx5_)" +
+                          std::to_string(rank) + R"(:1/IB \[RO\]; OOB lo:127\.0\.0\.)" +
+                          std::to_string(rank + 1) + "<0>");
+    std::stringstream in(out);
+    int seen = 0;
+    for (std::string l; std::getline(in, l);) seen += std::regex_match(l, line) ? 1 : 0;
+    EXPECT_EQ(seen, 1);
+    EXPECT_LT(out.find("NCCL version"), out.find("NET/IB : Using"));
+    EXPECT_LT(out.find("NET/IB : Using"), out.find("Using network IB"));
+    EXPECT_EQ(run.exit_codes[static_cast<size_t>(rank)], 0);
+  }
+}
+
 TEST(CpuRing, IbPersonaNicDownIsSeenFromBothEndsInTheFormatOf2_28_7) {
   const IbRun ib = nic_down_in_ib_persona("2.28.7");
   // NCCL 2.28.7's WARN at transport/net_ib.cc:2543-2546, through its logger's prefix.

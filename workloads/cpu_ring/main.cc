@@ -216,12 +216,11 @@ ncclfi::cpu_ring::InitFacts init_facts(const ncclfi::RendezvousInfo& info) {
 // Rendezvous, then the ring's connections: bootstrap errors end the job (exit 2).
 RingLinks connect_job(LoadedNetPlugin& plugin, void* ctx, std::unique_ptr<ncclfi::Rendezvous>& rdv,
                       const ncclfi::RendezvousInfo& info, const Options& opt, const EventLog& events,
-                      std::chrono::steady_clock::time_point init_start) {
+                      std::chrono::steady_clock::time_point init_start, ncclfi::cpu_ring::InitFacts facts) {
   // Bootstrap has its own generous limit: the watchdog's timeout is for collectives, and ranks of a
   // large CPU job on a small host can take seconds to start.
   const auto rdv_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(std::max(opt.timeout_s, 60.0) * 1000));
-  auto facts = init_facts(info);
   log_info_lines(ncclfi::cpu_ring::nccl_init_start_lines(facts));
   const auto bootstrap_start = std::chrono::steady_clock::now();
   try {
@@ -288,10 +287,13 @@ int run(const Options& opt) {
   const auto init_start = std::chrono::steady_clock::now();
   EventLog events(ncclfi::Params::get().events_path, "cpu-ring", info.rank);
   events.write(ev::kStart, start_fields(info, opt));
+  // NCCL prints its version before it opens the network, whose init prints its own line.
+  const auto facts = init_facts(info);
+  log_info_lines(ncclfi::cpu_ring::nccl_version_lines(facts));
   void* ctx = nullptr;
   const auto plugin = open_plugin(opt, events, &ctx);
   std::unique_ptr<ncclfi::Rendezvous> rdv;
-  RingLinks links = connect_job(*plugin, ctx, rdv, info, opt, events, init_start);
+  RingLinks links = connect_job(*plugin, ctx, rdv, info, opt, events, init_start, facts);
 
   const size_t count = opt.bytes / sizeof(uint32_t);
   RingBuffers buffers(count, opt.mode);

@@ -86,11 +86,14 @@ void double_binary_tree(int nranks, int rank, TreeLinks& first, TreeLinks& secon
   }
 }
 
+std::vector<std::string> nccl_version_lines(const InitFacts& f) {
+  return {format("cudaDriverVersion %d", kCudaMajor * 1000 + kCudaMinor * 10),
+          format("NCCL version %d.%d.%d+cuda%d.%d", f.version.major, f.version.minor, f.version.patch,
+                 kCudaMajor, kCudaMinor)};
+}
+
 std::vector<std::string> nccl_init_start_lines(const InitFacts& f) {
   std::vector<std::string> lines;
-  lines.push_back(format("cudaDriverVersion %d", kCudaMajor * 1000 + kCudaMinor * 10));
-  lines.push_back(format("NCCL version %d.%d.%d+cuda%d.%d", f.version.major, f.version.minor, f.version.patch,
-                         kCudaMajor, kCudaMinor));
   lines.push_back("Using network " + f.network);
   const std::string rank_tag = f.version.before(2, 29, 2) ? "" : format("[Rank %d] ", f.rank);
   lines.push_back(rank_tag + communicator(f) + " - Init START");

@@ -47,6 +47,9 @@ void double_binary_tree(int nranks, int rank, TreeLinks& first, TreeLinks& secon
 // The messages of ncclCommInitRank, in NCCL's order, without the "host:pid:tid [dev] NCCL INFO " prefix:
 // up to "Init START", before the bootstrap (a rank that waits there for a peer has printed these), then
 // the rest, once every rank has joined (total_s and bootstrap_s are read here only).
+// The version lines, before NCCL opens its network (whose transport prints its own line, as the net
+// plugin does here: "NET/IB : Using ..."), then the rest of the start.
+std::vector<std::string> nccl_version_lines(const InitFacts& facts);
 std::vector<std::string> nccl_init_start_lines(const InitFacts& facts);
 std::vector<std::string> nccl_init_done_lines(const InitFacts& facts);
 // The messages of the first collective: each ring channel's receive and send connection, then

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include "line_regex.h"
 #include "link_test.h"
@@ -192,6 +193,10 @@ void point_local_error_at_printer(const std::string& pattern, const std::string&
   } else if (contains(line, "ncclUnhandledCudaError") || contains(line, "unhandled cuda error")) {
     e.pointer = Pointer::kPrinter;
     e.site = "gpu_fault,nvlink,pcie";
+  } else if (contains(line, "ncclInternalError") || contains(line, "internal error - please report")) {
+    // A check inside NCCL or its plugin failed on this rank: its own code, no site of the course's.
+    e.pointer = Pointer::kPrinter;
+    e.site.clear();
   }
 }
 
@@ -437,6 +442,69 @@ void own_unmapped_address(Analysis& a, Scores& s) {
     if (e.target == unit) e.target = rank_unit(rank);
 }
 
+// Every rank's watchdog fired, but they waited in different places: the ranks waiting for the GPU to
+// finish a collective had left the NCCL call, while a rank whose watchdog found it still inside the call
+// never left it. When one or two ranks were stuck in the call and more ranks waited on the GPU, the stuck
+// ones are where the collective stopped (ncclfi-workload says "waiting in the NCCL call" or "waiting in the
+// GPU stream").
+template <typename ToRank>
+void point_at_the_rank_stuck_in_the_call(Analysis& a, ToRank&& to_rank) {
+  std::set<int> in_call, on_stream;
+  std::map<int, const Evidence*> line_of;
+  for (const Evidence& e : a.d.evidence) {
+    if (e.pattern != "workload.gpu_watchdog" || e.rank < 0) continue;
+    if (contains(e.text, "waiting in the NCCL call")) {
+      in_call.insert(e.rank);
+      line_of.emplace(e.rank, &e);
+    } else if (contains(e.text, "waiting in the GPU stream")) {
+      on_stream.insert(e.rank);
+    }
+  }
+  if (in_call.empty() || in_call.size() > 2 || on_stream.size() <= in_call.size()) return;
+  for (int rank : in_call) {
+    if (on_stream.count(rank)) continue;
+    to_rank(rank, kHangWeight * 2,
+            "rank " + std::to_string(rank) + "'s watchdog found it still inside the NCCL call at " +
+                where(*line_of.at(rank)) + ", while " + std::to_string(on_stream.size()) +
+                " ranks waited for the GPU: it never left the collective the others waited on");
+    a.d.stuck_in_call.push_back(rank);
+  }
+}
+
+// The chain of lost connections: each line that names a peer is an edge from its printer to the rank it
+// names. When two or more ranks' lines name peers, a rank that failed, is named, and names no one itself
+// is where the chain ends: its own call failed (its error came back at once, with no connection lost
+// before it), and every other rank lost a peer after it.
+template <typename ToRank>
+void point_at_the_end_of_the_chain(Analysis& a, ToRank&& to_rank) {
+  std::map<int, std::set<int>> names;  // printer -> the ranks its lines name
+  std::set<int> named;
+  for (const Evidence& e : a.d.evidence) {
+    if (e.rank < 0 || e.peer.empty() || e.target.empty()) continue;
+    int target = -1;
+    if (e.target.rfind("rank ", 0) == 0) {
+      target = to_int(e.target.substr(5));
+    } else if (e.target.rfind("host ", 0) == 0) {
+      const auto on_host = a.ranks_on(e.target.substr(5));
+      if (on_host.size() == 1) target = on_host.front();
+    }
+    if (target < 0 || target == e.rank) continue;
+    names[e.rank].insert(target);
+    named.insert(target);
+  }
+  if (names.size() < 2) return;
+  std::vector<int> ends;
+  for (const auto& [rank, n] : a.rank_detections)
+    if (!names.count(rank) && named.count(rank)) ends.push_back(rank);
+  if (ends.size() != 1) return;
+  std::string namers;
+  for (const auto& [printer, targets] : names)
+    if (targets.count(ends.front())) namers += (namers.empty() ? "" : ", ") + std::to_string(printer);
+  to_rank(ends.front(), kPrinterDetectionWeight,
+          "rank " + std::to_string(ends.front()) + " failed and names no peer, while rank(s) " + namers +
+              " lost their connection to it: the chain of lost connections ends there");
+}
+
 void score(Analysis& a, Scores& s) {
   Diagnosis& d = a.d;
   auto to_rank = [&](int rank, double w, const std::string& why) {
@@ -471,7 +539,14 @@ void score(Analysis& a, Scores& s) {
       to_unit(host, w, why);
     }
   };
+  // A rank that prints one signature again and again (a WARN per channel, per retry) says it once: the
+  // repeats add nothing toward the culprit, or a chatty rank would outweigh a quiet one's single line.
+  std::set<std::tuple<std::string, int, std::string, std::string>> counted;
   for (Evidence& e : d.evidence) {
+    if (e.pointer != Pointer::kNone && e.pointer != Pointer::kNamed &&
+        !counted.emplace(e.pattern, e.rank, e.rank >= 0 ? std::string() : e.host, e.peer).second) {
+      continue;
+    }
     switch (e.pointer) {
       case Pointer::kNone:
         break;
@@ -525,6 +600,8 @@ void score(Analysis& a, Scores& s) {
       }
     }
   }
+  point_at_the_rank_stuck_in_the_call(a, to_rank);
+  point_at_the_end_of_the_chain(a, to_rank);
   // Ranks that printed no failure while others did: hung, or gone without a word.
   if (!a.rank_detections.empty()) {
     for (const auto& [rank, lines] : a.rank_lines) {
@@ -615,9 +692,13 @@ bool about_culprit(const Evidence& e, const Diagnosis& d) {
 }
 
 void vote_sites(Diagnosis& d) {
+  // As toward the culprit, a signature repeated by one rank or host votes once: a NaN loss printed at every
+  // step says no more about the site than the first one, and would drown the one Xid line that does.
+  std::set<std::tuple<std::string, int, std::string>> voted;
   for (const Evidence& e : d.evidence) {
     const auto sites = split_sites(e.site);
     if (sites.empty()) continue;
+    if (!voted.emplace(e.pattern, e.rank, e.rank >= 0 ? std::string() : e.host).second) continue;
     double w = e.role == "evidence" && e.pointer == Pointer::kPrinter ? 2 : 1;
     if (!d.candidates.empty() && about_culprit(e, d)) w *= 2;
     // A rank that only lost a peer prints what its own transport saw of the loss (a completion error, a
@@ -640,6 +721,10 @@ void vote_sites(Diagnosis& d) {
     for (const char* site : sites)
       d.site_votes[site] += static_cast<double>(d.hang_candidates.size()) / static_cast<double>(sites.size());
   }
+  // A rank stuck inside the call (a thread blocked in NCCL's host code, a lock, a host that stopped
+  // scheduling it): its GPU was never given the work, so the host is where it hung.
+  d.site_votes["host_hang"] += 2.0 * static_cast<double>(d.stuck_in_call.size());
+  if (d.stuck_in_call.empty() && d.site_votes["host_hang"] == 0) d.site_votes.erase("host_hang");
   double best = 0;
   for (const auto& [site, v] : d.site_votes) {
     if (v > best) {

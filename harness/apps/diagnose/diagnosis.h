@@ -65,6 +65,7 @@ struct Diagnosis {
   std::vector<std::string> tied_units;  // the units tied at the top score, when more than one
   std::vector<int> lost_peer_ranks;     // ranks that failed only because a peer did
   std::vector<int> hang_candidates;     // ranks that stopped printing while others failed
+  std::vector<int> stuck_in_call;  // ranks whose watchdog found them inside the NCCL call the others left
   std::map<std::string, double> site_votes;
   std::string site, symptom, symptom_why;
   std::vector<std::string> tied_sites;          // the sites tied at the top vote, when more than one

@@ -69,16 +69,24 @@ sockaddr_un socket_address(const std::string& path) {
   return addr;
 }
 
-int connect_unix(const std::string& path) {
+// A connection to the service, or -1 with errno. A Unix socket whose listen queue is full would block a
+// plain connect() for as long as the service is busy: the attempt is non-blocking and retried for up to
+// `bound_ms`, then fails with EAGAIN.
+int connect_unix(const std::string& path, int bound_ms = 5000) {
   const sockaddr_un addr = socket_address(path);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+  for (int waited_ms = 0;; waited_ms += 20) {
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) break;
     const int err = errno;
-    ::close(fd);
-    errno = err;
-    return -1;
+    if ((err != EAGAIN && err != EINTR) || waited_ms >= bound_ms) {
+      ::close(fd);
+      errno = err;
+      return -1;
+    }
+    ::usleep(20 * 1000);
   }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // the channel bounds its own waits
   return fd;
 }
 
@@ -133,12 +141,24 @@ fs::path checked_relative(const std::string& path) {
   return p;
 }
 
-void prepare_workspace(const std::string& workspace) {
+// Held in the workspace while a start writes it: a second start into the same directory finds it and stops
+// before it writes a file, so neither can undo the other's workspace.
+constexpr const char* kStartingMarker = ".starting";
+
+// Claims the workspace for this start: made here, or found empty; returns whether it was made here.
+bool claim_workspace(const std::string& workspace) {
   std::error_code ec;
-  if (fs::exists(workspace, ec) && !fs::is_empty(workspace, ec))
+  const fs::path dir(workspace);
+  if (dir.has_parent_path()) fs::create_directories(dir.parent_path());
+  const bool made_here = fs::create_directory(dir);
+  if (!made_here && !fs::is_empty(dir, ec))
     throw std::runtime_error(workspace + ": the workspace exists already");
-  fs::create_directories(workspace);
-  fs::permissions(workspace, fs::perms::owner_all, fs::perm_options::replace);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
+  const int fd =
+      ::open((dir / kStartingMarker).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) throw std::runtime_error(workspace + ": another `lab start` is writing this workspace");
+  ::close(fd);
+  return made_here;
 }
 
 // Writes the files of a reply as they come: each file's chunks are consecutive.
@@ -307,14 +327,16 @@ LabReply call_lab_service(const std::string& socket_path, const nlohmann::json& 
     throw LabServiceError("cannot reach the lab service at " + socket_path + ": " + std::strerror(errno) +
                           " (is `ncclfi lab serve` running there?)");
   LineChannel channel(fd);
-  std::error_code ec;
-  const bool made_here = !workspace.empty() && !fs::exists(workspace, ec);
-  if (!workspace.empty()) prepare_workspace(workspace);
+  const bool made_here = !workspace.empty() && claim_workspace(workspace);
   WorkspaceWriter writer(workspace);
   try {
     if (!channel.send(request)) throw LabServiceError("the lab service at " + socket_path + " hung up");
     LabReply reply = read_reply(channel, socket_path, writer, reply_ms);
     if (reply.status != kAllPassed && !workspace.empty()) undo_workspace(workspace, made_here);
+    if (reply.status == kAllPassed && !workspace.empty()) {
+      std::error_code ec;
+      fs::remove(fs::path(workspace) / kStartingMarker, ec);
+    }
     return reply;
   } catch (const std::exception&) {
     if (!workspace.empty()) undo_workspace(workspace, made_here);

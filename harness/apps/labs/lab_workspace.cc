@@ -212,13 +212,13 @@ int64_t first_injection_ns(const std::string& run_dir) {
   return first;
 }
 
-// The truth the node files show: the answer's `site` where the lab gives one, else its cause's site.
+// The truth the node files show: the drawn cause's `site` (the one its key and the score hold), else the
+// answer's cause's.
 FaultTruth truth_of(const LabVariant& variant, const harness::RunRecord& run) {
   FaultTruth truth;
   const auto& answer = variant.answer;
-  truth.site = answer.contains("site") && answer["site"].is_string() && is_fault_site(answer["site"])
-                   ? answer["site"].get<std::string>()
-                   : site_for_cause(answer.value("cause", std::string("none")));
+  truth.site =
+      is_fault_site(variant.site) ? variant.site : site_for_cause(answer.value("cause", std::string("none")));
   if (answer.contains("ranks") && answer["ranks"].is_array()) {
     for (const auto& r : answer["ranks"]) {
       if (r.is_number_integer()) truth.ranks.insert(r.get<int>());

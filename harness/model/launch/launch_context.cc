@@ -60,13 +60,16 @@ void add_shared_gpu_env(std::map<std::string, std::string>& env, const LaunchCon
 
 }  // namespace
 
-bool ranks_run_quiet(const LaunchContext& ctx) {
-  const Scenario& s = *ctx.scenario;
+bool ranks_run_quiet(const Scenario& s, const std::map<std::string, std::string>& parent_env) {
   const auto on = [](const std::map<std::string, std::string>& env) {
     const auto it = env.find("NCCLFI_QUIET");
     return it != env.end() && !it->second.empty() && it->second != "0";
   };
-  return on(s.env) || on(ctx.parent_env) || std::find(s.tags.begin(), s.tags.end(), "drill") != s.tags.end();
+  return on(s.env) || on(parent_env) || std::find(s.tags.begin(), s.tags.end(), "drill") != s.tags.end();
+}
+
+bool ranks_run_quiet(const LaunchContext& ctx) {
+  return ranks_run_quiet(*ctx.scenario, ctx.parent_env);
 }
 
 bool job_has_injector(const Scenario& s) {
@@ -101,8 +104,17 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
   if (s.time_ops) env["NCCLFI_TIME_OPS"] = "1";
   // Where the preload is loaded it records what libnccl read of the environment (nccl_env.h).
   env["NCCLFI_RECORD_NCCL_ENV"] = "1";
+  // Directories the ranks' loader searches first (LD_LIBRARY_PATH), before the one they inherit.
+  std::vector<std::string> lib_path;
   if (s.layer_net) {
-    env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
+    // In quiet mode NCCL finds the shim as "libnccl-net.so", the name it tries by default, in a directory
+    // whose path names nothing of ncclfi (quiet_net_plugin.h): its INFO lines ("Successfully loaded external
+    // network plugin PATH") then read as a cluster's installed plugin's do.
+    if (!ctx.net_plugin_dir.empty()) {
+      lib_path.push_back(ctx.net_plugin_dir);
+    } else {
+      env["NCCL_NET_PLUGIN"] = ctx.install.lib_dir + "/libnccl-net-ncclfi.so";
+    }
     if (s.ib_persona) env["NCCLFI_NET_PERSONA"] = "ib";
     if (!s.env.count("NCCL_NET"))
       env["NCCL_NET"] = quiet || s.ib_persona ? "IB" : "ncclfi";    // the name the shim gives itself
@@ -112,13 +124,19 @@ std::map<std::string, std::string> injection_env(const LaunchContext& ctx, int r
     // NCCL 2.30.3 and later dlopen NCCL_IBVERBS_LIB; older ones dlopen libibverbs.so.1, which lib/ibverbs/
     // (first on LD_LIBRARY_PATH) answers with the same wrapper.
     env["NCCL_IBVERBS_LIB"] = ctx.install.lib_dir + "/libncclfi-ibverbs.so";
+    lib_path.push_back(ctx.install.lib_dir + "/ibverbs");
+  }
+  if (!lib_path.empty()) {
     std::string inherited;
     if (const auto it = s.env.find("LD_LIBRARY_PATH"); it != s.env.end()) {
       inherited = it->second;
     } else if (const auto own = ctx.parent_env.find("LD_LIBRARY_PATH"); own != ctx.parent_env.end()) {
       inherited = own->second;
     }
-    env["LD_LIBRARY_PATH"] = ctx.install.lib_dir + "/ibverbs" + (inherited.empty() ? "" : ":" + inherited);
+    if (!inherited.empty()) lib_path.push_back(inherited);
+    std::string joined;
+    for (const std::string& dir : lib_path) joined += (joined.empty() ? "" : ":") + dir;
+    env["LD_LIBRARY_PATH"] = joined;
   }
   if (ctx.gpu.shared) add_shared_gpu_env(env, ctx, rank);
   return env;

@@ -69,6 +69,9 @@ struct LaunchContext {
   // process of the job, never in argv. Empty: no channel here (with node agents, each node's agent
   // gives its ranks its own: kInjectFromAgentVar).
   std::map<std::string, std::string> inject_channel_env;
+  // Quiet mode, every rank on this host: a directory whose libnccl-net.so is the net shim, searched first
+  // instead of NCCL_NET_PLUGIN (quiet_net_plugin.h). Empty: NCCL_NET_PLUGIN names the shim.
+  std::string net_plugin_dir;
 };
 
 class RankLauncher {
@@ -96,6 +99,7 @@ class RankLauncher {
 // Whether the ranks run under NCCLFI_QUIET: a drill (tag "drill"), a lab (`ncclfi lab start` sets it in
 // its own environment) or a scenario whose env asks.
 bool ranks_run_quiet(const LaunchContext& ctx);
+bool ranks_run_quiet(const Scenario& s, const std::map<std::string, std::string>& parent_env);
 // Whether the job has an injector in its processes (the api, net or verbs layer): only then do its
 // ranks get the injection channel's key. Proc and link faults are the harness's own.
 bool job_has_injector(const Scenario& s);

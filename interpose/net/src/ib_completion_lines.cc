@@ -217,4 +217,15 @@ std::vector<NcclLogLine> ib_port_error_lines(NcclVersion v, const std::string& h
   return {{true, file, release.async_line, text}};
 }
 
+NcclLogLine ib_init_line(const std::string& hca, int port, const std::string& ifname,
+                         const std::string& numeric_host) {
+  NcclLogLine line;
+  line.warn = false;
+  line.init = true;
+  line.file = "transport/net_ib.cc";
+  line.text = format("NET/IB : Using [0]%s:%d/IB [RO]; OOB %s:%s", hca.c_str(), port, ifname.c_str(),
+                     nccl_socket_string(numeric_host, 0).c_str());
+  return line;
+}
+
 }  // namespace ncclfi::net

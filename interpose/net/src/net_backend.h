@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "ncclfi_net/net_types.h"
 
@@ -54,6 +55,9 @@ class NetBackend {
   // The other end's socket address as NCCL writes it ("10.0.0.2<48123>"), or "" when the backend cannot
   // tell (an inner plugin's comm is opaque).
   virtual std::string peer_address(void* /*comm*/) const { return ""; }
+  // After init: the interface and numeric address this process's connections start from ("lo",
+  // "127.0.0.2"), or empty names when the backend cannot tell.
+  virtual std::pair<std::string, std::string> own_interface() const { return {}; }
   // Cuts an established comm as a dead link would, so the other end sees it go (nic_down in the IB
   // persona). A backend that cannot leaves it alone.
   virtual void sever(void* /*comm*/) {}

@@ -45,7 +45,9 @@ void log_nccl_line(const NcclLogLine& line) {
   ncclDebugLogger_t logger = g_logger.load();
   if (!logger) return;
   const ncclDebugLogLevel level = line.warn ? NCCL_LOG_WARN : NCCL_LOG_INFO;
-  logger(level, subsystem_for(level), line.file.c_str(), line.line, "%s", line.text.c_str());
+  const unsigned long subsystem =
+      line.init ? static_cast<unsigned long>(NCCL_INIT | NCCL_NET) : subsystem_for(level);
+  logger(level, subsystem, line.file.c_str(), line.line, "%s", line.text.c_str());
 }
 
 bool quiet() {

@@ -145,6 +145,12 @@ NetStatus NetShim::init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* confi
     if (!quiet() && !ib_persona_) {  // NCCL's IB transport says nothing of ncclfi's backend or faults
       NCCLFI_NET_INFO("initialised: backend %s, faults %s", backend_->kind(), faults_on() ? "armed" : "none");
     }
+    // The IB persona opens as NCCL's IB transport does, naming its HCA and its out-of-band address: the
+    // line that tells which address in a peer's completion error is which node's. Once per process.
+    const auto [ifname, address] = backend_->own_interface();
+    if (ib_persona_ && !address.empty() && !announced_.exchange(true)) {
+      log_nccl_line(ib_init_line(hca_name_for_rank(rank_), 1, ifname, address));
+    }
   }
   return status;
 }

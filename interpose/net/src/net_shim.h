@@ -105,6 +105,7 @@ class NetShim {
   std::atomic<int64_t> nic_down_since_ns_{0};
   std::atomic<NetStatus> nic_down_status_{kNetOk};
   bool ib_persona_ = false;
+  std::atomic<bool> announced_{false};  // the IB persona's init line is written (once per process)
   std::mutex comms_mu_;
   std::set<Comm*> comms_;  // established comms (wrapped), for sever_all_comms
 

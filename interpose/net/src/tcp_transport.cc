@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <time.h>
@@ -432,6 +433,13 @@ NetStatus TcpTransport::close_recv(void* recv_comm) {
 
 int TcpTransport::remote_rank(void* comm) const {
   return comm ? static_cast<TcpComm*>(comm)->peer_rank() : -1;
+}
+
+std::pair<std::string, std::string> TcpTransport::own_interface() const {
+  if (local_len_ == 0) return {};
+  char host[NI_MAXHOST] = "";
+  if (getnameinfo(&local_.sa, local_len_, host, sizeof(host), nullptr, 0, NI_NUMERICHOST) != 0) return {};
+  return {config_.device_name, host};
 }
 
 std::string TcpTransport::peer_address(void* comm) const {

@@ -101,6 +101,7 @@ class TcpTransport final : public NetBackend {
   NetStatus close_listen(void* listen_comm) override;
   int remote_rank(void* comm) const override;
   std::string peer_address(void* comm) const override;
+  std::pair<std::string, std::string> own_interface() const override;
   void sever(void* comm) override;
 
   const TcpConfig& config() const { return config_; }

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "host_env.h"
 #include "launch_context.h"
 #include "launcher_spec.h"
+#include "quiet_net_plugin.h"
 
 namespace ncclfi::cli {
 namespace {
@@ -140,6 +142,42 @@ TEST(NetWrap, AnEmptyOrSpacedValueIsAnError) {
     ASSERT_FALSE(problems.empty()) << bad;
     EXPECT_EQ(problems[0].pointer, "/net_wrap") << bad;
   }
+}
+
+// Quiet runs on this host: NCCL finds the shim as libnccl-net.so in a directory whose path names nothing
+// of ncclfi, searched first, and no NCCL_NET_PLUGIN (NCCL prints that variable's value and the path it
+// loaded). The directory holds exactly that link, and goes with the run.
+TEST(NetWrap, AQuietLocalRunLoadsTheShimUnderNcclsDefaultName) {
+  json lab = kNetDrop;
+  lab["env"] = {{"LD_LIBRARY_PATH", "/opt/x/lib"}};
+  const std::map<std::string, std::string> quiet = {{"NCCLFI_QUIET", "1"}};  // what `lab start` sets
+  const Scenario s = scenario_from_json(doc_with(lab), "w.json");
+  const Installation install{"/b/bin", "/b/lib", "/b/share/ncclfi"};
+  std::string dir;
+  {
+    const QuietNetPlugin plugin(s, install, quiet);
+    dir = plugin.dir();
+    ASSERT_FALSE(dir.empty());
+    EXPECT_EQ(dir.find("ncclfi"), std::string::npos) << dir;
+    EXPECT_EQ(std::filesystem::read_symlink(dir + "/libnccl-net.so"), "/b/lib/libnccl-net-ncclfi.so");
+    EXPECT_EQ(std::filesystem::status(dir).permissions() & std::filesystem::perms::all,
+              std::filesystem::perms::owner_all);
+    LaunchContext ctx = context_for(s);
+    ctx.net_plugin_dir = dir;
+    const auto env = injection_env(ctx, 0);
+    EXPECT_EQ(env.count("NCCL_NET_PLUGIN"), 0U);
+    EXPECT_EQ(env.at("LD_LIBRARY_PATH"), dir + ":/opt/x/lib");
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "the directory outlived the run";
+
+  // Not quiet, or ranks on other hosts: NCCL_NET_PLUGIN names the shim, and no directory is made.
+  const Scenario plain = scenario_from_json(doc_with(kNetDrop), "w.json");
+  EXPECT_TRUE(QuietNetPlugin(plain, install, {}).dir().empty());
+  EXPECT_FALSE(QuietNetPlugin(plain, install, quiet).dir().empty());
+  EXPECT_EQ(injection_env(context_for(plain), 0).at("NCCL_NET_PLUGIN"), "/b/lib/libnccl-net-ncclfi.so");
+  json remote = lab;
+  remote["launcher"] = {{"kind", "mpirun"}};
+  EXPECT_TRUE(QuietNetPlugin(scenario_from_json(doc_with(remote), "w.json"), install, quiet).dir().empty());
 }
 
 }  // namespace

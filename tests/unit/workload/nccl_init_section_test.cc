@@ -25,7 +25,9 @@ InitFacts facts(int rank, int nranks, net::NcclVersion version = {2, 28, 9}) {
 
 // The whole of ncclCommInitRank's section.
 std::vector<std::string> nccl_init_lines(const InitFacts& f) {
-  auto lines = nccl_init_start_lines(f);
+  auto lines = nccl_version_lines(f);
+  const auto start = nccl_init_start_lines(f);
+  lines.insert(lines.end(), start.begin(), start.end());
   const auto done = nccl_init_done_lines(f);
   lines.insert(lines.end(), done.begin(), done.end());
   return lines;

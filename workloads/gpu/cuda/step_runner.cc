@@ -125,6 +125,7 @@ void Watchdog::check() {
 }
 
 void Watchdog::abort_and_exit(int code, const std::string& reason) {
+  aborting_.store(true);
   const int64_t start = now_ns();
   ncclComm_t comm = comm_.exchange(nullptr);
   bool completed = true;
@@ -423,6 +424,8 @@ void StepRunner::poll_loop() {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!pending_.empty()) front = pending_.front();
     }
+    // The communicator is being aborted (this rank failed): what completes now is the abort's doing.
+    if (watchdog_.aborting()) return;
     if (front != nullptr) {
       const cudaError_t state = cudaEventQuery(front->done);
       if (state == cudaSuccess) {

@@ -43,6 +43,9 @@ class Watchdog {
   void check();
   // Aborts the communicator (bounded by --abort-wait-s), writes the abort and exit events, exits.
   [[noreturn]] void abort_and_exit(int code, const std::string& reason);
+  // Whether abort_and_exit has begun: the steps still on the stream end as the abort leaves them, so their
+  // results are no data to check (a job that checks its results never checks an aborted collective's).
+  bool aborting() const { return aborting_.load(); }
   // --recover: a timeout or an async error is noted (failed(), failure()) instead of ending the process,
   // so the step runner can stop and the rank can shrink the communicator to the survivors.
   void set_recover(bool recover) { recover_ = recover; }
@@ -60,6 +63,7 @@ class Watchdog {
   const EventLog& log_;
   int rank_;
   std::atomic<ncclComm_t> comm_{nullptr};
+  std::atomic<bool> aborting_{false};
   std::mutex mutex_;
   Watched host_call_;
   Watched pending_;

@@ -50,6 +50,9 @@ struct NcclLogLine {
   std::string file;  // NCCL's __FILE__: "transport/net_ib.cc"
   int line = 0;      // NCCL's __LINE__ at the call in that release
   std::string text;
+  // An INFO of NCCL_INIT|NCCL_NET, which the default NCCL_DEBUG_SUBSYS (INIT,BOOTSTRAP,ENV) lets through;
+  // other INFO lines are NCCL_NET's alone.
+  bool init = false;
 };
 
 // The lines `version` prints for `failure`, in order: the completion-error WARN (with, from 2.29.7, the
@@ -63,6 +66,13 @@ std::vector<NcclLogLine> ib_completion_error_lines(NcclVersion version, const Ib
 // "NET/IB : Got async event : port error" (to 2.19), with "<hca>:<port> " from 2.20.3, "Got async error
 // event: " from 2.23.4, "Got non-fatal async event: port error(10)" from 2.28.7.
 std::vector<NcclLogLine> ib_port_error_lines(NcclVersion version, const std::string& hca, int port);
+
+// The line NCCL's IB transport prints once its devices are open (ncclIbInit, INFO under INIT|NET), in the
+// same words from 2.12 to 2.30.7: "NET/IB : Using [0]mlx5_1:1/IB [RO]; OOB eth0:10.0.0.2<0>": the HCA and
+// port it uses, relaxed ordering, and the interface and address its out-of-band connections use, with
+// the port 0 of an interface address. What tells an operator which address is which node's.
+NcclLogLine ib_init_line(const std::string& hca, int port, const std::string& ifname,
+                         const std::string& numeric_host);
 
 // What ncclIbTest returns after that line: ncclSystemError before 2.13.4, ncclRemoteError since.
 bool ib_completion_error_is_remote(NcclVersion version);
