@@ -324,6 +324,9 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     // A node's own record of broken hardware (its kernel, its tools) is a failure even where the job
     // printed no error: a slow job over a downgraded link or a congested port says nothing itself.
     if (p.kind == harness::LineKind::kEvidence && names_broken_hardware(p.name)) d.failure = true;
+    // So is a launcher's word that a task was killed (srun's `task 1: Killed`): a rank killed before it
+    // printed a word, whose peers' complaints the catalogue does not know, still failed.
+    if (p.name == "srun.task_ended" && contains(line, ": Killed")) d.failure = true;
     d.evidence.push_back(std::move(e));
   }
 }
@@ -444,9 +447,9 @@ void own_unmapped_address(Analysis& a, Scores& s) {
 
 // Every rank's watchdog fired, but they waited in different places: the ranks waiting for the GPU to
 // finish a collective had left the NCCL call, while a rank whose watchdog found it still inside the call
-// never left it. When one or two ranks were stuck in the call and more ranks waited on the GPU, the stuck
-// ones are where the collective stopped (ncclfi-workload says "waiting in the NCCL call" or "waiting in the
-// GPU stream").
+// never left it. When one or two ranks were stuck in the call and at least as many waited on the GPU, the
+// stuck ones are where the collective stopped (ncclfi-workload says "waiting in the NCCL call" or "waiting in
+// the GPU stream").
 template <typename ToRank>
 void point_at_the_rank_stuck_in_the_call(Analysis& a, ToRank&& to_rank) {
   std::set<int> in_call, on_stream;
@@ -460,7 +463,7 @@ void point_at_the_rank_stuck_in_the_call(Analysis& a, ToRank&& to_rank) {
       on_stream.insert(e.rank);
     }
   }
-  if (in_call.empty() || in_call.size() > 2 || on_stream.size() <= in_call.size()) return;
+  if (in_call.empty() || in_call.size() > 2 || on_stream.size() < in_call.size()) return;
   for (int rank : in_call) {
     if (on_stream.count(rank)) continue;
     to_rank(rank, kHangWeight * 2,
@@ -503,6 +506,34 @@ void point_at_the_end_of_the_chain(Analysis& a, ToRank&& to_rank) {
   to_rank(ends.front(), kPrinterDetectionWeight,
           "rank " + std::to_string(ends.front()) + " failed and names no peer, while rank(s) " + namers +
               " lost their connection to it: the chain of lost connections ends there");
+}
+
+// The same error, returned by one rank's own call and learned by the others afterwards: when exactly one
+// rank's NCCL call itself returned the failing code (ncclfi-workload's "all_reduce (seq N) returned ...",
+// PyTorch's "NCCL error in: ...") while two or more others learned of a failure through
+// ncclCommGetAsyncError or a connection their peer closed, the error began in that rank's call: the others'
+// communicators only saw it leave.
+template <typename ToRank>
+void point_at_the_rank_whose_call_returned_it(Analysis& a, ToRank&& to_rank) {
+  std::set<int> returned, learned;
+  std::map<int, const Evidence*> line_of;
+  for (const Evidence& e : a.d.evidence) {
+    if (e.rank < 0 || e.role != "detection") continue;
+    if (contains(e.text, ") returned ") || contains(e.text, "NCCL error in: ")) {
+      returned.insert(e.rank);
+      line_of.emplace(e.rank, &e);
+    } else if (contains(e.text, "ncclCommGetAsyncError") || e.pattern == "nccl.socket_closed_by_peer" ||
+               e.pattern == "nccl.remote_error_async") {
+      learned.insert(e.rank);
+    }
+  }
+  for (int r : returned) learned.erase(r);
+  if (returned.size() != 1 || learned.size() < 2) return;
+  const int rank = *returned.begin();
+  to_rank(rank, kPrinterDetectionWeight,
+          "rank " + std::to_string(rank) + "'s own call returned the error at " + where(*line_of.at(rank)) +
+              ", while " + std::to_string(learned.size()) +
+              " other ranks learned of a failure afterwards (an asynchronous error, a closed connection)");
 }
 
 void score(Analysis& a, Scores& s) {
@@ -602,6 +633,7 @@ void score(Analysis& a, Scores& s) {
   }
   point_at_the_rank_stuck_in_the_call(a, to_rank);
   point_at_the_end_of_the_chain(a, to_rank);
+  point_at_the_rank_whose_call_returned_it(a, to_rank);
   // Ranks that printed no failure while others did: hung, or gone without a word.
   if (!a.rank_detections.empty()) {
     for (const auto& [rank, lines] : a.rank_lines) {
@@ -800,12 +832,15 @@ void decide_symptom(Diagnosis& d) {
     d.symptom = "slow with no error";
     d.symptom_why = "no error in the job; the link test found a slow link";
   } else if (mechanisms.empty() && std::any_of(d.evidence.begin(), d.evidence.end(), [](const Evidence& e) {
-               return names_broken_hardware(e.pattern) && (e.site == "pcie" || e.site == "congestion");
+               return names_broken_hardware(e.pattern) &&
+                      (e.site == "pcie" || e.site == "congestion" || e.site == "degraded_link");
              })) {
-    // A link that trained down or a congested port slows the job and prints nothing in it.
+    // A link that trained down, a congested port or a link whose errors the link layer resends slows the
+    // job and prints nothing in it.
     d.symptom = "slow with no error";
     d.symptom_why =
-        "no error in the job; a node's kernel or tools show a slower PCIe link or a congested port";
+        "no error in the job; a node's kernel or tools show a slower PCIe link, a congested port "
+        "or a link that counts errors";
   } else if (mechanisms.count("verification") || mechanisms.count("nan_check")) {
     d.symptom = "wrong data / NaN";
     d.symptom_why = "a data check failed";

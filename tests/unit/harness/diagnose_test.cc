@@ -249,6 +249,139 @@ TEST(Diagnose, ThePortErrorTellsTheDeadNicFromThePeerThatLostIt) {
   std::filesystem::remove_all(dir);
 }
 
+// Each rank a node with NCCL_DEBUG=INFO's IB init line (its address), then the lines given.
+void write_ib_ranks(const std::filesystem::path& dir, const std::vector<std::string>& lines) {
+  for (size_t r = 0; r < lines.size(); ++r) {
+    const int pid = 100 + static_cast<int>(r);
+    std::ofstream(dir / ("rank-" + std::to_string(r) + ".log"))
+        << "node" << r << ":" << pid << ":" << pid << " [0] NCCL INFO NET/IB : Using [0]mlx5_" << r
+        << ":1/IB [RO]; OOB lo:127.0.0." << r + 1 << "<0>\n"
+        << lines[r];
+  }
+}
+
+std::string completion_on(int rank, int peer) {
+  const int pid = 100 + rank;
+  return "node" + std::to_string(rank) + ":" + std::to_string(pid) + ":" + std::to_string(pid) +
+         " [0] transport/net_ib/p2p.cc:690 NCCL WARN NET/IB: Got completion from peer 127.0.0." +
+         std::to_string(peer + 1) +
+         "<41389> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) "
+         "vendor_err=129  hca mlx5_0\n";
+}
+
+// A ring where rank 2's own send failed at once: rank 3 lost its connection from 2, rank 0 from 3, rank 1
+// from 0. The addresses tie every line to a node; rank 2 is named and names no one: the chain ends there.
+TEST(Diagnose, TheChainOfLostConnectionsEndsAtTheRankWhoseCallFailed) {
+  const auto dir = fresh_dir("ncclfi-diagnose-chain");
+  const std::string lost =
+      "cpu-ring: net plugin call test(recv) failed with ncclResult_t 6 (ncclRemoteError)\n";
+  write_ib_ranks(dir, {completion_on(0, 3) + lost, completion_on(1, 0) + lost,
+                       "cpu-ring: net plugin call isend failed with ncclResult_t 6 (ncclRemoteError)\n",
+                       completion_on(3, 2) + lost});
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{2})) << diagnosis_text(d);
+  // Without the addresses (NCCL_DEBUG=WARN) nothing ties an address to a rank: no chain, no such claim.
+  for (int r = 0; r < 4; ++r) {
+    const auto path = dir / ("rank-" + std::to_string(r) + ".log");
+    std::stringstream text;
+    text << std::ifstream(path).rdbuf();
+    const std::string all = text.str();
+    std::ofstream(path) << all.substr(all.find('\n') + 1);
+  }
+  EXPECT_NE(diagnose(collect_inputs({dir.string()})).culprit_ranks, (std::vector<int>{2}));
+  std::filesystem::remove_all(dir);
+}
+
+// One rank's all_reduce returned the error; the others learned of it through ncclCommGetAsyncError and a
+// closed socket: the error began in that rank's call.
+TEST(Diagnose, TheRankWhoseOwnCallReturnedTheErrorIsWhereItBegan) {
+  const auto dir = fresh_dir("ncclfi-diagnose-returned");
+  const std::string async =
+      "workload: rank R: ncclCommGetAsyncError: remote process exited or there was a network error (6): "
+      "aborting\n";
+  auto peer = [&](int r) {
+    std::string line = async;
+    line.replace(line.find('R'), 1, std::to_string(r));
+    return line + "[2026-12-03 21:38:24] node" + std::to_string(r) +
+           ":9668:9715 [0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed by remote peer \n";
+  };
+  std::ofstream(dir / "rank-0.log") << peer(0);
+  std::ofstream(dir / "rank-1.log") << peer(1);
+  std::ofstream(dir / "rank-2.log") << "workload: rank 2: all_reduce (seq 19) returned remote process exited "
+                                       "or there was a network error (6)\n";
+  std::ofstream(dir / "rank-3.log") << peer(3);
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{2})) << diagnosis_text(d);
+  // Two ranks whose calls returned it: nothing says which began it.
+  std::ofstream(dir / "rank-3.log") << "workload: rank 3: all_reduce (seq 19) returned remote process exited "
+                                       "or there was a network error (6)\n";
+  EXPECT_TRUE(diagnose(collect_inputs({dir.string()})).culprit_ranks.empty() ||
+              diagnose(collect_inputs({dir.string()})).culprit_ranks.size() > 1);
+  std::filesystem::remove_all(dir);
+}
+
+// Every watchdog fired on the same all_reduce; one rank's found it still inside the NCCL call, the others'
+// on the GPU stream: that rank never handed its part over. Two ranks: one in the call against one on the
+// stream is enough.
+TEST(Diagnose, TheRankStuckInsideTheNcclCallIsTheHungOne) {
+  const auto dir = fresh_dir("ncclfi-diagnose-stuck");
+  auto dog = [](int r, const char* where) {
+    return "workload: rank " + std::to_string(r) +
+           ": watchdog: all_reduce (seq 49) made no progress for 5000 ms (timeout 5 s, waiting in " + where +
+           "): aborting the communicator\n";
+  };
+  std::ofstream(dir / "rank-0.log") << dog(0, "the GPU stream");
+  std::ofstream(dir / "rank-1.log") << dog(1, "the NCCL call");
+  const Diagnosis two = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(two.culprit_ranks, (std::vector<int>{1})) << diagnosis_text(two);
+  EXPECT_EQ(two.site, "host_hang");
+  std::ofstream(dir / "rank-2.log") << dog(2, "the GPU stream");
+  std::ofstream(dir / "rank-3.log") << dog(3, "the GPU stream");
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).culprit_ranks, (std::vector<int>{1}));
+  // Every rank in the call: nothing stands out.
+  for (int r = 0; r < 4; ++r)
+    std::ofstream(dir / ("rank-" + std::to_string(r) + ".log")) << dog(r, "the NCCL call");
+  EXPECT_TRUE(diagnose(collect_inputs({dir.string()})).stuck_in_call.empty());
+  std::filesystem::remove_all(dir);
+}
+
+// A rank that repeats a line does not outweigh one that prints a line once: a NaN loss at every step on
+// every rank, against one Xid 74 on one node, leaves the site to the Xid.
+TEST(Diagnose, ARepeatedLineCountsOnce) {
+  const auto dir = fresh_dir("ncclfi-diagnose-repeats");
+  for (int r = 0; r < 2; ++r) {
+    std::ofstream out(dir / ("rank-" + std::to_string(r) + ".log"));
+    out << "node" << r << ":10" << r << ":10" << r << " [0] NCCL INFO comm 0x55 rank " << r
+        << " nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n";
+    for (int step = 0; step < 40; ++step)
+      out << "[rank " << r << "] step " << step << " loss nan step_time 3.2 ms\n";
+  }
+  std::filesystem::create_directories(dir / "nodes" / "node1");
+  std::ofstream(dir / "nodes" / "node1" / "dmesg.txt")
+      << "[Thu Dec  3 10:00:00 2026] NVRM: Xid (PCI:0000:18:00): 74, pid='<unknown>', name=<unknown>, "
+         "NVLink: "
+         "fatal error detected on link 4(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.site, "nvlink") << diagnosis_text(d);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  std::filesystem::remove_all(dir);
+}
+
+// A rank killed at start, before anyone printed a line the catalogue knows: srun's word that its task was
+// killed is the failure, and names the rank.
+TEST(Diagnose, ATaskSrunSawKilledIsAFailureEvenWithNothingElse) {
+  const auto dir = fresh_dir("ncclfi-diagnose-killed-at-start");
+  std::ofstream(dir / "rank-0.log") << "cpu-ring: rendezvous: rendezvous: a peer closed its connection\n";
+  std::ofstream(dir / "rank-1.log") << "";
+  std::ofstream(dir / "srun.err") << "srun: error: node1: task 1: Killed\n"
+                                  << "srun: error: node0: task 0: Exited with exit code 6\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_TRUE(d.failure);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1})) << diagnosis_text(d);
+  EXPECT_EQ(d.site, "dead_rank");
+  std::filesystem::remove_all(dir);
+}
+
 // The same NIC fails in two launches and the third runs clean: the link came back, so it flaps (a dead
 // NIC stays dead). With a failed last launch, or a single launch, it stays a NIC.
 TEST(Diagnose, ANicThatFailsAndComesBackIsAFlappingLink) {
