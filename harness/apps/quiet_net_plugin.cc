@@ -7,13 +7,14 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "launch/launcher_spec.h"
+
 namespace ncclfi::cli {
 namespace fs = std::filesystem;
 
 QuietNetPlugin::QuietNetPlugin(const Scenario& s, const Installation& install,
                                const std::map<std::string, std::string>& parent_env) {
-  if (!s.layer_net || s.launcher.kind != "local" || s.launcher.nodes > 0) return;
-  if (!ranks_run_quiet(s, parent_env)) return;
+  if (!s.layer_net || !ranks_on_this_host(s) || !ranks_run_quiet(s, parent_env)) return;
   // mkdtemp: private (0700) and unguessable, so nobody else can plant a library where the ranks look.
   std::string pattern = (fs::temp_directory_path() / "nccl-net.XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {

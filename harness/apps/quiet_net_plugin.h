@@ -5,8 +5,8 @@
 // the name it tries by default, libnccl-net.so, in a private directory of a neutral name put first on the
 // ranks' LD_LIBRARY_PATH, where that name links to the shim: the lines then read as those of a cluster
 // with an installed plugin ("Successfully loaded external network plugin
-// /tmp/nccl-net.Ab12Cd/libnccl-net.so"). Only for ranks on this host (the local launcher): other hosts have
-// no such directory.
+// /tmp/nccl-net.Ab12Cd/libnccl-net.so"). Only where every rank runs on this host (ranks_on_this_host):
+// other hosts have no such directory.
 #pragma once
 
 #include <map>
@@ -19,7 +19,7 @@ namespace ncclfi::cli {
 
 class QuietNetPlugin {
  public:
-  // Makes the directory when the run needs it (a quiet run whose net layer is on, launched locally); else
+  // Makes the directory when the run needs it (a quiet run whose net layer is on, every rank here); else
   // nothing. Throws std::runtime_error when it cannot be made.
   QuietNetPlugin(const Scenario& s, const Installation& install,
                  const std::map<std::string, std::string>& parent_env);

@@ -755,8 +755,8 @@ void vote_sites(Diagnosis& d) {
   }
   // A rank stuck inside the call (a thread blocked in NCCL's host code, a lock, a host that stopped
   // scheduling it): its GPU was never given the work, so the host is where it hung.
-  d.site_votes["host_hang"] += 2.0 * static_cast<double>(d.stuck_in_call.size());
-  if (d.stuck_in_call.empty() && d.site_votes["host_hang"] == 0) d.site_votes.erase("host_hang");
+  if (!d.stuck_in_call.empty())
+    d.site_votes["host_hang"] += 2.0 * static_cast<double>(d.stuck_in_call.size());
   double best = 0;
   for (const auto& [site, v] : d.site_votes) {
     if (v > best) {
