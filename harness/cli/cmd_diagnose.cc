@@ -23,7 +23,8 @@ void add_diagnose_command(CLI::App& app, int& status) {
       "signature catalogue and decides, with the lines quoted as file:line: the first failure, the culprit\n"
       "ranks and hosts against those that only lost a peer, the likely site and symptom, a confidence and\n"
       "what would decide between the remaining sites. Heuristics: docs/diagnose.md.\n"
-      "Exit status: 0 a diagnosis was made, 1 the logs show no failure, 2 bad input.\n"
+      "Exit status: 0 a diagnosis was made (a failure, or a run slower than its baselines), 1 the logs show\n"
+      "no failure, 2 bad input.\n"
       "Examples:\n"
       "  ncclfi diagnose runs/net-drop-recv-hang/latest\n"
       "  ncclfi diagnose /shared/job-4242/logs/ --json diagnosis.json\n"
@@ -57,7 +58,7 @@ void add_diagnose_command(CLI::App& app, int& status) {
         return;
       }
     }
-    status = d.failure ? kAllPassed : kSomeFailed;
+    status = d.failure || d.slow ? kAllPassed : kSomeFailed;
   });
 }
 

@@ -148,6 +148,10 @@ TEST(CpuRing, DropTripsTheWatchdogWithinTimeoutPlusOneSecond) {
     EXPECT_TRUE(f.contains("seq"));
   }
   EXPECT_FALSE(of_kind(run, "abort").empty());
+  // Its watchdog line says how long it waited and where in the ring: rank 1 waits to receive from rank 0,
+  // whose send completed (the receive was dropped), at an earlier step than the ranks behind it.
+  EXPECT_NE(run.output[1].find("(waited 2."), std::string::npos) << run.output[1];
+  EXPECT_NE(run.output[1].find("waits to receive from rank 0"), std::string::npos) << run.output[1];
 }
 
 TEST(CpuRing, CorruptFailsVerificationWithCheck) {

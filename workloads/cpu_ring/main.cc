@@ -254,16 +254,20 @@ ModeResult run_mode(const RingLinks& links, RingBuffers& buffers, const Options&
                     const EventLog& events) {
   OpState state;
   std::thread dog;
-  if (opt.timeout_s > 0) dog = std::thread([&] { watchdog(state, events, opt.timeout_s); });
+  if (opt.timeout_s > 0) {
+    dog = std::thread([&] { watchdog(state, events, opt.timeout_s, links.rank, links.world_size); });
+  }
+  RingLinks watched = links;
+  watched.progress = &state.ring;
   ModeResult result;
   const auto t0 = std::chrono::steady_clock::now();
   OpRecorder ops(state, events, opt, buffers.data.size());
   if (opt.mode == "train") {
-    train(links, buffers.grad, buffers.grad_tmp, opt, ops, events);
+    train(watched, buffers.grad, buffers.grad_tmp, opt, ops, events);
   } else if (opt.mode == "linktest") {
-    result.all_verified = link_test(links, buffers.data, buffers.tmp, opt, rdv, ops, events);
+    result.all_verified = link_test(watched, buffers.data, buffers.tmp, opt, rdv, ops, events);
   } else if (opt.mode == "allreduce") {
-    result.all_verified = checked_allreduce(links, buffers.data, buffers.tmp, opt, ops, events);
+    result.all_verified = checked_allreduce(watched, buffers.data, buffers.tmp, opt, ops, events);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   try {

@@ -49,6 +49,10 @@ bool exchange(const RingLinks& links, void* send_ptr, size_t send_bytes, void* r
   }
   bool send_done = send_ptr == nullptr;
   bool recv_done = recv_ptr == nullptr;
+  if (links.progress) {
+    links.progress->send_open.store(!send_done);
+    links.progress->recv_open.store(!recv_done);
+  }
   int idle_polls = 0;
   while (!send_done || !recv_done) {
     int done = 0;
@@ -60,6 +64,7 @@ bool exchange(const RingLinks& links, void* send_ptr, size_t send_bytes, void* r
         return false;
       }
       send_done = done != 0;
+      if (send_done && links.progress) links.progress->send_open.store(false);
     }
     if (!recv_done) {
       done = 0;
@@ -73,6 +78,7 @@ bool exchange(const RingLinks& links, void* send_ptr, size_t send_bytes, void* r
         return false;
       }
       recv_done = done != 0;
+      if (recv_done && links.progress) links.progress->recv_open.store(false);
     }
     // Back off while the bytes move: the transport's helper threads need the CPU, and a CPU job may run
     // hundreds of ranks on a few cores. Spin briefly first so small transfers keep their latency.
@@ -105,8 +111,14 @@ bool ring_allreduce(const RingLinks& links, std::vector<T>& data, std::vector<T>
   if (n == 1) return true;
   const size_t count = data.size();
   auto seg_size = [&](int s) { return segment_begin(count, n, s + 1) - segment_begin(count, n, s); };
+  auto at_step = [&](int step) {
+    if (!links.progress) return;
+    links.progress->steps.store(2 * (n - 1));
+    links.progress->step.store(step);
+  };
   // Reduce-scatter: after n-1 steps rank r holds the full sum of segment (r+1) mod n.
   for (int step = 0; step < n - 1; ++step) {
+    at_step(step);
     const int send_seg = wrap(links.rank - step, n);
     const int recv_seg = wrap(links.rank - step - 1, n);
     const size_t recv_off = segment_begin(count, n, recv_seg);
@@ -118,6 +130,7 @@ bool ring_allreduce(const RingLinks& links, std::vector<T>& data, std::vector<T>
   }
   // All-gather: pass the reduced segments around the ring.
   for (int step = 0; step < n - 1; ++step) {
+    at_step(n - 1 + step);
     const int send_seg = wrap(links.rank - step + 1, n);
     const int recv_seg = wrap(links.rank - step, n);
     if (!exchange(links, data.data() + segment_begin(count, n, send_seg), seg_size(send_seg) * sizeof(T),
@@ -126,6 +139,7 @@ bool ring_allreduce(const RingLinks& links, std::vector<T>& data, std::vector<T>
       return false;
     }
   }
+  if (links.progress) links.progress->step.store(-1);
   return true;
 }
 

@@ -24,6 +24,16 @@ struct PluginError {
   ncclResult_t code;
 };
 
+// Where this rank's all-reduce stands, for its watchdog to tell (a flight recorder's record of the
+// collective in progress): the ring step it is on and which of the step's transfers are still open. In a
+// ring every rank waits once one link stops; the rank stuck at the earliest step, on a peer that is past
+// it, is where the ring stopped.
+struct RingProgress {
+  std::atomic<int> step{-1};  // 0-based step of the all-reduce in progress; -1: none
+  std::atomic<int> steps{0};
+  std::atomic<bool> send_open{false}, recv_open{false};
+};
+
 // One rank's side of the ring: the plugin, its context and the two connections.
 struct RingLinks {
   net::LoadedNetPlugin* plugin = nullptr;
@@ -34,6 +44,7 @@ struct RingLinks {
   void* send_mh = nullptr;
   void* recv_data_mh = nullptr;
   void* recv_tmp_mh = nullptr;
+  RingProgress* progress = nullptr;  // kept up to date when set (the watchdog's)
 };
 
 // Runs one all-reduce of `data` in place (`tmp` is scratch of the same size). `progress` is bumped on

@@ -35,7 +35,25 @@ void plugin_failed(const EventLog& events, const PluginError& error) {
           std::to_string(static_cast<int>(error.code)) + " (" + name + ")");
 }
 
-void watchdog(const OpState& state, const EventLog& events, double timeout_s) {
+namespace {
+
+// "; ring step 2 of 6 waits to receive from rank 0" while an all-reduce is in a step, else "".
+std::string ring_position(const RingProgress& ring, int rank, int world_size) {
+  const int step = ring.step.load();
+  if (step < 0 || world_size < 2) return "";
+  const bool recv = ring.recv_open.load(), send = ring.send_open.load();
+  std::string waits;
+  if (recv) waits = "to receive from rank " + std::to_string((rank + world_size - 1) % world_size);
+  if (send)
+    waits += std::string(recv ? " and " : "") + "to send to rank " + std::to_string((rank + 1) % world_size);
+  if (waits.empty()) waits = "on its own reduction";
+  return "; ring step " + std::to_string(step + 1) + " of " + std::to_string(ring.steps.load()) + " waits " +
+         waits;
+}
+
+}  // namespace
+
+void watchdog(const OpState& state, const EventLog& events, double timeout_s, int rank, int world_size) {
   const auto timeout_ns = static_cast<int64_t>(timeout_s * 1e9);
   while (!state.stop.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -47,9 +65,12 @@ void watchdog(const OpState& state, const EventLog& events, double timeout_s) {
                                         {"waited_ms", waited / 1000000},
                                         {"reason", "timeout"},
                                         {"timeout_ms", static_cast<int64_t>(timeout_s * 1000)}});
+      char waited_s[32];
+      std::snprintf(waited_s, sizeof(waited_s), "%.3f", static_cast<double>(waited) / 1e9);
       die(events, kExitWatchdog,
           "watchdog: allreduce seq " + std::to_string(state.seq.load()) + " did not complete within " +
-              std::to_string(timeout_s) + " s");
+              std::to_string(timeout_s) + " s (waited " + waited_s + " s" +
+              ring_position(state.ring, rank, world_size) + ")");
     }
   }
 }

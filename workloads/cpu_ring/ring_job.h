@@ -45,10 +45,15 @@ struct OpState {
   std::atomic<int64_t> start_mono_ns{0};
   std::atomic<bool> in_op{false};
   std::atomic<bool> stop{false};
+  RingProgress ring;  // the all-reduce's step (RingLinks::progress points here)
 };
 
-// Aborts the job (exit 3) when an op has run longer than `timeout_s`; returns when state.stop is set.
-void watchdog(const OpState& state, const EventLog& events, double timeout_s);
+// Aborts the job (exit 3) when an op has run longer than `timeout_s`; returns when state.stop is set. Its
+// line says how long the op really waited (more than the timeout when the process itself was stopped)
+// and where in the ring it waited:
+//   watchdog: allreduce seq 8 did not complete within 3.000000 s (waited 3.004 s; ring step 2 of 6 waits
+//   to receive from rank 0)
+void watchdog(const OpState& state, const EventLog& events, double timeout_s, int rank, int world_size);
 
 // Marks each op's start and end for the watchdog and writes its op event.
 class OpRecorder {

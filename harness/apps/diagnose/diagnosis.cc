@@ -10,6 +10,8 @@
 #include <set>
 #include <tuple>
 
+#include <re2/re2.h>
+
 #include "line_regex.h"
 #include "link_test.h"
 #include "ncclfi/bounded_input.h"
@@ -31,6 +33,8 @@ constexpr double kEitherEndWeight = 0.5;
 // code or SIGABRT/SIGTERM is most often the teardown after another rank's failure, and points nowhere.
 constexpr double kCrashNamedWeight = 2;
 constexpr double kHangWeight = 1;
+// How late a watchdog fires, past its timeout, before its process counts as stopped (at least).
+constexpr double kLateWatchdogS = 0.5;
 // What a line of a rank that only lost a peer counts toward the site, against the culprit's own lines.
 constexpr double kLostPeerSiteFactor = 0.25;
 // How much more a node's record of its own hardware (its kernel, its tools) weighs on the site.
@@ -130,6 +134,7 @@ struct Analysis {
   bool step_cancelled = false;                // Slurm cancelled the step (time limit, preemption)
   bool srun_task_exited = false;              // srun saw a task exit by itself (`Exited with exit code`)
   int last_attempt = -1;                      // the newest launch (attempt-N) whose logs were read
+  int failed_attempt = -1;  // the newest launch with a failure in its logs (a restart may have run clean)
   // A per-link test's rows, each with the line that printed it (link_test.h).
   std::vector<LinkRow> link_rows;
   std::vector<Evidence> link_row_lines;
@@ -536,8 +541,186 @@ void point_at_the_rank_whose_call_returned_it(Analysis& a, ToRank&& to_rank) {
               " other ranks learned of a failure afterwards (an asynchronous error, a closed connection)");
 }
 
+// A line that says a peer reset or closed the connection: its printer lost that peer.
+bool tells_a_lost_peer(const std::string& text) {
+  return contains(text, "ECONNRESET") || contains(text, "Connection reset by peer") ||
+         contains(text, "closed by remote peer") || contains(text, "Broken pipe") || contains(text, "EPIPE");
+}
+
+// A watchdog that fired long after its timeout: it could not run while its process was stopped (SIGSTOP, a
+// host that stopped scheduling it, a machine frozen under memory pressure), so it only saw the time once
+// the process ran again. Its peers' watchdogs fired on time. The line says how long the op waited:
+// ncclfi-cpu-ring's "within T s (waited W s", ncclfi-workload's "no progress for W ms (timeout T s",
+// PyTorch's "Timeout(ms)=T) ran for W milliseconds".
+std::optional<std::pair<double, double>> watchdog_wait(const Evidence& e) {
+  static const re2::RE2 cpu_ring(R"(within ([0-9.]+) s \(waited ([0-9.]+) s)");
+  static const re2::RE2 gpu(R"(made no progress for ([0-9.]+) ms \(timeout ([0-9.]+) s)");
+  static const re2::RE2 torch(R"(Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds)");
+  double timeout = 0, waited = 0;
+  if (e.pattern == "workload.cpu_ring_watchdog" &&
+      re2::RE2::PartialMatch(e.text, cpu_ring, &timeout, &waited))
+    return std::make_pair(waited, timeout);
+  if (e.pattern == "workload.gpu_watchdog" && re2::RE2::PartialMatch(e.text, gpu, &waited, &timeout))
+    return std::make_pair(waited / 1000, timeout);
+  if (re2::RE2::PartialMatch(e.text, torch, &timeout, &waited))
+    return std::make_pair(waited / 1000, timeout / 1000);
+  return std::nullopt;
+}
+
+template <typename ToRank>
+void point_at_the_late_watchdog(Analysis& a, ToRank&& to_rank) {
+  std::map<int, const Evidence*> late;
+  bool on_time = false;
+  for (const Evidence& e : a.d.evidence) {
+    if (e.rank < 0 || e.attempt != a.failed_attempt) continue;
+    const auto wait = watchdog_wait(e);
+    if (!wait) continue;
+    const auto [waited, timeout] = *wait;
+    // A watchdog polls every few milliseconds (PyTorch's every 100 ms or so) and fires on time; half a
+    // second late, and more than a sixth of its timeout, it was not running.
+    if (waited - timeout >= std::max(kLateWatchdogS, timeout / 6)) {
+      late.emplace(e.rank, &e);
+    } else {
+      on_time = true;
+    }
+  }
+  for (const auto& [rank, e] : late) {
+    to_rank(rank, kPrinterDetectionWeight,
+            "rank " + std::to_string(rank) + "'s watchdog fired long after its timeout at " + where(*e) +
+                (on_time ? ", while its peers' fired on time" : "") +
+                ": the process itself was stopped, and its watchdog could not run until it ran again");
+    a.d.late_watchdog.push_back(rank);
+  }
+  // No watchdog on time and no rank failed otherwise: the ranks that printed nothing were stopped too and
+  // never ran again before the end (a whole node or job frozen; only an outside deadline ends it).
+  if (late.empty() || on_time || a.rank_detections.size() != late.size()) return;
+  for (const auto& [rank, lines] : a.rank_lines) {
+    if (late.count(rank)) continue;
+    to_rank(rank, kPrinterDetectionWeight,
+            "rank " + std::to_string(rank) + " printed no failure while the only rank that ran again found " +
+                "its watchdog late: every process of the job was stopped");
+    a.d.late_watchdog.push_back(rank);
+  }
+}
+
+// Where the ring stopped: ncclfi-cpu-ring's watchdog says the ring step it waited in ("seq 8 ... ring step
+// 2 of 6 waits to receive from rank 0"). Once one link stops delivering, every rank soon waits, each a step
+// behind its predecessor; the rank at the earliest point, waiting on a peer that is past it (or on its own
+// send), is where the ring stopped: its link from that peer, or its own send, delivered nothing.
+template <typename ToRank>
+void point_at_where_the_ring_stopped(Analysis& a, ToRank&& to_rank) {
+  if (!a.d.late_watchdog.empty()) return;  // a stopped process explains the wait
+  static const re2::RE2 position(
+      R"(allreduce seq (\d+) did not complete .*ring step (\d+) of \d+ waits (?:to receive from rank (\d+))?)");
+  struct Where {
+    std::pair<long, long> at;
+    int from = -1;  // the rank it waits to receive from; -1: only its own send
+    const Evidence* line = nullptr;
+  };
+  std::map<int, Where> ranks;
+  std::set<int> lost_a_peer;
+  for (const Evidence& e : a.d.evidence)
+    if (e.rank >= 0 && e.attempt == a.failed_attempt && tells_a_lost_peer(e.text)) lost_a_peer.insert(e.rank);
+  for (const Evidence& e : a.d.evidence) {
+    if (e.rank < 0 || e.attempt != a.failed_attempt || e.pattern != "workload.cpu_ring_watchdog") continue;
+    long seq = 0, step = 0;
+    std::string from;
+    if (!re2::RE2::PartialMatch(e.text, position, &seq, &step, &from)) continue;
+    ranks[e.rank] = Where{{seq, step}, from.empty() ? -1 : to_int(from), &e};
+  }
+  if (ranks.size() < 2) return;
+  std::pair<long, long> earliest = ranks.begin()->second.at;
+  for (const auto& [rank, w] : ranks) earliest = std::min(earliest, w.at);
+  std::vector<int> heads;
+  for (const auto& [rank, w] : ranks) {
+    if (w.at != earliest) continue;
+    // Its predecessor is past it: further on in the ring, or it lost a peer before its own watchdog fired
+    // (a reset once the others had left). A predecessor that failed on its own (a setup call) or printed
+    // nothing may be where it stopped.
+    const auto from = ranks.find(w.from);
+    const bool from_past = from != ranks.end() ? from->second.at > earliest : lost_a_peer.count(w.from) > 0;
+    // A send that never completed stops the ring there only if its receiver is alive and waiting too (or
+    // lost a peer once the others left): a send to a rank that died or hung silently is that rank's doing.
+    const int world = a.rank_lines.empty() ? 0 : a.rank_lines.rbegin()->first + 1;
+    const bool receiver_waits =
+        world > 0 && (ranks.count((rank + 1) % world) > 0 || lost_a_peer.count((rank + 1) % world) > 0);
+    if (w.from < 0 ? receiver_waits : from_past) heads.push_back(rank);
+  }
+  if (heads.size() != 1) return;
+  const Where& w = ranks.at(heads.front());
+  to_rank(heads.front(), kPrinterDetectionWeight,
+          "the ring stopped at rank " + std::to_string(heads.front()) + " (" + where(*w.line) + "): " +
+              (w.from < 0 ? "its own send never completed"
+                          : "it waited at the earliest step for rank " + std::to_string(w.from) +
+                                ", which was already past it") +
+              ", and every other rank waited behind it");
+  a.d.ring_stopped_at = heads.front();
+  // A send that never completed: the port would not take the data (paused, congested). A send its
+  // sender finished whose data never arrived: lost on the way, in the NIC or on its link.
+  a.d.ring_stop_site = w.from < 0 ? "congestion" : "nic";
+}
+
+// Where wrong data entered the ring: ncclfi-cpu-ring passes each reduced block from rank r to rank r+1, so
+// a block corrupted on its way into rank r is wrong on r and on the ranks after it. Of the ranks that
+// found wrong elements in the same all-reduce, the one whose predecessor found none is where it entered.
+template <typename ToRank>
+void point_at_where_wrong_data_entered(Analysis& a, ToRank&& to_rank) {
+  static const re2::RE2 wrong(R"(rank (\d+) allreduce seq (\d+): \d+ of \d+ elements wrong)");
+  std::map<long, std::map<int, const Evidence*>> by_seq;
+  for (const Evidence& e : a.d.evidence) {
+    if (e.pattern != "workload.elements_wrong" || !contains(e.text, "cpu-ring")) continue;
+    int rank = -1;
+    long seq = 0;
+    if (e.attempt != a.failed_attempt || !re2::RE2::PartialMatch(e.text, wrong, &rank, &seq)) continue;
+    by_seq[seq].emplace(rank, &e);
+  }
+  if (by_seq.empty() || a.rank_lines.empty()) return;
+  const auto& [seq, found] = *by_seq.begin();  // the first all-reduce that went wrong
+  const int world = a.rank_lines.rbegin()->first + 1;
+  if (found.size() < 2 || static_cast<int>(found.size()) >= world) return;
+  std::vector<int> heads;
+  for (const auto& [rank, e] : found)
+    if (!found.count((rank + world - 1) % world)) heads.push_back(rank);
+  if (heads.size() != 1) return;
+  const int head = heads.front();
+  to_rank(head, kPrinterDetectionWeight * 2,
+          "all-reduce seq " + std::to_string(seq) + " was wrong on " + std::to_string(found.size()) +
+              " ranks in a row of the ring, first on rank " + std::to_string(head) + " (" +
+              where(*found.at(head)) + ") whose predecessor, rank " +
+              std::to_string((head + world - 1) % world) +
+              ", found none: the data went wrong on its way into rank " + std::to_string(head));
+}
+
+// A rank that failed of its own accord while the others only lost a peer: when two or more ranks report
+// that a peer reset or closed its connection, and exactly one failed rank reports no such loss, its
+// failure began in its own stack (its own network call failed, with its connections still up), and the
+// resets are its peers seeing it leave.
+
+template <typename ToRank>
+void point_at_the_rank_that_lost_no_peer(Analysis& a, ToRank&& to_rank) {
+  std::set<int> lost, failed, checked;
+  for (const Evidence& e : a.d.evidence) {
+    if (e.rank < 0 || e.attempt != a.failed_attempt) continue;
+    if (tells_a_lost_peer(e.text)) lost.insert(e.rank);
+    if (e.role == "detection") failed.insert(e.rank);
+    if (e.label == "verification") checked.insert(e.rank);
+  }
+  std::vector<int> own;
+  for (int r : failed)
+    if (!lost.count(r)) own.push_back(r);
+  if (own.size() != 1 || lost.size() < 2) return;
+  to_rank(own.front(), kPrinterDetectionWeight,
+          "rank " + std::to_string(own.front()) + " failed with its connections still up, while " +
+              std::to_string(lost.size()) +
+              " ranks reported that a peer reset or closed theirs: the failure began in its own stack");
+  // Its own network call failed, where no data check did: its network device.
+  if (!checked.count(own.front())) a.d.failed_on_its_own = own.front();
+}
+
 void score(Analysis& a, Scores& s) {
   Diagnosis& d = a.d;
+  for (const Evidence& e : d.evidence)
+    if (e.role == "detection") a.failed_attempt = std::max(a.failed_attempt, e.attempt);
   auto to_rank = [&](int rank, double w, const std::string& why) {
     s.rank_level[rank] += w;
     const auto h = d.rank_hosts.find(rank);
@@ -632,6 +815,10 @@ void score(Analysis& a, Scores& s) {
     }
   }
   point_at_the_rank_stuck_in_the_call(a, to_rank);
+  point_at_the_late_watchdog(a, to_rank);
+  point_at_where_the_ring_stopped(a, to_rank);
+  point_at_where_wrong_data_entered(a, to_rank);
+  point_at_the_rank_that_lost_no_peer(a, to_rank);
   point_at_the_end_of_the_chain(a, to_rank);
   point_at_the_rank_whose_call_returned_it(a, to_rank);
   // Ranks that printed no failure while others did: hung, or gone without a word.
@@ -757,6 +944,13 @@ void vote_sites(Diagnosis& d) {
   // scheduling it): its GPU was never given the work, so the host is where it hung.
   if (!d.stuck_in_call.empty())
     d.site_votes["host_hang"] += 2.0 * static_cast<double>(d.stuck_in_call.size());
+  if (!d.ring_stop_site.empty()) d.site_votes[d.ring_stop_site] += 2.0;
+  // A process whose watchdog could not run on time was stopped on its host.
+  if (!d.late_watchdog.empty())
+    d.site_votes["host_hang"] += 2.0 * static_cast<double>(d.late_watchdog.size());
+  // A rank whose own network call failed while its peers only lost it: its network device, not its process
+  // (which went on to report the failure).
+  if (d.failed_on_its_own >= 0) d.site_votes["nic"] += 2.0;
   double best = 0;
   for (const auto& [site, v] : d.site_votes) {
     if (v > best) {
@@ -824,7 +1018,7 @@ void decide_symptom(Diagnosis& d) {
     return std::any_of(d.evidence.begin(), d.evidence.end(),
                        [&](const Evidence& e) { return e.pattern == pattern; });
   };
-  if (mechanisms.empty() && link_finding("link_test.wrong_data")) {
+  if (mechanisms.empty() && (link_finding("link_test.wrong_data") || link_finding("link_test.wrong_rank"))) {
     d.symptom = "wrong data / NaN";
     d.symptom_why = "no error in the job; the link test found a link that delivers wrong data";
   } else if (mechanisms.empty() &&
@@ -847,6 +1041,11 @@ void decide_symptom(Diagnosis& d) {
   } else if (mechanisms == std::set<std::string>{"bootstrap"} || d.site == "bootstrap") {
     d.symptom = "failed to start";
     d.symptom_why = "the failures are in setting up connections (bootstrap)";
+  } else if (d.ring_stopped_at >= 0 || !d.late_watchdog.empty()) {
+    d.symptom = "hung";
+    d.symptom_why = d.ring_stopped_at >= 0
+                        ? "the ring stopped at one rank and every other waited behind it; errors came after"
+                        : "a process stopped and its peers' watchdogs fired";
   } else if (crash_named || (d.tied_sites.empty() && (d.site == "dead_rank" || d.site == "gpu_fault"))) {
     d.symptom = "crashed or died";
     d.symptom_why =
@@ -953,9 +1152,10 @@ void add_link_test_findings(Analysis& a) {
   for (const LinkFinding& f : judge_link_test(a.link_rows)) {
     if (d.evidence.size() >= kMaxEvidence) break;
     Evidence e = a.link_row_lines[f.row];
-    e.pattern = f.kind == LinkFinding::Kind::kWrongData  ? "link_test.wrong_data"
-                : f.kind == LinkFinding::Kind::kSlowRank ? "link_test.slow_rank"
-                                                         : "link_test.slow_link";
+    e.pattern = f.kind == LinkFinding::Kind::kWrongData   ? "link_test.wrong_data"
+                : f.kind == LinkFinding::Kind::kWrongRank ? "link_test.wrong_rank"
+                : f.kind == LinkFinding::Kind::kSlowRank  ? "link_test.slow_rank"
+                                                          : "link_test.slow_link";
     e.role = "evidence";
     e.label = "link_test";
     e.site = f.site;
@@ -990,7 +1190,7 @@ Pointer pointer_of(const std::string& id) {
 Diagnosis diagnose(const InputSet& inputs) {
   Diagnosis d;
   d.skipped = inputs.skipped;
-  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, {}, {}, {}, {}};
+  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, -1, {}, {}, {}, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
   learn_process_ranks(inputs, a);
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);
@@ -1013,7 +1213,18 @@ Diagnosis diagnose(const InputSet& inputs) {
     if (x.time && y.time) return *x.time < *y.time;
     return x.time.has_value() && !y.time.has_value();
   });
-  if (!d.failure) return d;
+  if (!d.failure) {
+    d.slow = slower_than_references(inputs);
+    if (d.slow) {
+      d.symptom = "slow with no error";
+      d.what_would_decide = {
+          "which link or rank is slow: the per-link test (`ncclfi-cpu-ring --mode linktest`, nccl-tests "
+          "between "
+          "pairs) and each node's port counters (`perfquery` PortXmitWait, `ethtool -S`) and PCIe link "
+          "state"};
+    }
+    return d;
+  }
   for (const Evidence& e : d.evidence) {
     if (e.pattern == "slurm.step_cancelled") a.step_cancelled = true;
     if (e.pattern == "srun.task_ended" && a.first_srun_line == nullptr) a.first_srun_line = &e;

@@ -15,6 +15,7 @@
 
 #include "line_attribution.h"
 #include "log_reader.h"
+#include "reference_pace.h"
 
 namespace ncclfi::diagnose {
 
@@ -66,6 +67,10 @@ struct Diagnosis {
   std::vector<int> lost_peer_ranks;     // ranks that failed only because a peer did
   std::vector<int> hang_candidates;     // ranks that stopped printing while others failed
   std::vector<int> stuck_in_call;  // ranks whose watchdog found them inside the NCCL call the others left
+  std::vector<int> late_watchdog;  // ranks whose watchdog fired long after its timeout: stopped processes
+  int ring_stopped_at = -1;        // the rank where a ring all-reduce stopped (ncclfi-cpu-ring's watchdogs)
+  std::string ring_stop_site;      // what the way it stopped says: congestion (a send not taken), nic
+  int failed_on_its_own = -1;      // the one failed rank that lost no peer while others did
   std::map<std::string, double> site_votes;
   std::string site, symptom, symptom_why;
   std::vector<std::string> tied_sites;          // the sites tied at the top vote, when more than one
@@ -79,6 +84,9 @@ struct Diagnosis {
   std::map<int, std::string> rank_hosts;
   std::map<std::string, int> address_ranks;  // an address no rank announced, taken as a quiet rank's
   size_t quoted_lines_dropped = 0;           // rankless lines that repeat a rank's own line word for word
+  // No failure, but several times slower than the run's fault-free references: symptom "slow with no
+  // error" (reference_pace.h).
+  std::optional<SlowJob> slow;
 };
 
 constexpr size_t kMaxEvidence = 2000;

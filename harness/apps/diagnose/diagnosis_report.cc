@@ -98,6 +98,16 @@ std::string diagnosis_text(const Diagnosis& d) {
                                   : "by file position (no time stamps)") +
                     "\n";
   for (const auto& s : d.skipped) out += "  skipped " + terminal_safe(s) + "\n";
+  if (!d.failure && d.slow) {
+    out += "\nSlow, no failure: " + number(d.slow->seconds_per_iteration * 1e3) + " ms an iteration, " +
+           number(d.slow->seconds_per_iteration / d.slow->reference_seconds_per_iteration) +
+           "x the slowest of " + std::to_string(d.slow->references) + " fault-free reference run(s) (" +
+           number(d.slow->reference_seconds_per_iteration * 1e3) + " ms)\n  " + terminal_safe(d.slow->file) +
+           ":" + std::to_string(d.slow->line) + "  " + terminal_safe(d.slow->text) + "\n";
+    out += "Culprit:    undecided: nothing in a slow job's logs names the slow link or rank\n";
+    for (const std::string& w : d.what_would_decide) out += "What would decide: " + terminal_safe(w) + "\n";
+    return out;
+  }
   if (!d.failure) {
     out += "\nNo failure: no line of these logs is a failure the catalogue knows.\n";
     for (const Evidence& e : d.evidence)
@@ -172,6 +182,16 @@ nlohmann::json diagnosis_json(const Diagnosis& d) {
   for (const Evidence& e : d.evidence) evidence.push_back(evidence_json(e));
   j["evidence"] = evidence;
   j["evidence_dropped"] = d.evidence_dropped;
+  if (d.slow) {
+    j["symptom"] = d.symptom;
+    j["slow"] = {{"seconds_per_iteration", d.slow->seconds_per_iteration},
+                 {"reference_seconds_per_iteration", d.slow->reference_seconds_per_iteration},
+                 {"references", d.slow->references},
+                 {"file", d.slow->file},
+                 {"line", d.slow->line},
+                 {"text", d.slow->text}};
+    j["what_would_decide"] = d.what_would_decide;
+  }
   if (!d.failure) return j;
   j["culprit"] = {
       {"host", d.culprit_host},

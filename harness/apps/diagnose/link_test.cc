@@ -36,8 +36,28 @@ std::string link_name(const LinkRow& r) {
 
 std::vector<LinkFinding> judge_link_test(const std::vector<LinkRow>& rows) {
   std::vector<LinkFinding> findings;
+  // A rank whose link in and link out both deliver wrong data corrupts what passes through it (its memory,
+  // its own bus): one finding on that rank, not two on the links.
+  std::map<int, size_t> wrong_into, wrong_out_of;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].wrong == 0) continue;
+    wrong_into[rows[i].to] = i;
+    wrong_out_of[rows[i].from] = i;
+  }
+  std::vector<bool> through_rank(rows.size(), false);
+  for (const auto& [rank, in_row] : wrong_into) {
+    const auto out = wrong_out_of.find(rank);
+    if (out == wrong_out_of.end() || out->second == in_row) continue;
+    through_rank[in_row] = through_rank[out->second] = true;
+    findings.push_back({LinkFinding::Kind::kWrongRank, rank, in_row, "",
+                        "both links through rank " + std::to_string(rank) + " deliver wrong data alone (" +
+                            std::to_string(rows[in_row].wrong) + " in, " +
+                            std::to_string(rows[out->second].wrong) +
+                            " out): the rank corrupts what passes through it (its memory or its own path), "
+                            "not one link"});
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].wrong == 0 || through_rank[i]) continue;
     findings.push_back(
         {LinkFinding::Kind::kWrongData, rows[i].to, i, "degraded_link",
          "the link " + link_name(rows[i]) + " alone delivered " + std::to_string(rows[i].wrong) +

@@ -22,11 +22,12 @@ struct LinkRow {
 // A row of the table, or nullopt for any other line.
 std::optional<LinkRow> parse_link_row(std::string_view line);
 
-// What the table shows about one rank: the link into it delivered wrong data (degraded_link), it alone
-// is slow (degraded_link), or both links through a rank are slow (pcie: the rank's own path to the
-// network, which every one of its links crosses).
+// What the table shows about one rank: the link into it delivered wrong data (degraded_link), both links
+// through it did (the rank itself corrupts: no network site), the link into it alone is slow
+// (degraded_link), or both links through a rank are slow (pcie: the rank's own path to the network, which
+// every one of its links crosses).
 struct LinkFinding {
-  enum class Kind { kWrongData, kSlowLink, kSlowRank } kind = Kind::kSlowLink;
+  enum class Kind { kWrongData, kWrongRank, kSlowLink, kSlowRank } kind = Kind::kSlowLink;
   int rank = -1;
   size_t row = 0;  // index into the rows given: the link into `rank`
   std::string site, why;

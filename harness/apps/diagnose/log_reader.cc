@@ -58,6 +58,22 @@ void add_tree(const fs::path& root, bool run, InputSet& set) {
   for (auto& f : found) set.files.push_back(std::move(f));
 }
 
+// The run's baselines: the same job without its faults, each a run directory of its own.
+void add_references(const fs::path& run, InputSet& set) {
+  std::error_code ec;
+  for (fs::directory_iterator it(run, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("baseline-", 0) != 0 || !it->is_directory(ec) || it->is_symlink(ec)) continue;
+    InputSet one;
+    add_tree(it->path(), /*run=*/true, one);
+    for (InputFile& f : one.files) {
+      f.shown = name + "/" + f.shown;
+      if (set.references.size() >= kMaxLogFiles) return;
+      set.references.emplace_back(name, std::move(f));
+    }
+  }
+}
+
 }  // namespace
 
 bool is_run_dir(const std::string& dir) {
@@ -81,6 +97,7 @@ InputSet collect_inputs(const std::vector<std::string>& paths) {
       const bool run = is_run_dir(path);
       set.run_dir = set.run_dir || run;
       add_tree(fs::path(path), run, set);
+      if (run) add_references(fs::path(path), set);
     } else if (fs::is_regular_file(st)) {
       set.files.push_back(InputFile{path, fs::path(path).filename().string(), -1});
     } else {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ncclfi::diagnose {
@@ -22,6 +23,9 @@ struct InputSet {
   std::vector<InputFile> files;
   std::vector<std::string> skipped;  // "path: why" (not a regular file, too large, binary, ...)
   bool run_dir = false;              // some PATH was a run directory of ncclfi
+  // A run directory's fault-free runs of the same job (baseline-N/attempt-*/*.log), by run ("baseline-1"):
+  // not the job's output, only its pace to compare with (reference_pace.h).
+  std::vector<std::pair<std::string, InputFile>> references;
 };
 
 // The files of `paths`, sorted within each PATH. Throws std::invalid_argument for a PATH that does not

@@ -17,7 +17,7 @@ Answer answer_of(const diagnose::Diagnosis& d) {
   Answer a;
   a.failure = d.failure;
   if (!d.failure) {
-    a.symptom = kSymptomNone;
+    a.symptom = d.slow ? d.symptom : kSymptomNone;
     return a;
   }
   a.ranks.insert(d.culprit_ranks.begin(), d.culprit_ranks.end());

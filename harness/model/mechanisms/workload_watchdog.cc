@@ -15,9 +15,15 @@ extern const MechanismSpec kWorkloadWatchdogMechanism{
     .lines =
         {{"workload.cpu_ring_watchdog", R"(watchdog: allreduce seq \d+ did not complete within)",
           "did not complete within",
-          "ncclfi-cpu-ring's `watchdog: allreduce seq N did not complete within T s`",
-          "ncclfi-cpu-ring: watchdog: allreduce seq 188 did not complete within 2.000000 s",
-          SignatureRole::kDetection, "", "watchdog: allreduce seq %d did not complete within %f s",
+          "ncclfi-cpu-ring's `watchdog: allreduce seq N did not complete within T s (waited W s; ring step S "
+          "of "
+          "M waits to receive from rank P)`",
+          "ncclfi-cpu-ring: watchdog: allreduce seq 188 did not complete within 2.000000 s (waited 2.003 s; "
+          "ring "
+          "step 2 of 6 waits to receive from rank 0)",
+          SignatureRole::kDetection, "",
+          "watchdog: allreduce seq %d did not complete within %f s (waited %.3f s; ring step %d of %d waits "
+          "%s)",
           "ncclfi 0.x", "workloads/cpu_ring/ring_job.cc (watch)", "",
           "an all-reduce made no progress for the workload's timeout: a peer or the network stopped",
           "host_hang,gpu_hang,dead_rank,congestion", "every rank that waits"},

@@ -448,6 +448,15 @@ TEST(DiagnoseLinkTest, TheTableNamesTheLinkAndTheRank) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].kind, K::kWrongData);
   EXPECT_EQ(f[0].rank, 2);
+  // The links into and out of rank 1 both wrong: rank 1 corrupts, not either link.
+  wrong = healthy;
+  wrong[1].wrong = 30;
+  wrong[2].wrong = 28;
+  f = judge_link_test(wrong);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].kind, K::kWrongRank);
+  EXPECT_EQ(f[0].rank, 1);
+  EXPECT_EQ(f[0].site, "");
 
   const auto dir = fresh_dir("ncclfi-diagnose-link-test");
   std::filesystem::create_directories(dir / "training");
@@ -693,6 +702,179 @@ TEST(Diagnose, TorchrunsSummaryNamesTheGlobalRank) {
   EXPECT_EQ(d.culprit_host, "n2");
   EXPECT_EQ(d.site, "dead_rank");
   std::filesystem::remove_all(dir);
+}
+
+// ncclfi-cpu-ring's watchdog line: how long it waited and where in the ring.
+std::string ring_dog(int seq, double waited, const std::string& where) {
+  char text[256];
+  std::snprintf(
+      text, sizeof(text),
+      "ncclfi-cpu-ring: watchdog: allreduce seq %d did not complete within 2.000000 s (waited %.3f s; "
+      "ring step %s)\n",
+      seq, waited, where.c_str());
+  return text;
+}
+
+void write_ranks(const std::filesystem::path& dir, const std::vector<std::string>& logs) {
+  for (size_t r = 0; r < logs.size(); ++r)
+    std::ofstream(dir / ("rank-" + std::to_string(r) + ".log")) << logs[r];
+}
+
+// A frozen rank's watchdog only runs again when the process does: it fires seconds late, its peers' on
+// time. PyTorch's watchdog says the same with "ran for N milliseconds" against Timeout(ms).
+TEST(Diagnose, AWatchdogThatFiredLateIsTheStoppedProcess) {
+  const auto dir = fresh_dir("ncclfi-diagnose-late-watchdog");
+  write_ranks(dir,
+              {ring_dog(1550, 2.003, "3 of 6 waits to receive from rank 3"),
+               "[2026-12-04 01:58:33] vm:17256:17256 [0] plugin.cc:49 NCCL WARN NET/ncclfi : test failed: "
+               "ECONNRESET\nncclfi-cpu-ring: net plugin call test(recv) failed with ncclResult_t 6 "
+               "(ncclRemoteError)\n",
+               ring_dog(1550, 6.004, "3 of 6 waits to receive from rank 1 and to send to rank 3"),
+               ring_dog(1550, 2.005, "2 of 6 waits to receive from rank 2")});
+  Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{2})) << diagnosis_text(d);
+  EXPECT_EQ(d.late_watchdog, (std::vector<int>{2}));
+  EXPECT_EQ(d.site, "host_hang");
+  EXPECT_EQ(d.symptom, "hung");
+  // The ring position alone would have named rank 3 (the earliest step): the stop explains it instead.
+  EXPECT_EQ(d.ring_stopped_at, -1);
+
+  // Only rank 0 ran again, late; the others printed nothing: every process was stopped.
+  write_ranks(dir, {ring_dog(1022, 4.969, "2 of 6 waits to receive from rank 3"), "", "", ""});
+  d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{0, 1, 2, 3})) << diagnosis_text(d);
+  EXPECT_EQ(d.site, "host_hang");
+
+  // PyTorch's wording; a watchdog a few hundred milliseconds late is on time.
+  auto torch_dog = [](int r, int ran_ms) {
+    return "[rank" + std::to_string(r) + "]:[E1204 02:00:00.000000000 ProcessGroupNCCL.cpp:632] [Rank " +
+           std::to_string(r) +
+           "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, "
+           "NumelOut=1, Timeout(ms)=60000) ran for " +
+           std::to_string(ran_ms) + " milliseconds before timing out.\n";
+  };
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  write_ranks(dir, {torch_dog(0, 60100), torch_dog(1, 91000), torch_dog(2, 60300)});
+  d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.late_watchdog, (std::vector<int>{1})) << diagnosis_text(d);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  write_ranks(dir, {torch_dog(0, 60100), torch_dog(1, 60400), torch_dog(2, 60300)});
+  EXPECT_TRUE(diagnose(collect_inputs({dir.string()})).late_watchdog.empty());
+  std::filesystem::remove_all(dir);
+}
+
+// Once one link of a ring stops, every rank waits, each a step behind its predecessor: the rank at the
+// earliest step, waiting on a peer already past it, is where it stopped. A receive whose sender finished
+// points at the NIC or link that lost it; a send that never completed, at a port that would not take it.
+TEST(Diagnose, TheRingStoppedAtTheEarliestRankWaitingOnAPeerPastIt) {
+  const auto dir = fresh_dir("ncclfi-diagnose-ring-stop");
+  write_ranks(dir, {ring_dog(8, 2.003, "5 of 6 waits to receive from rank 3"),
+                    ring_dog(8, 2.003, "2 of 6 waits to receive from rank 0"),
+                    ring_dog(8, 2.000, "3 of 6 waits to receive from rank 1"),
+                    ring_dog(8, 2.004, "4 of 6 waits to receive from rank 2")});
+  Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.ring_stopped_at, 1) << diagnosis_text(d);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "nic");
+  EXPECT_EQ(d.symptom, "hung");
+
+  write_ranks(dir, {ring_dog(2, 2.003, "6 of 6 waits to receive from rank 3"),
+                    ring_dog(2, 2.004, "3 of 6 waits to send to rank 2"),
+                    ring_dog(2, 2.001, "4 of 6 waits to receive from rank 1"),
+                    ring_dog(2, 2.003, "5 of 6 waits to receive from rank 2")});
+  d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1})) << diagnosis_text(d);
+  EXPECT_EQ(d.site, "congestion");
+  // The same send, to a rank that printed nothing (killed at the start): that rank stopped the ring.
+  write_ranks(dir, {ring_dog(2, 2.003, "3 of 6 waits to receive from rank 3"),
+                    ring_dog(2, 2.004, "2 of 6 waits to send to rank 2"), "",
+                    ring_dog(2, 2.003, "2 of 6 waits to receive from rank 2")});
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).ring_stopped_at, -1);
+
+  // A later all-reduce counts after an earlier one; two ranks at the earliest point, each waiting on a
+  // peer past it, are two places: nothing is named.
+  write_ranks(dir, {ring_dog(7, 2.003, "1 of 6 waits to receive from rank 3"),
+                    ring_dog(6, 2.003, "2 of 6 waits to receive from rank 0"),
+                    ring_dog(7, 2.000, "3 of 6 waits to receive from rank 1"),
+                    ring_dog(6, 2.004, "2 of 6 waits to receive from rank 2")});
+  d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.ring_stopped_at, -1) << diagnosis_text(d);
+  std::filesystem::remove_all(dir);
+}
+
+// A block corrupted on its way into rank r is wrong on r and on every rank after it in the ring.
+TEST(Diagnose, WrongDataEnteredAtTheRankWhosePredecessorFoundNone) {
+  const auto dir = fresh_dir("ncclfi-diagnose-wrong-data");
+  auto wrong = [](int r) {
+    return "ncclfi-cpu-ring: rank " + std::to_string(r) + " allreduce seq 6: 3 of 65536 elements wrong\n";
+  };
+  write_ranks(dir,
+              {wrong(0), "ncclfi-cpu-ring: rank 1/4: 102 iterations of 262144 bytes in 0.173 s, verified\n",
+               wrong(2), wrong(3)});
+  Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{2})) << diagnosis_text(d);
+  EXPECT_EQ(d.site, "degraded_link");
+  EXPECT_EQ(d.symptom, "wrong data / NaN");
+  // Every rank wrong: the ring does not say where it entered.
+  write_ranks(dir, {wrong(0), wrong(1), wrong(2), wrong(3)});
+  d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks.size(), 4u) << diagnosis_text(d);
+  std::filesystem::remove_all(dir);
+}
+
+// The rank whose own network call failed while its peers only saw connections reset.
+TEST(Diagnose, TheOneRankThatLostNoPeerFailedOnItsOwn) {
+  const auto dir = fresh_dir("ncclfi-diagnose-own-failure");
+  auto failed = [](int r, const std::string& why) {
+    return "\n[2026-12-04 01:57:05] vm:1559" + std::to_string(r) + ":1559" + std::to_string(r) +
+           " [0] plugin_adapters.cc:49 NCCL WARN NET/ncclfi : test failed: " + why +
+           "\nncclfi-cpu-ring: net plugin call test(recv) failed with ncclResult_t 6 (ncclRemoteError)\n";
+  };
+  write_ranks(dir, {failed(0, "ECONNRESET"), failed(1, "ECONNRESET"), failed(2, "ncclRemoteError"),
+                    failed(3, "ECONNRESET")});
+  Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.failed_on_its_own, 2) << diagnosis_text(d);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{2}));
+  EXPECT_EQ(d.site, "nic");
+  // Two ranks without a lost peer: either may have begun it.
+  write_ranks(dir, {failed(0, "ECONNRESET"), failed(1, "ncclRemoteError"), failed(2, "ncclRemoteError"),
+                    failed(3, "ECONNRESET")});
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).failed_on_its_own, -1);
+  std::filesystem::remove_all(dir);
+}
+
+// A run that printed no error but took far longer than its fault-free baselines is slow.
+TEST(Diagnose, AJobManyTimesSlowerThanItsReferenceRunsIsSlow) {
+  const auto run = fresh_dir("ncclfi-diagnose-slow");
+  std::ofstream(run / "verdict.json") << "{}";
+  auto summary = [](int r, double s) {
+    return "ncclfi-cpu-ring: rank " + std::to_string(r) + "/4: 32 iterations of 65536 bytes in " +
+           std::to_string(s) + " s, verified\n";
+  };
+  for (const std::string sub : {"attempt-0", "baseline-1/attempt-0", "baseline-2/attempt-0"}) {
+    std::filesystem::create_directories(run / sub);
+    const double s = sub == "attempt-0" ? 2.35 : (sub[9] == '1' ? 0.022 : 0.025);
+    for (int r = 0; r < 4; ++r)
+      std::ofstream(run / sub / ("rank-" + std::to_string(r) + ".log")) << summary(r, s);
+  }
+  Diagnosis d = diagnose(collect_inputs({run.string()}));
+  EXPECT_FALSE(d.failure);
+  ASSERT_TRUE(d.slow.has_value()) << diagnosis_text(d);
+  EXPECT_EQ(d.symptom, "slow with no error");
+  EXPECT_EQ(d.slow->references, 2u);
+  EXPECT_NEAR(d.slow->reference_seconds_per_iteration, 0.025 / 32, 1e-9);
+  EXPECT_NE(diagnosis_text(d).find("Slow, no failure:"), std::string::npos) << diagnosis_text(d);
+  // Within the references' reach: not slow. Without references: nothing to compare with.
+  for (int r = 0; r < 4; ++r)
+    std::ofstream(run / "attempt-0" / ("rank-" + std::to_string(r) + ".log")) << summary(r, 0.03);
+  EXPECT_FALSE(diagnose(collect_inputs({run.string()})).slow.has_value());
+  for (int r = 0; r < 4; ++r)
+    std::ofstream(run / "attempt-0" / ("rank-" + std::to_string(r) + ".log")) << summary(r, 2.35);
+  std::filesystem::remove_all(run / "baseline-1");
+  std::filesystem::remove_all(run / "baseline-2");
+  EXPECT_FALSE(diagnose(collect_inputs({run.string()})).slow.has_value());
+  std::filesystem::remove_all(run);
 }
 
 TEST(Diagnose, MissingPathIsBadInput) {
