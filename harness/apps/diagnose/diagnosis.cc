@@ -134,7 +134,8 @@ struct Analysis {
   bool step_cancelled = false;                // Slurm cancelled the step (time limit, preemption)
   bool srun_task_exited = false;              // srun saw a task exit by itself (`Exited with exit code`)
   int last_attempt = -1;                      // the newest launch (attempt-N) whose logs were read
-  int failed_attempt = -1;  // the newest launch with a failure in its logs (a restart may have run clean)
+  int failed_attempt = -1;    // the newest launch with a failure in its logs (a restart may have run clean)
+  std::set<int> lost_a_peer;  // ranks whose lines of that launch say a peer reset or closed a connection
   // A per-link test's rows, each with the line that printed it (link_test.h).
   std::vector<LinkRow> link_rows;
   std::vector<Evidence> link_row_lines;
@@ -143,6 +144,8 @@ struct Analysis {
   // "host:pid" -> (rank, size) of the largest communicator whose init line that process printed.
   std::map<std::string, std::pair<int, int>> process_ranks;
 
+  // Ranks 0..N-1 as far as the logs show them (the highest rank seen, plus one); 0 when none is seen.
+  int world_size() const { return rank_lines.empty() ? 0 : rank_lines.rbegin()->first + 1; }
   std::string unit_of(int rank, const std::string& host) const {
     if (!host.empty()) return host;
     return rank >= 0 ? rank_unit(rank) : std::string();
@@ -618,9 +621,6 @@ void point_at_where_the_ring_stopped(Analysis& a, ToRank&& to_rank) {
     const Evidence* line = nullptr;
   };
   std::map<int, Where> ranks;
-  std::set<int> lost_a_peer;
-  for (const Evidence& e : a.d.evidence)
-    if (e.rank >= 0 && e.attempt == a.failed_attempt && tells_a_lost_peer(e.text)) lost_a_peer.insert(e.rank);
   for (const Evidence& e : a.d.evidence) {
     if (e.rank < 0 || e.attempt != a.failed_attempt || e.pattern != "workload.cpu_ring_watchdog") continue;
     long seq = 0, step = 0;
@@ -631,6 +631,7 @@ void point_at_where_the_ring_stopped(Analysis& a, ToRank&& to_rank) {
   if (ranks.size() < 2) return;
   std::pair<long, long> earliest = ranks.begin()->second.at;
   for (const auto& [rank, w] : ranks) earliest = std::min(earliest, w.at);
+  const int world = a.world_size();
   std::vector<int> heads;
   for (const auto& [rank, w] : ranks) {
     if (w.at != earliest) continue;
@@ -638,12 +639,11 @@ void point_at_where_the_ring_stopped(Analysis& a, ToRank&& to_rank) {
     // (a reset once the others had left). A predecessor that failed on its own (a setup call) or printed
     // nothing may be where it stopped.
     const auto from = ranks.find(w.from);
-    const bool from_past = from != ranks.end() ? from->second.at > earliest : lost_a_peer.count(w.from) > 0;
+    const bool from_past = from != ranks.end() ? from->second.at > earliest : a.lost_a_peer.count(w.from) > 0;
     // A send that never completed stops the ring there only if its receiver is alive and waiting too (or
     // lost a peer once the others left): a send to a rank that died or hung silently is that rank's doing.
-    const int world = a.rank_lines.empty() ? 0 : a.rank_lines.rbegin()->first + 1;
     const bool receiver_waits =
-        world > 0 && (ranks.count((rank + 1) % world) > 0 || lost_a_peer.count((rank + 1) % world) > 0);
+        world > 0 && (ranks.count((rank + 1) % world) > 0 || a.lost_a_peer.count((rank + 1) % world) > 0);
     if (w.from < 0 ? receiver_waits : from_past) heads.push_back(rank);
   }
   if (heads.size() != 1) return;
@@ -674,9 +674,9 @@ void point_at_where_wrong_data_entered(Analysis& a, ToRank&& to_rank) {
     if (e.attempt != a.failed_attempt || !re2::RE2::PartialMatch(e.text, wrong, &rank, &seq)) continue;
     by_seq[seq].emplace(rank, &e);
   }
-  if (by_seq.empty() || a.rank_lines.empty()) return;
+  if (by_seq.empty()) return;
   const auto& [seq, found] = *by_seq.begin();  // the first all-reduce that went wrong
-  const int world = a.rank_lines.rbegin()->first + 1;
+  const int world = a.world_size();
   if (found.size() < 2 || static_cast<int>(found.size()) >= world) return;
   std::vector<int> heads;
   for (const auto& [rank, e] : found)
@@ -695,13 +695,12 @@ void point_at_where_wrong_data_entered(Analysis& a, ToRank&& to_rank) {
 // that a peer reset or closed its connection, and exactly one failed rank reports no such loss, its
 // failure began in its own stack (its own network call failed, with its connections still up), and the
 // resets are its peers seeing it leave.
-
 template <typename ToRank>
 void point_at_the_rank_that_lost_no_peer(Analysis& a, ToRank&& to_rank) {
-  std::set<int> lost, failed, checked;
+  const std::set<int>& lost = a.lost_a_peer;
+  std::set<int> failed, checked;
   for (const Evidence& e : a.d.evidence) {
     if (e.rank < 0 || e.attempt != a.failed_attempt) continue;
-    if (tells_a_lost_peer(e.text)) lost.insert(e.rank);
     if (e.role == "detection") failed.insert(e.rank);
     if (e.label == "verification") checked.insert(e.rank);
   }
@@ -721,6 +720,9 @@ void score(Analysis& a, Scores& s) {
   Diagnosis& d = a.d;
   for (const Evidence& e : d.evidence)
     if (e.role == "detection") a.failed_attempt = std::max(a.failed_attempt, e.attempt);
+  for (const Evidence& e : d.evidence)
+    if (e.rank >= 0 && e.attempt == a.failed_attempt && tells_a_lost_peer(e.text))
+      a.lost_a_peer.insert(e.rank);
   auto to_rank = [&](int rank, double w, const std::string& why) {
     s.rank_level[rank] += w;
     const auto h = d.rank_hosts.find(rank);
@@ -1190,7 +1192,7 @@ Pointer pointer_of(const std::string& id) {
 Diagnosis diagnose(const InputSet& inputs) {
   Diagnosis d;
   d.skipped = inputs.skipped;
-  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, -1, {}, {}, {}, {}};
+  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, -1, {}, {}, {}, {}, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
   learn_process_ranks(inputs, a);
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);
@@ -1219,9 +1221,8 @@ Diagnosis diagnose(const InputSet& inputs) {
       d.symptom = "slow with no error";
       d.what_would_decide = {
           "which link or rank is slow: the per-link test (`ncclfi-cpu-ring --mode linktest`, nccl-tests "
-          "between "
-          "pairs) and each node's port counters (`perfquery` PortXmitWait, `ethtool -S`) and PCIe link "
-          "state"};
+          "between pairs) and each node's port counters (`perfquery` PortXmitWait, `ethtool -S`) and PCIe "
+          "link state"};
     }
     return d;
   }

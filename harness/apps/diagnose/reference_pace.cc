@@ -7,6 +7,7 @@
 #include <re2/re2.h>
 
 #include "ncclfi/bounded_input.h"
+#include "noise.h"
 
 namespace ncclfi::diagnose {
 namespace {
@@ -40,11 +41,6 @@ std::vector<Summary> summaries(const std::vector<InputFile>& files) {
   return found;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 std::optional<SlowJob> slower_than_references(const InputSet& inputs) {
@@ -58,7 +54,8 @@ std::optional<SlowJob> slower_than_references(const InputSet& inputs) {
     for (const Summary& s : summaries(files)) paces.push_back(s.seconds_per_iteration);
     if (paces.empty()) continue;
     ++slow.references;
-    slow.reference_seconds_per_iteration = std::max(slow.reference_seconds_per_iteration, median(paces));
+    slow.reference_seconds_per_iteration =
+        std::max(slow.reference_seconds_per_iteration, harness::median(paces).value_or(0));
   }
   std::vector<double> paces;
   const Summary* slowest = &job.front();
@@ -66,7 +63,7 @@ std::optional<SlowJob> slower_than_references(const InputSet& inputs) {
     paces.push_back(s.seconds_per_iteration);
     if (s.seconds_per_iteration > slowest->seconds_per_iteration) slowest = &s;
   }
-  slow.seconds_per_iteration = median(paces);
+  slow.seconds_per_iteration = harness::median(paces).value_or(0);
   if (slow.references == 0 || slow.reference_seconds_per_iteration <= 0 ||
       slow.seconds_per_iteration < kSlowerThanReference * slow.reference_seconds_per_iteration) {
     return std::nullopt;
