@@ -136,6 +136,9 @@ struct Analysis {
   int last_attempt = -1;                      // the newest launch (attempt-N) whose logs were read
   int failed_attempt = -1;    // the newest launch with a failure in its logs (a restart may have run clean)
   std::set<int> lost_a_peer;  // ranks whose lines of that launch say a peer reset or closed a connection
+  // The job's size as the job stated it: ncclfi-workload's header ("N ranks"), NCCL's init lines (the
+  // largest communicator); 0 when nothing stated it.
+  int stated_world_size = 0;
   // A per-link test's rows, each with the line that printed it (link_test.h).
   std::vector<LinkRow> link_rows;
   std::vector<Evidence> link_row_lines;
@@ -231,8 +234,17 @@ void learn_process_ranks(const InputSet& inputs, Analysis& a) {
       auto& known = a.process_ranks.try_emplace(origin.process, -1, 0).first->second;
       if (origin.communicator_size > known.second)
         known = {origin.communicator_rank, origin.communicator_size};
+      a.stated_world_size = std::max(a.stated_world_size, origin.communicator_size);
     }
   }
+}
+
+// ncclfi-workload's header: "# ncclfi-workload: 2 ranks, NCCL 2.28.3, ...".
+void read_stated_world_size(std::string_view line, Analysis& a) {
+  static const re2::RE2 header(R"(^# ncclfi-workload: (\d+) ranks,)");
+  int ranks = 0;
+  if (re2::RE2::PartialMatch(line, header, &ranks))
+    a.stated_world_size = std::max(a.stated_world_size, ranks);
 }
 
 void read_file(const InputFile& file, const harness::LogClassifier& classifier, Analysis& a) {
@@ -281,6 +293,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     }
     if (!host.empty()) a.hosts.insert(host);
     read_torchrun_summary(line, summary_host, a);
+    read_stated_world_size(line, a);
     if (const std::string own = own_address(line); !own.empty() && !host.empty()) d.address_hosts[own] = host;
     // Where the line is: the same for a link-test row and a catalogue line.
     const auto located = [&] {
@@ -654,10 +667,66 @@ void point_at_where_the_ring_stopped(Analysis& a, ToRank&& to_rank) {
                           : "it waited at the earliest step for rank " + std::to_string(w.from) +
                                 ", which was already past it") +
               ", and every other rank waited behind it");
-  a.d.ring_stopped_at = heads.front();
+  a.d.stopped_at = heads.front();
   // A send that never completed: the port would not take the data (paused, congested). A send its
   // sender finished whose data never arrived: lost on the way, in the NIC or on its link.
-  a.d.ring_stop_site = w.from < 0 ? "congestion" : "nic";
+  a.d.stop_site = w.from < 0 ? "congestion" : "nic";
+}
+
+// The rank left behind: every watchdog names the collective it waited on (ncclfi-workload's "(seq N)",
+// PyTorch's "WorkNCCL(SeqNum=N"); when one rank waits on an earlier collective than all the others, they
+// finished the one it is stuck in, so they sent it all it needed: the data into it never arrived.
+template <typename ToRank>
+void point_at_the_rank_left_behind(Analysis& a, ToRank&& to_rank) {
+  if (!a.d.late_watchdog.empty() || a.d.stopped_at >= 0) return;
+  static const re2::RE2 workload(R"(watchdog: \S+ \(seq (\d+)\) made no progress)");
+  static const re2::RE2 torch(R"(Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+))");
+  std::map<int, std::pair<long, const Evidence*>> ranks;
+  for (const Evidence& e : a.d.evidence) {
+    long seq = 0;
+    if (e.rank < 0 || e.attempt != a.failed_attempt || ranks.count(e.rank)) continue;
+    if (re2::RE2::PartialMatch(e.text, workload, &seq) || re2::RE2::PartialMatch(e.text, torch, &seq))
+      ranks[e.rank] = {seq, &e};
+  }
+  if (ranks.size() < 2) return;
+  const auto behind = std::min_element(ranks.begin(), ranks.end(), [](const auto& x, const auto& y) {
+    return x.second.first < y.second.first;
+  });
+  for (const auto& [rank, at] : ranks)
+    if (rank != behind->first && at.first <= behind->second.first) return;  // not alone behind
+  to_rank(behind->first, kPrinterDetectionWeight,
+          "rank " + std::to_string(behind->first) + " waited on collective " +
+              std::to_string(behind->second.first) + " (" + where(*behind->second.second) + ") while " +
+              std::to_string(ranks.size() - 1) +
+              " other rank(s) had finished it and waited on a later one: what it needed never arrived");
+  a.d.stopped_at = behind->first;
+  a.d.stop_site = "nic";
+}
+
+// A rank that printed no failure while others timed out, but whose process still answered (PyTorch's
+// "Observed flight recorder dump signal from another rank": its watchdog thread ran, and its own watchdog,
+// which watches the work handed to the GPU, never fired): it was alive and never handed the collective to
+// its GPU. It hung on its host (a thread blocked in the call, a lock, a data loader), not on the GPU, and
+// it did not die.
+void recognise_alive_but_silent(Analysis& a) {
+  if (a.d.hang_candidates.size() != 1) return;
+  const int rank = a.d.hang_candidates.front();
+  for (const Evidence& e : a.d.evidence)
+    if (e.rank == rank && e.pattern == "torch.flight_recorder" && contains(e.text, "from another rank")) {
+      a.d.alive_but_silent = rank;
+      return;
+    }
+}
+
+// A job of one rank (ncclfi-workload's header "# ncclfi-workload: 1 ranks", or NCCL's init lines, every
+// communicator "nranks 1"): no peer to wait on, so a collective that made no progress stopped in that
+// rank, on its GPU or on its host (vote_sites reads which).
+template <typename ToRank>
+void point_at_the_only_rank(Analysis& a, ToRank&& to_rank) {
+  if (a.stated_world_size != 1 || a.rank_detections.size() != 1) return;
+  const int rank = a.rank_detections.begin()->first;
+  to_rank(rank, kPrinterDetectionWeight, "the job had one rank, and it failed: there is no peer to blame");
+  a.d.one_rank_job = true;
 }
 
 // Where wrong data entered the ring: ncclfi-cpu-ring passes each reduced block from rank r to rank r+1, so
@@ -691,8 +760,8 @@ void point_at_where_wrong_data_entered(Analysis& a, ToRank&& to_rank) {
               ", found none: the data went wrong on its way into rank " + std::to_string(head));
 }
 
-// A rank that failed of its own accord while the others only lost a peer: when two or more ranks report
-// that a peer reset or closed its connection, and exactly one failed rank reports no such loss, its
+// A rank that failed of its own accord while the others only lost a peer: when every rank failed, one or
+// more report that a peer reset or closed its connection, and exactly one reports no such loss, its
 // failure began in its own stack (its own network call failed, with its connections still up), and the
 // resets are its peers seeing it leave.
 template <typename ToRank>
@@ -707,7 +776,10 @@ void point_at_the_rank_that_lost_no_peer(Analysis& a, ToRank&& to_rank) {
   std::vector<int> own;
   for (int r : failed)
     if (!lost.count(r)) own.push_back(r);
-  if (own.size() != 1 || lost.size() < 2) return;
+  // Two or more ranks that lost a peer say whom they lost; one is enough only when every rank failed (a
+  // job of two), since a rank that printed no failure may be the one that died.
+  const bool peers_saw_it = lost.size() >= 2 || (!lost.empty() && failed.size() == a.rank_lines.size());
+  if (own.size() != 1 || !peers_saw_it) return;
   to_rank(own.front(), kPrinterDetectionWeight,
           "rank " + std::to_string(own.front()) + " failed with its connections still up, while " +
               std::to_string(lost.size()) +
@@ -819,6 +891,8 @@ void score(Analysis& a, Scores& s) {
   point_at_the_rank_stuck_in_the_call(a, to_rank);
   point_at_the_late_watchdog(a, to_rank);
   point_at_where_the_ring_stopped(a, to_rank);
+  point_at_the_rank_left_behind(a, to_rank);
+  point_at_the_only_rank(a, to_rank);
   point_at_where_wrong_data_entered(a, to_rank);
   point_at_the_rank_that_lost_no_peer(a, to_rank);
   point_at_the_end_of_the_chain(a, to_rank);
@@ -837,6 +911,7 @@ void score(Analysis& a, Scores& s) {
     }
   }
   own_unmapped_address(a, s);
+  recognise_alive_but_silent(a);
 }
 
 void choose_culprit(Analysis& a, const Scores& s) {
@@ -946,7 +1021,20 @@ void vote_sites(Diagnosis& d) {
   // scheduling it): its GPU was never given the work, so the host is where it hung.
   if (!d.stuck_in_call.empty())
     d.site_votes["host_hang"] += 2.0 * static_cast<double>(d.stuck_in_call.size());
-  if (!d.ring_stop_site.empty()) d.site_votes[d.ring_stop_site] += 2.0;
+  if (!d.stop_site.empty()) d.site_votes[d.stop_site] += 2.0;
+  if (d.alive_but_silent >= 0) d.site_votes["host_hang"] += 2.0;
+  // The only rank of a job stopped where its own watchdog found it: ncclfi-workload's says "waiting in
+  // the GPU stream" or "waiting in the NCCL call". PyTorch's watches only work already handed to the GPU
+  // (a rank stuck in the call never enqueued it), so its timeout there is the GPU's.
+  if (d.one_rank_job) {
+    for (const Evidence& e : d.evidence) {
+      const bool torch = e.pattern.rfind("torch.watchdog_timeout", 0) == 0;  // either wording
+      if (e.pattern != "workload.gpu_watchdog" && !torch) continue;
+      if (torch || contains(e.text, "waiting in the GPU stream")) d.site_votes["gpu_hang"] += 2.0;
+      if (contains(e.text, "waiting in the NCCL call")) d.site_votes["host_hang"] += 2.0;
+      break;
+    }
+  }
   // A process whose watchdog could not run on time was stopped on its host.
   if (!d.late_watchdog.empty())
     d.site_votes["host_hang"] += 2.0 * static_cast<double>(d.late_watchdog.size());
@@ -1043,11 +1131,13 @@ void decide_symptom(Diagnosis& d) {
   } else if (mechanisms == std::set<std::string>{"bootstrap"} || d.site == "bootstrap") {
     d.symptom = "failed to start";
     d.symptom_why = "the failures are in setting up connections (bootstrap)";
-  } else if (d.ring_stopped_at >= 0 || !d.late_watchdog.empty()) {
+  } else if (d.stopped_at >= 0 || !d.late_watchdog.empty() || d.alive_but_silent >= 0) {
     d.symptom = "hung";
-    d.symptom_why = d.ring_stopped_at >= 0
-                        ? "the ring stopped at one rank and every other waited behind it; errors came after"
-                        : "a process stopped and its peers' watchdogs fired";
+    d.symptom_why =
+        d.stopped_at >= 0         ? "the collective stopped at one rank and every other waited behind it; "
+                                    "errors came after"
+        : d.alive_but_silent >= 0 ? "one rank, alive, never joined the collective the others timed out on"
+                                  : "a process stopped and its peers' watchdogs fired";
   } else if (crash_named || (d.tied_sites.empty() && (d.site == "dead_rank" || d.site == "gpu_fault"))) {
     d.symptom = "crashed or died";
     d.symptom_why =
@@ -1192,7 +1282,7 @@ Pointer pointer_of(const std::string& id) {
 Diagnosis diagnose(const InputSet& inputs) {
   Diagnosis d;
   d.skipped = inputs.skipped;
-  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, -1, {}, {}, {}, {}, {}};
+  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, -1, {}, 0, {}, {}, {}, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
   learn_process_ranks(inputs, a);
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);

@@ -68,9 +68,11 @@ struct Diagnosis {
   std::vector<int> hang_candidates;     // ranks that stopped printing while others failed
   std::vector<int> stuck_in_call;  // ranks whose watchdog found them inside the NCCL call the others left
   std::vector<int> late_watchdog;  // ranks whose watchdog fired long after its timeout: stopped processes
-  int ring_stopped_at = -1;        // the rank where a ring all-reduce stopped (ncclfi-cpu-ring's watchdogs)
-  std::string ring_stop_site;      // what the way it stopped says: congestion (a send not taken), nic
-  int failed_on_its_own = -1;      // the one failed rank that lost no peer while others did
+  int stopped_at = -1;    // the rank where the collective stopped: the ring's earliest, the one left behind
+  std::string stop_site;  // what the way it stopped says: congestion (a send not taken), nic (data lost)
+  int alive_but_silent = -1;   // a silent rank whose process still answered: hung on its host
+  bool one_rank_job = false;   // the job had one rank (a workload's header says so): no peer to blame
+  int failed_on_its_own = -1;  // the one failed rank that lost no peer while others did
   std::map<std::string, double> site_votes;
   std::string site, symptom, symptom_why;
   std::vector<std::string> tied_sites;          // the sites tied at the top vote, when more than one

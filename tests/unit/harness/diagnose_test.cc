@@ -737,7 +737,7 @@ TEST(Diagnose, AWatchdogThatFiredLateIsTheStoppedProcess) {
   EXPECT_EQ(d.site, "host_hang");
   EXPECT_EQ(d.symptom, "hung");
   // The ring position alone would have named rank 3 (the earliest step): the stop explains it instead.
-  EXPECT_EQ(d.ring_stopped_at, -1);
+  EXPECT_EQ(d.stopped_at, -1);
 
   // Only rank 0 ran again, late; the others printed nothing: every process was stopped.
   write_ranks(dir, {ring_dog(1022, 4.969, "2 of 6 waits to receive from rank 3"), "", "", ""});
@@ -774,7 +774,7 @@ TEST(Diagnose, TheRingStoppedAtTheEarliestRankWaitingOnAPeerPastIt) {
                     ring_dog(8, 2.000, "3 of 6 waits to receive from rank 1"),
                     ring_dog(8, 2.004, "4 of 6 waits to receive from rank 2")});
   Diagnosis d = diagnose(collect_inputs({dir.string()}));
-  EXPECT_EQ(d.ring_stopped_at, 1) << diagnosis_text(d);
+  EXPECT_EQ(d.stopped_at, 1) << diagnosis_text(d);
   EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
   EXPECT_EQ(d.site, "nic");
   EXPECT_EQ(d.symptom, "hung");
@@ -790,7 +790,7 @@ TEST(Diagnose, TheRingStoppedAtTheEarliestRankWaitingOnAPeerPastIt) {
   write_ranks(dir, {ring_dog(2, 2.003, "3 of 6 waits to receive from rank 3"),
                     ring_dog(2, 2.004, "2 of 6 waits to send to rank 2"), "",
                     ring_dog(2, 2.003, "2 of 6 waits to receive from rank 2")});
-  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).ring_stopped_at, -1);
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).stopped_at, -1);
 
   // A later all-reduce counts after an earlier one; two ranks at the earliest point, each waiting on a
   // peer past it, are two places: nothing is named.
@@ -799,7 +799,7 @@ TEST(Diagnose, TheRingStoppedAtTheEarliestRankWaitingOnAPeerPastIt) {
                     ring_dog(7, 2.000, "3 of 6 waits to receive from rank 1"),
                     ring_dog(6, 2.004, "2 of 6 waits to receive from rank 2")});
   d = diagnose(collect_inputs({dir.string()}));
-  EXPECT_EQ(d.ring_stopped_at, -1) << diagnosis_text(d);
+  EXPECT_EQ(d.stopped_at, -1) << diagnosis_text(d);
   std::filesystem::remove_all(dir);
 }
 
@@ -875,6 +875,128 @@ TEST(Diagnose, AJobManyTimesSlowerThanItsReferenceRunsIsSlow) {
   std::filesystem::remove_all(run / "baseline-2");
   EXPECT_FALSE(diagnose(collect_inputs({run.string()})).slow.has_value());
   std::filesystem::remove_all(run);
+}
+
+// ncclfi-workload's watchdog line: which collective it waited on, and where.
+std::string workload_dog(int rank, int seq, const std::string& where) {
+  return "ncclfi-workload: rank " + std::to_string(rank) + ": watchdog: all_reduce (seq " +
+         std::to_string(seq) + ") made no progress for 5000 ms (timeout 5 s, waiting in the " + where +
+         "): aborting the communicator\n";
+}
+
+// PyTorch's watchdog line, as torchrun prefixes it.
+std::string torch_dog(int rank, int seq) {
+  return "[rank" + std::to_string(rank) + "]:[E1204 02:35:35.586804377 ProcessGroupNCCL.cpp:689] [Rank " +
+         std::to_string(rank) +
+         "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + std::to_string(seq) +
+         ", OpType=ALLREDUCE, NumelIn=266760, NumelOut=266760, Timeout(ms)=10000) ran for 10044 milliseconds "
+         "before timing out.\n";
+}
+
+// The ranks that finished collective 24 sent the last one all it needed from them: the one still in 24
+// is where the data stopped arriving.
+TEST(Diagnose, TheRankLeftBehindOnAnEarlierCollectiveIsWhereItStopped) {
+  const auto dir = fresh_dir("ncclfi-diagnose-left-behind");
+  write_ranks(dir, {workload_dog(0, 25, "GPU stream"), workload_dog(1, 24, "GPU stream"),
+                    workload_dog(2, 25, "GPU stream")});
+  Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.stopped_at, 1) << diagnosis_text(d);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "nic");
+  EXPECT_EQ(d.symptom, "hung");
+  // PyTorch's sequence numbers say the same.
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "job.log") << torch_dog(0, 65) << torch_dog(1, 64) << torch_dog(2, 65);
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).stopped_at, 1);
+  // Two ranks behind, or all on one collective: no one rank was left behind.
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  write_ranks(dir, {workload_dog(0, 25, "GPU stream"), workload_dog(1, 24, "GPU stream"),
+                    workload_dog(2, 24, "GPU stream")});
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).stopped_at, -1);
+  write_ranks(dir, {workload_dog(0, 24, "GPU stream"), workload_dog(1, 24, "GPU stream"),
+                    workload_dog(2, 24, "GPU stream")});
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).stopped_at, -1);
+  std::filesystem::remove_all(dir);
+}
+
+// Rank 1 printed no timeout of its own but answered rank 0's dump signal: its process was alive, and it
+// never handed the collective to its GPU (last enqueued 64 < 65).
+TEST(Diagnose, ASilentRankThatAnsweredTheDumpSignalHungOnItsHost) {
+  const auto dir = fresh_dir("ncclfi-diagnose-alive-but-silent");
+  const std::string answered =
+      "[rank1]:[E1204 02:37:32.371816970 ProcessGroupNCCL.cpp:1849] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+      "Observed flight recorder dump signal from another rank via TCPStore.\n";
+  std::ofstream(dir / "job.log") << "step    10  loss 0.852494\n" << torch_dog(0, 65) << answered;
+  Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.alive_but_silent, 1) << diagnosis_text(d);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "host_hang");
+  EXPECT_EQ(d.symptom, "hung");
+  // Without the answer, rank 1 may as well have died: no host hang is claimed.
+  std::ofstream(dir / "job.log") << "[rank1]: step    10  loss 0.852494\n" << torch_dog(0, 65);
+  d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.alive_but_silent, -1) << diagnosis_text(d);
+  std::filesystem::remove_all(dir);
+}
+
+// A job of one rank has no peer to blame: its own watchdog says whether the GPU or the host stopped.
+TEST(Diagnose, AJobOfOneRankNamesItsOnlyRankAndWhereItStopped) {
+  const auto dir = fresh_dir("ncclfi-diagnose-one-rank");
+  const std::string header =
+      "# ncclfi-workload: 1 ranks, NCCL 2.28.3, blocking communicator, watchdog on, 5 s, check stops the "
+      "job\n";
+  write_ranks(dir, {header + workload_dog(0, 29, "GPU stream")});
+  Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_TRUE(d.one_rank_job) << diagnosis_text(d);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{0}));
+  EXPECT_EQ(d.site, "gpu_hang");
+  write_ranks(dir, {header + workload_dog(0, 29, "NCCL call")});
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).site, "host_hang");
+  // PyTorch says nothing of the job's size; NCCL's init lines do. Its watchdog watches work already
+  // handed to the GPU.
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "job.log") << "[rank0]:gpu-host:1025:1025 [0] NCCL INFO ncclCommInitRankConfig comm "
+                                    "0x5581e2c0 rank 0 nranks 1 cudaDev 0 nvmlDev 0 busId 18000 commId "
+                                    "0x8fa1c2b3d4e5f607 - Init COMPLETE\n"
+                                 << torch_dog(0, 35);
+  d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_TRUE(d.one_rank_job) << diagnosis_text(d);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{0}));
+  EXPECT_EQ(d.site, "gpu_hang");
+  // A job of two where only rank 0 printed: the silent rank may be the culprit, so rank 0 is not named.
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  write_ranks(dir, {"# ncclfi-workload: 2 ranks, NCCL 2.28.3, blocking communicator, watchdog on, 5 s\n" +
+                        workload_dog(0, 29, "GPU stream"),
+                    ""});
+  d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_FALSE(d.one_rank_job) << diagnosis_text(d);
+  EXPECT_NE(d.culprit_ranks, (std::vector<int>{0}));
+  std::filesystem::remove_all(dir);
+}
+
+// In a job of two, the one peer that saw its connection reset is enough, when both ranks failed.
+TEST(Diagnose, InAJobOfTwoThePeerThatLostItsConnectionIsEnough) {
+  const auto dir = fresh_dir("ncclfi-diagnose-own-failure-of-two");
+  const std::string own =
+      "[2026-12-04 02:34:36] vm:678:706 [0] plugin_adapters.cc:49 NCCL WARN NET/ncclfi : isend failed: "
+      "ncclRemoteError\nncclfi-workload: rank 0: ncclCommGetAsyncError: remote process exited or there was a "
+      "network error (6): aborting\n";
+  const std::string lost =
+      "ncclfi-workload: rank 1: ncclCommGetAsyncError: remote process exited or there was a network error "
+      "(6): aborting\n[2026-12-04 02:34:37] vm:679:705 [0] plugin_adapters.cc:49 NCCL WARN NET/ncclfi : test "
+      "failed: ECONNRESET\n";
+  write_ranks(dir, {own, lost});
+  Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.failed_on_its_own, 0) << diagnosis_text(d);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{0}));
+  // A third rank that printed nothing may be the one that died: one lost peer is not enough then.
+  write_ranks(dir, {own, lost, "step 10\n"});
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).failed_on_its_own, -1);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Diagnose, MissingPathIsBadInput) {
