@@ -532,8 +532,8 @@ void point_at_the_end_of_the_chain(Analysis& a, ToRank&& to_rank) {
 // The same error, returned by one rank's own call and learned by the others afterwards: when exactly one
 // rank's NCCL call itself returned the failing code (ncclfi-workload's "all_reduce (seq N) returned ...",
 // PyTorch's "NCCL error in: ...") while two or more others learned of a failure through
-// ncclCommGetAsyncError or a connection their peer closed, the error began in that rank's call: the others'
-// communicators only saw it leave.
+// ncclCommGetAsyncError or a connection their peer closed, and every rank failed, the error began in that
+// rank's call: the others' communicators only saw it leave.
 template <typename ToRank>
 void point_at_the_rank_whose_call_returned_it(Analysis& a, ToRank&& to_rank) {
   std::set<int> returned, learned;
@@ -549,7 +549,9 @@ void point_at_the_rank_whose_call_returned_it(Analysis& a, ToRank&& to_rank) {
     }
   }
   for (int r : returned) learned.erase(r);
-  if (returned.size() != 1 || learned.size() < 2) return;
+  // A rank that printed no failure may be the one that died (killed, its node gone): its peers' calls
+  // return the error as it leaves, so one of them returning it first says nothing then.
+  if (returned.size() != 1 || learned.size() < 2 || a.rank_detections.size() != a.rank_lines.size()) return;
   const int rank = *returned.begin();
   to_rank(rank, kPrinterDetectionWeight,
           "rank " + std::to_string(rank) + "'s own call returned the error at " + where(*line_of.at(rank)) +

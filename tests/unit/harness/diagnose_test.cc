@@ -317,6 +317,17 @@ TEST(Diagnose, TheRankWhoseOwnCallReturnedTheErrorIsWhereItBegan) {
                                        "or there was a network error (6)\n";
   EXPECT_TRUE(diagnose(collect_inputs({dir.string()})).culprit_ranks.empty() ||
               diagnose(collect_inputs({dir.string()})).culprit_ranks.size() > 1);
+  // A rank that printed no failure (killed, its node gone) may be where it began: rank 2's call returning
+  // the error first is its peers seeing it leave, and srun's `Killed` names rank 3. (As on a GPU: rank 2's
+  // connection to the killed rank closed too.)
+  std::ofstream(dir / "rank-2.log") << "workload: rank 2: all_reduce (seq 19) returned remote process exited "
+                                       "or there was a network error (6)\n"
+                                    << peer(2).substr(peer(2).find('\n') + 1);
+  std::ofstream(dir / "rank-3.log") << "step 260\n";
+  std::ofstream(dir / "srun.err") << "srun: error: node3: task 3: Killed\n";
+  const Diagnosis killed = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(killed.culprit_ranks, (std::vector<int>{3})) << diagnosis_text(killed);
+  EXPECT_EQ(killed.site, "dead_rank");
   std::filesystem::remove_all(dir);
 }
 
