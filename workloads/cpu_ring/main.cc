@@ -263,7 +263,7 @@ ModeResult run_mode(const RingLinks& links, RingBuffers& buffers, const Options&
   const auto t0 = std::chrono::steady_clock::now();
   OpRecorder ops(state, events, opt, buffers.data.size());
   if (opt.mode == "train") {
-    train(watched, buffers.grad, buffers.grad_tmp, opt, ops, events);
+    train(watched, buffers.grad, buffers.grad_tmp, opt, ops);
   } else if (opt.mode == "linktest") {
     result.all_verified = link_test(watched, buffers.data, buffers.tmp, opt, rdv, ops, events);
   } else if (opt.mode == "allreduce") {

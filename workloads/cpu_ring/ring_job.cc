@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <thread>
 
@@ -17,6 +18,12 @@ const char* program_tag() {
 }
 
 void die(const EventLog& events, int code, const std::string& reason) {
+  // The watchdog thread and the ring loop may both end the job at once (a stopped process resumed): the
+  // first one's line and exit code stand, the other waits for the exit.
+  static std::atomic<bool> dying{false};
+  if (dying.exchange(true)) {
+    for (;;) pause();
+  }
   events.write(ev::kAbort, {{"reason", reason}, {"exit_code", code}});
   std::fprintf(stderr, "%s: %s\n", program_tag(), reason.c_str());
   std::fflush(stderr);
@@ -51,28 +58,41 @@ std::string ring_position(const RingProgress& ring, int rank, int world_size) {
          waits;
 }
 
+// Ends the job with the watchdog's line when the op in progress has waited longer than its timeout.
+void fire_if_overdue(const OpState& state, const EventLog& events, double timeout_s, int rank,
+                     int world_size) {
+  if (timeout_s <= 0 || !state.in_op.load()) return;
+  const int64_t waited = Clock::mono_ns() - state.start_mono_ns.load();
+  if (waited <= static_cast<int64_t>(timeout_s * 1e9)) return;
+  events.write(ev::kWatchdogFired, {{"op", "allreduce"},
+                                    {"seq", state.seq.load()},
+                                    {"waited_ms", waited / 1000000},
+                                    {"reason", "timeout"},
+                                    {"timeout_ms", static_cast<int64_t>(timeout_s * 1000)}});
+  char waited_s[32];
+  std::snprintf(waited_s, sizeof(waited_s), "%.3f", static_cast<double>(waited) / 1e9);
+  die(events, kExitWatchdog,
+      "watchdog: allreduce seq " + std::to_string(state.seq.load()) + " did not complete within " +
+          std::to_string(timeout_s) + " s (waited " + waited_s + " s" +
+          ring_position(state.ring, rank, world_size) + ")");
+}
+
 }  // namespace
 
 void watchdog(const OpState& state, const EventLog& events, double timeout_s, int rank, int world_size) {
-  const auto timeout_ns = static_cast<int64_t>(timeout_s * 1e9);
   while (!state.stop.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (!state.in_op.load()) continue;
-    const int64_t waited = Clock::mono_ns() - state.start_mono_ns.load();
-    if (waited > timeout_ns) {
-      events.write(ev::kWatchdogFired, {{"op", "allreduce"},
-                                        {"seq", state.seq.load()},
-                                        {"waited_ms", waited / 1000000},
-                                        {"reason", "timeout"},
-                                        {"timeout_ms", static_cast<int64_t>(timeout_s * 1000)}});
-      char waited_s[32];
-      std::snprintf(waited_s, sizeof(waited_s), "%.3f", static_cast<double>(waited) / 1e9);
-      die(events, kExitWatchdog,
-          "watchdog: allreduce seq " + std::to_string(state.seq.load()) + " did not complete within " +
-              std::to_string(timeout_s) + " s (waited " + waited_s + " s" +
-              ring_position(state.ring, rank, world_size) + ")");
-    }
+    fire_if_overdue(state, events, timeout_s, rank, world_size);
   }
+}
+
+void OpRecorder::failed(const RingLinks& links, const PluginError& error) {
+  // A process stopped past its op's deadline (SIGSTOP, a host that stopped scheduling it) runs its
+  // watchdog thread and its failing call together when it resumes, and its peers have given up on it by
+  // then; PyTorch's watchdog thread reports the timed-out work in that case too. The timeout is what
+  // happened first, so its line goes first, with how long the op really waited.
+  fire_if_overdue(state_, events_, opt_.timeout_s, links.rank, links.world_size);
+  plugin_failed(events_, error);
 }
 
 void OpRecorder::begin(int seq) {

@@ -63,6 +63,9 @@ class OpRecorder {
   void begin(int seq);
   // Writes the op event (with `extra`'s fields); returns the op's duration in microseconds.
   int64_t end(int seq, std::chrono::steady_clock::time_point start, const nlohmann::json& extra);
+  // Ends the job on a failed transfer of the op in progress: with the watchdog's line when the op was
+  // already past its timeout (the process was stopped), else with the plugin's error.
+  [[noreturn]] void failed(const RingLinks& links, const PluginError& error);
 
  private:
   OpState& state_;

@@ -19,7 +19,7 @@ bool checked_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std:
     ops.begin(seq);
     const auto start = std::chrono::steady_clock::now();
     PluginError error;
-    if (!ring_allreduce(links, data, tmp, &error)) plugin_failed(events, error);
+    if (!ring_allreduce(links, data, tmp, &error)) ops.failed(links, error);
     ops.end(seq, start, nlohmann::json::object());
     uint64_t wrong = 0;
     for (size_t i = 0; i < count; ++i) {
@@ -45,7 +45,7 @@ bool checked_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std:
 // gradient element (a flipped exponent bit on a link) becomes inf, Adam's moments turn it into NaN, and
 // the loss stays NaN from that step on: nothing in the job reports an error.
 void train(const RingLinks& links, std::vector<float>& grad, std::vector<float>& tmp, const Options& opt,
-           OpRecorder& ops, const EventLog& events) {
+           OpRecorder& ops) {
   const size_t count = grad.size();
   std::vector<float> w(count, 0.0f), m(count, 0.0f), v(count, 0.0f), target(count);
   for (size_t i = 0; i < count; ++i) target[i] = 2.0f * std::sin(0.01f * static_cast<float>(i));
@@ -63,7 +63,7 @@ void train(const RingLinks& links, std::vector<float>& grad, std::vector<float>&
     ops.begin(step);
     const auto start = std::chrono::steady_clock::now();
     PluginError error;
-    if (!ring_allreduce(links, grad, tmp, &error)) plugin_failed(events, error);
+    if (!ring_allreduce(links, grad, tmp, &error)) ops.failed(links, error);
     const auto dur_us = ops.end(step, start, nlohmann::json::object());
     double loss = 0;
     const auto n = static_cast<float>(links.world_size);
@@ -110,10 +110,10 @@ bool link_test(const RingLinks& links, std::vector<uint32_t>& data, std::vector<
       PluginError error;
       if (links.rank == src) {
         for (size_t i = 0; i < count; ++i) data[i] = input_value(src, i, static_cast<uint64_t>(k));
-        if (!send_to_next(links, data.data(), bytes, &error)) plugin_failed(events, error);
+        if (!send_to_next(links, data.data(), bytes, &error)) ops.failed(links, error);
       } else {
         if (!recv_from_prev(links, tmp.data(), bytes, links.recv_tmp_mh, &error)) {
-          plugin_failed(events, error);
+          ops.failed(links, error);
         }
         for (size_t i = 0; i < count; ++i) {
           if (tmp[i] != input_value(src, i, static_cast<uint64_t>(k))) ++wrong;

@@ -19,7 +19,7 @@ bool checked_allreduce(const RingLinks& links, std::vector<uint32_t>& data, std:
 
 // A small model trained data-parallel; prints the loss per step.
 void train(const RingLinks& links, std::vector<float>& grad, std::vector<float>& tmp, const Options& opt,
-           OpRecorder& ops, const EventLog& events);
+           OpRecorder& ops);
 
 // Each ring link alone, one way, timed and checked. Returns false when some message arrived altered.
 bool link_test(const RingLinks& links, std::vector<uint32_t>& data, std::vector<uint32_t>& tmp,
