@@ -609,14 +609,17 @@ void point_at_the_late_watchdog(Analysis& a, ToRank&& to_rank) {
                 ": the process itself was stopped, and its watchdog could not run until it ran again");
     a.d.late_watchdog.push_back(rank);
   }
-  // No watchdog on time and no rank failed otherwise: the ranks that printed nothing were stopped too and
-  // never ran again before the end (a whole node or job frozen; only an outside deadline ends it).
-  if (late.empty() || on_time || a.rank_detections.size() != late.size()) return;
+  // The ranks that printed no failure at all were stopped too and never ran again before the end (a
+  // whole node or job frozen; only an outside deadline ends it): when no watchdog fired on time and no
+  // rank failed otherwise, or when the others' fired on time, since a running rank's would have too.
+  if (late.empty() || (!on_time && a.rank_detections.size() != late.size())) return;
   for (const auto& [rank, lines] : a.rank_lines) {
-    if (late.count(rank)) continue;
+    if (late.count(rank) || a.rank_detections.count(rank)) continue;
     to_rank(rank, kPrinterDetectionWeight,
-            "rank " + std::to_string(rank) + " printed no failure while the only rank that ran again found " +
-                "its watchdog late: every process of the job was stopped");
+            "rank " + std::to_string(rank) + " printed no failure while " +
+                (on_time ? "its peers' watchdogs fired on time and a stopped rank's late"
+                         : "the only rank that ran again found its watchdog late") +
+                ": it was stopped too");
     a.d.late_watchdog.push_back(rank);
   }
 }

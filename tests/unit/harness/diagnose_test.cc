@@ -756,6 +756,15 @@ TEST(Diagnose, AWatchdogThatFiredLateIsTheStoppedProcess) {
   EXPECT_EQ(d.culprit_ranks, (std::vector<int>{0, 1, 2, 3})) << diagnosis_text(d);
   EXPECT_EQ(d.site, "host_hang");
 
+  // A node of two ranks frozen: rank 0 ran again late, rank 1 never did; the others' fired on time, so a
+  // running rank 1's would have too: it was stopped as well.
+  write_ranks(dir, {ring_dog(2080, 6.468, "2 of 6 waits to receive from rank 3"), "[rank 1] step 2079\n",
+                    ring_dog(2080, 2.002, "4 of 6 waits to receive from rank 1"),
+                    ring_dog(2080, 2.000, "5 of 6 waits to receive from rank 2")});
+  d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{0, 1})) << diagnosis_text(d);
+  EXPECT_EQ(d.site, "host_hang");
+
   // PyTorch's wording; a watchdog a few hundred milliseconds late is on time.
   auto torch_dog = [](int r, int ran_ms) {
     return "[rank" + std::to_string(r) + "]:[E1204 02:00:00.000000000 ProcessGroupNCCL.cpp:632] [Rank " +
