@@ -234,6 +234,11 @@ Truth truth_of_lab_ticket(const std::string& ticket_dir) {
     t.ranks.clear();
     for (const auto& r : answer["ranks"])
       if (r.is_number_integer()) t.ranks.insert(r.get<int>());
+  } else if (answer.contains("ranks") && answer["ranks"].is_null()) {
+    // The answer is in no rank: the injection's ranks (the rank made to hang, to show the setting's
+    // effect) are not what the student is asked, nor what diagnose is held to.
+    t.ranks.clear();
+    t.ranks_scored = false;
   }
   t.fault = cause != "none";
   if (!t.fault) t.symptom = kSymptomNone;

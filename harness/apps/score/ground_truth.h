@@ -19,8 +19,11 @@ inline constexpr const char* kSymptomNone = "none";
 inline constexpr const char* kSymptomSlow = "slow with no error";
 
 struct Truth {
-  bool fault = false;           // a fault fired (false: a clean run, or a fault that never fired)
-  std::set<int> ranks;          // the ranks it hit
+  bool fault = false;   // a fault fired (false: a clean run, or a fault that never fired)
+  std::set<int> ranks;  // the ranks it hit
+  // False where the fault is in no rank (a lab's key whose answer has no ranks: a setting of the whole
+  // job), so no rank is scored, as the lab's own grading counts none.
+  bool ranks_scored = true;
   std::set<std::string> hosts;  // their hosts
   bool several_hosts = false;   // the job ran on more than one host: the host is worth scoring
   std::map<int, std::string> rank_hosts;

@@ -42,13 +42,13 @@ ScoredCase score_case(const std::string& name, const std::string& kind, const Tr
     c.rank = a.ranks.empty();
     c.rank_and_site = c.rank;
   } else {
-    c.rank = a.failure && a.ranks == truth.ranks;
+    if (truth.ranks_scored) c.rank = a.failure && a.ranks == truth.ranks;
     if (truth.several_hosts && truth.hosts.size() == 1) c.host = a.host == *truth.hosts.begin();
     if (!truth.site.empty()) {
       c.site = a.failure && !a.sites.empty() &&
                std::all_of(a.sites.begin(), a.sites.end(),
                            [&](const std::string& site) { return truth.sites.count(site) > 0; });
-      c.rank_and_site = *c.rank && *c.site;
+      c.rank_and_site = c.rank.value_or(true) && *c.site;
     }
   }
   c.symptom = a.symptom == truth.symptom;

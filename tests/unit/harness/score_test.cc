@@ -124,6 +124,28 @@ TEST(ScoreCase, ACleanRunIsRightOnlyWhenNoOneIsBlamed) {
   EXPECT_FALSE(*blamed.symptom);
 }
 
+// A lab whose answer is in no rank (a setting of the whole job) scores no rank, as its grading counts
+// none: the rank it made hang to show the setting's effect is not the answer.
+TEST(ScoreTruth, ALabAnswerInNoRankScoresNoRank) {
+  const fs::path ticket = fs::temp_directory_path() / ("ncclfi-score-norank-" + std::to_string(::getpid()));
+  fs::remove_all(ticket);
+  fs::create_directories(ticket / "runs");
+  std::ofstream(ticket / "key.json")
+      << R"({"answer": {"cause": "timeout_config", "ranks": null}, "site": "configuration"})";
+  const Truth t = score::truth_of_lab_ticket(ticket.string());
+  EXPECT_FALSE(t.ranks_scored);
+  EXPECT_TRUE(t.ranks.empty());
+  const auto c = score::score_case("lab", "lab", t, diagnosis({}, "configuration", "hung"));
+  EXPECT_FALSE(c.rank.has_value());
+  EXPECT_TRUE(*c.site);
+  EXPECT_TRUE(*c.rank_and_site);
+  EXPECT_FALSE(*score::score_case("lab", "lab", t, diagnosis({2}, "host_hang", "hung")).rank_and_site);
+  // With ranks in the answer, they are scored.
+  std::ofstream(ticket / "key.json") << R"({"answer": {"cause": "hung_rank", "ranks": [2]}})";
+  EXPECT_TRUE(score::truth_of_lab_ticket(ticket.string()).ranks_scored);
+  fs::remove_all(ticket);
+}
+
 TEST(ScoreSummary, AccuraciesCountOnlyScoredCasesAndTheMatrixHasTheirSites) {
   const Truth nic = score::truth_of_verdict(kPlan, verdict({inject(2, "net", "nic_down")}, "detected"));
   const Truth code = score::truth_of_verdict(kPlan, verdict({inject(1, "api", "error")}, "detected"));
