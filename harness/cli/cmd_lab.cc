@@ -139,6 +139,24 @@ int cmd_draw(const std::string& catalogue, const std::string& name, std::optiona
   return kAllPassed;
 }
 
+// Runs one job of a lab. A workspace whose fault never fired would grade a student against a failure the
+// evidence does not show (a rank drawn to die at start may only be signalled after a short job has
+// ended), so a job with faults armed is run again, up to three times in all, until one of them fires.
+harness::RunRecord run_job_until_its_fault_fires(const Scenario& scenario,
+                                                 const ScenarioRunOptions& options) {
+  constexpr int kTries = 3;
+  for (int attempt = 1;; ++attempt) {
+    harness::RunRecord run = run_scenario(scenario, options);
+    if (!run.harness_error.empty()) throw LabJobError("the job could not run: " + run.harness_error);
+    if (run.history.armed_faults.empty() || run.judgement.first_injection_ns) return run;
+    if (attempt == kTries) {
+      throw LabJobError("the job's fault never fired in " + std::to_string(kTries) +
+                        " runs (the last: " + run.run_dir + ")");
+    }
+    std::cerr << "lab: the job's fault never fired (" << run.run_dir << "): running it again\n";
+  }
+}
+
 }  // namespace
 
 int lab_start(const LabStart& start) {
@@ -189,10 +207,7 @@ int lab_start(const LabStart& start) {
         !why.empty()) {
       throw std::runtime_error("lab " + lab->name + " cannot run on this host: " + why);
     }
-    runs.push_back(run_scenario(scenario, options));
-    if (!runs.back().harness_error.empty()) {
-      throw LabJobError("the job could not run: " + runs.back().harness_error);
-    }
+    runs.push_back(run_job_until_its_fault_fires(scenario, options));
     run_dirs.push_back(fs::absolute(runs.back().run_dir).string());
   }
   write_workspace(dir, *lab, variant, runs, ticket, start.shown_dir.empty() ? dir : start.shown_dir);

@@ -96,5 +96,37 @@ TEST_F(LabSeed, AnInstructorsSeedOrCauseDrawsWhatLabDrawPrints) {
       << unknown.err;
 }
 
+// A job whose fault never fires (here: a kill due 15 s after launch, in a job that ends at once)
+// would hand out a workspace that shows no failure, graded against one: lab start runs it three times,
+// then refuses with an error and writes no workspace.
+TEST_F(LabSeed, AJobWhoseFaultNeverFiresIsRunAgainThenRefused) {
+  json cause = tiny_cause("late-kill", "dead_rank");
+  json& scenario = cause["jobs"][0]["scenario"];
+  scenario["faults"] = {{{"id", "lab-hidden"},
+                         {"layer", "proc"},
+                         {"kind", "kill"},
+                         {"target", {{"ranks", {1}}}},
+                         {"trigger", {{"after_ms", 15000}}}}};
+  scenario["expect"] = {{"outcome", "detected"}};
+  write_lab({{"lab", "tiny"},
+             {"title", "A tiny lab"},
+             {"topic", "tests"},
+             {"needs", "cpu"},
+             {"symptom", "nothing happened"},
+             {"briefing", "which rank?"},
+             {"causes", {cause}}});
+  const std::string ws = dir_.path + "/ws-never";
+  const auto r = run_cli({"lab", "start", "tiny", "--student", "ada", "--dir", ws, "--key-dir", keys_,
+                          "--catalogue", catalogue_});
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "the job's fault never fired in 3 runs")) << r.err;
+  size_t again = 0;
+  for (size_t at = r.err.find("running it again"); at != std::string::npos;
+       at = r.err.find("running it again", at + 1))
+    ++again;
+  EXPECT_EQ(again, 2U) << r.err;
+  EXPECT_FALSE(fs::exists(ws + "/lab.json"));
+}
+
 }  // namespace
 }  // namespace ncclfi::e2e
