@@ -1058,9 +1058,11 @@ void vote_sites(Diagnosis& d) {
   if (d.tied_sites.size() == 1) d.tied_sites.clear();
 }
 
-// A NIC that failed in earlier launches and let the last one run clean came back by itself: a dead NIC
-// stays dead, a flapping link (a bad cable or transceiver, a port that retrains) goes down and up. The
-// completion errors and port errors of each failure are the same either way; only the launches tell.
+// A NIC that failed in two or more earlier launches and let the last one run clean came back by itself,
+// again and again: a dead NIC stays dead, a flapping link (a bad cable or transceiver, a port that
+// retrains) goes down and up. The completion errors and port errors of each failure are the same either
+// way; only the launches tell. One failure that a restart ran clean past is a single loss, not a link
+// that flaps: it stays the NIC's.
 void recognise_flapping_link(const Analysis& a, Diagnosis& d) {
   const bool nic_decided =
       d.site == "nic" || std::find(d.tied_sites.begin(), d.tied_sites.end(), "nic") != d.tied_sites.end();
@@ -1072,7 +1074,7 @@ void recognise_flapping_link(const Analysis& a, Diagnosis& d) {
     if (e.attempt >= 0 && std::find(sites.begin(), sites.end(), "nic") != sites.end())
       failed_launches.insert(e.attempt);
   }
-  if (failed_launches.empty()) return;
+  if (failed_launches.size() < 2) return;
   d.site = "degraded_link";
   d.tied_sites.clear();
   d.site_why = "the network failed in " + std::to_string(failed_launches.size()) +

@@ -414,6 +414,12 @@ TEST(Diagnose, ANicThatFailsAndComesBackIsAFlappingLink) {
   EXPECT_NE(d.site_why.find("flaps"), std::string::npos) << d.site_why;
   EXPECT_NE(diagnosis_text(d).find("site: the network failed in 2 launch(es)"), std::string::npos)
       << diagnosis_text(d);
+  // One failure that a restart ran clean past is a single loss, not a link that flaps.
+  std::ofstream(dir / "training" / "attempt-1" / "rank-0.log") << "";
+  std::ofstream(dir / "training" / "attempt-1" / "rank-1.log") << "";
+  const Diagnosis once = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(once.site, "nic") << diagnosis_text(once);
+  EXPECT_TRUE(once.site_why.empty());
   // The last launch failed as well: the NIC stayed dead.
   std::ofstream(dir / "training" / "attempt-2" / "rank-1.log")
       << port_error + ib_completion(101, "127.0.0.1");
