@@ -154,6 +154,34 @@ TEST(CpuRing, DropTripsTheWatchdogWithinTimeoutPlusOneSecond) {
   EXPECT_NE(run.output[1].find("waits to receive from rank 0"), std::string::npos) << run.output[1];
 }
 
+// A rank whose sends are throttled holds the whole ring back: every rank is as slow, but its last line
+// says it waited on its sends, while every other rank waited on its receives.
+TEST(CpuRing, TheRankHeldBackOnItsSendsSaysSoInItsLastLine) {
+  const std::string plan = plan_file({{"id", "slow-link"},
+                                      {"layer", "net"},
+                                      {"kind", "throttle"},
+                                      {"params", {{"gbps", 0.1}}},
+                                      {"target", {{"ranks", {2}}, {"direction", "send"}}},
+                                      {"trigger", {{"count", 0}}}});
+  const auto run = run_ring(4, {"--bytes", "512K", "--iters", "10", "--timeout-s", "20"}, plan);
+  ASSERT_EQ(run.exit_codes, (std::vector<int>{0, 0, 0, 0}));
+  const std::regex waits(
+      R"(rank (\d)/4: waited ([\d.]+) s on its sends to rank \d and ([\d.]+) s on its receives)");
+  for (size_t r = 0; r < 4; ++r) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(run.output[r], m, waits)) << run.output[r];
+    EXPECT_EQ(std::stoul(m[1]), r);
+    const double send = std::stod(m[2]), recv = std::stod(m[3]);
+    if (r == 2) {
+      EXPECT_GT(send, 0.2) << run.output[r];
+      EXPECT_LT(recv, send / 4) << run.output[r];
+    } else {
+      EXPECT_GT(recv, 0.2) << run.output[r];
+      EXPECT_LT(send, recv / 4) << run.output[r];
+    }
+  }
+}
+
 TEST(CpuRing, CorruptFailsVerificationWithCheck) {
   const std::string plan = plan_file({{"id", "c1"},
                                       {"layer", "net"},

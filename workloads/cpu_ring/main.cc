@@ -247,6 +247,8 @@ RingLinks connect_job(LoadedNetPlugin& plugin, void* ctx, std::unique_ptr<ncclfi
 struct ModeResult {
   bool all_verified = true;
   double seconds = 0;  // the mode's own time, up to its last op
+  // The ring steps' waits on one side after the other was done (RingProgress): the ring modes only.
+  double send_tail_s = 0, recv_tail_s = 0;
 };
 
 // Runs the chosen mode under the watchdog, then waits for every rank before the ring is closed.
@@ -270,6 +272,8 @@ ModeResult run_mode(const RingLinks& links, RingBuffers& buffers, const Options&
     result.all_verified = checked_allreduce(watched, buffers.data, buffers.tmp, opt, ops, events);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.send_tail_s = static_cast<double>(state.ring.send_tail_ns.load()) / 1e9;
+  result.recv_tail_s = static_cast<double>(state.ring.recv_tail_ns.load()) / 1e9;
   try {
     rdv.barrier();  // nobody closes a connection a peer still reads from
   } catch (const std::exception& e) {
@@ -302,7 +306,8 @@ int run(const Options& opt) {
   const size_t count = opt.bytes / sizeof(uint32_t);
   RingBuffers buffers(count, opt.mode);
   if (links.world_size > 1) register_buffers(*plugin, links, buffers, count * sizeof(uint32_t), events);
-  const auto [all_verified, seconds] = run_mode(links, buffers, opt, *rdv, events);
+  const ModeResult result = run_mode(links, buffers, opt, *rdv, events);
+  const auto [all_verified, seconds] = std::pair(result.all_verified, result.seconds);
   if (links.world_size > 1) close_ring(*plugin, links);
   plugin->finalize(ctx);
   events.write(ev::kDone, {{"iters", opt.iters}, {"seconds", seconds}, {"verified", all_verified}});
@@ -310,6 +315,17 @@ int run(const Options& opt) {
               links.rank, links.world_size, opt.warmup + opt.iters,
               static_cast<unsigned long long>(count * sizeof(uint32_t)), seconds,
               all_verified ? "verified" : "MISMATCH");
+  // Where its ring steps waited, as a profiler of the transport would show it: only the rank whose sends
+  // are held back (its port, or the next rank, would not take the data) waits on its sends; a slow ring
+  // makes every other rank wait on its receives.
+  if (links.world_size > 1 && opt.mode != "linktest") {
+    std::printf(
+        "%s: rank %d/%d: waited %.3f s on its sends to rank %d and %.3f s on its receives from rank %d, "
+        "each after the other side of its ring step was done\n",
+        ncclfi::cpu_ring::program_tag(), links.rank, links.world_size, result.send_tail_s,
+        (links.rank + 1) % links.world_size, result.recv_tail_s,
+        (links.rank + links.world_size - 1) % links.world_size);
+  }
   return ncclfi::kExitOk;
 }
 

@@ -54,6 +54,7 @@ bool exchange(const RingLinks& links, void* send_ptr, size_t send_bytes, void* r
     links.progress->recv_open.store(!recv_done);
   }
   int idle_polls = 0;
+  std::chrono::steady_clock::time_point send_at, recv_at;  // when each side completed
   while (!send_done || !recv_done) {
     int done = 0;
     int size = 0;
@@ -64,6 +65,7 @@ bool exchange(const RingLinks& links, void* send_ptr, size_t send_bytes, void* r
         return false;
       }
       send_done = done != 0;
+      if (send_done) send_at = std::chrono::steady_clock::now();
       if (send_done && links.progress) links.progress->send_open.store(false);
     }
     if (!recv_done) {
@@ -78,6 +80,7 @@ bool exchange(const RingLinks& links, void* send_ptr, size_t send_bytes, void* r
         return false;
       }
       recv_done = done != 0;
+      if (recv_done) recv_at = std::chrono::steady_clock::now();
       if (recv_done && links.progress) links.progress->recv_open.store(false);
     }
     // Back off while the bytes move: the transport's helper threads need the CPU, and a CPU job may run
@@ -89,6 +92,10 @@ bool exchange(const RingLinks& links, void* send_ptr, size_t send_bytes, void* r
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
     }
+  }
+  if (links.progress && send_ptr != nullptr && recv_ptr != nullptr) {
+    const int64_t tail = std::chrono::duration_cast<std::chrono::nanoseconds>(send_at - recv_at).count();
+    (tail > 0 ? links.progress->send_tail_ns : links.progress->recv_tail_ns) += tail > 0 ? tail : -tail;
   }
   return true;
 }

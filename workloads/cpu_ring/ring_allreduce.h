@@ -32,6 +32,11 @@ struct RingProgress {
   std::atomic<int> step{-1};  // 0-based step of the all-reduce in progress; -1: none
   std::atomic<int> steps{0};
   std::atomic<bool> send_open{false}, recv_open{false};
+  // Over the run, how long its steps waited on one side once the other was done: on its sends after its
+  // receives were in (the next rank or its own port would not take the data), and on its receives after
+  // its sends were out (the previous rank's data was late). A ring runs at its slowest link's pace on
+  // every rank, but only the rank whose sends are held back waits on them.
+  std::atomic<int64_t> send_tail_ns{0}, recv_tail_ns{0};
 };
 
 // One rank's side of the ring: the plugin, its context and the two connections.

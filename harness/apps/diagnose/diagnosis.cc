@@ -15,7 +15,9 @@
 #include "line_regex.h"
 #include "link_test.h"
 #include "ncclfi/bounded_input.h"
+#include "noise.h"
 #include "observe.h"
+#include "ring_waits.h"
 #include "signature_family.h"
 
 namespace ncclfi::diagnose {
@@ -35,6 +37,8 @@ constexpr double kCrashNamedWeight = 2;
 constexpr double kHangWeight = 1;
 // How late a watchdog fires, past its timeout, before its process counts as stopped (at least).
 constexpr double kLateWatchdogS = 0.5;
+// A rank held back on its sends for less than this over a whole run is within a ring's own jitter.
+constexpr double kHeldBackMinS = 0.05;
 // What a line of a rank that only lost a peer counts toward the site, against the culprit's own lines.
 constexpr double kLostPeerSiteFactor = 0.25;
 // How much more a node's record of its own hardware (its kernel, its tools) weighs on the site.
@@ -123,6 +127,12 @@ struct Scores {
   std::map<std::string, std::vector<std::string>> reasons;  // unit -> why
 };
 
+// One rank's end-of-run waits (ring_waits.h), with the line that printed them.
+struct RingWaits {
+  double send_s = 0, recv_s = 0;
+  Evidence line;
+};
+
 struct Analysis {
   Diagnosis& d;
   std::map<int, size_t> rank_lines;       // every rank seen, with its line count
@@ -142,6 +152,8 @@ struct Analysis {
   // A per-link test's rows, each with the line that printed it (link_test.h).
   std::vector<LinkRow> link_rows;
   std::vector<Evidence> link_row_lines;
+  // ncclfi-cpu-ring's end-of-run line of where its ring steps waited, per (launch, rank).
+  std::map<std::pair<int, int>, RingWaits> ring_waits;
   // Addresses no rank announced, with the ranks whose lines name them.
   std::map<std::string, std::set<int>> unmapped_address_namers;
   // "host:pid" -> (rank, size) of the largest communicator whose init line that process printed.
@@ -308,6 +320,10 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
       e.time_inferred = !origin.time && last_time.has_value();
       return e;
     };
+    if (const auto waits = parse_ring_waits(line); waits && a.ring_waits.size() < kMaxEvidence) {
+      a.ring_waits[{file.attempt, waits->rank}] = {waits->send_s, waits->recv_s, located()};
+      continue;
+    }
     if (const auto row = parse_link_row(line); row && a.link_rows.size() < kMaxEvidence) {
       a.link_rows.push_back(*row);
       a.link_row_lines.push_back(located());
@@ -1245,6 +1261,60 @@ void drop_quoted_lines(Diagnosis& d) {
   d.evidence.erase(std::remove_if(d.evidence.begin(), d.evidence.end(), quoted), d.evidence.end());
 }
 
+// A slow ring runs at its slowest link's pace on every rank, so step times say nothing of where; but only
+// the rank whose sends are held back (its port, or the path to the next rank, would not take the data)
+// waits on its sends, and every other rank waits on its receives, for data that the held-back rank was
+// late to pass on. ncclfi-cpu-ring's last line says both per rank. One rank waiting on its sends while
+// every other waits on its receives, and itself waiting on its receives under half as long as the others'
+// median, is the one that held the ring back: its port was congested.
+void name_the_rank_that_held_the_ring_back(Analysis& a) {
+  Diagnosis& d = a.d;
+  int last = -1;
+  for (const auto& [key, w] : a.ring_waits) last = std::max(last, key.first);
+  std::map<int, const RingWaits*> ranks;
+  for (const auto& [key, w] : a.ring_waits)
+    if (key.first == last) ranks[key.second] = &w;
+  if (ranks.size() < 2) return;
+  int held = -1;
+  std::vector<double> others_recv;
+  for (const auto& [rank, w] : ranks) {
+    if (w->send_s > w->recv_s && w->send_s >= kHeldBackMinS) {
+      if (held >= 0) return;  // two ranks held back: no one place
+      held = rank;
+    } else if (w->recv_s > w->send_s) {
+      others_recv.push_back(w->recv_s);
+    } else {
+      return;  // a rank that waited on neither: nothing was slow along the ring
+    }
+  }
+  if (held < 0 || others_recv.size() + 1 != ranks.size()) return;
+  const RingWaits& w = *ranks.at(held);
+  const double others = harness::median(others_recv).value_or(0);
+  if (w.recv_s >= others / 2) return;
+  Evidence e = w.line;
+  e.pattern = "workload.cpu_ring_waits";
+  e.role = "evidence";
+  e.label = "ring_waits";
+  e.site = "congestion";
+  e.rank = held;
+  e.pointer = Pointer::kPrinter;
+  d.evidence.push_back(e);
+  d.culprit_ranks = {held};
+  if (const auto it = d.rank_hosts.find(held); it != d.rank_hosts.end()) d.culprit_host = it->second;
+  d.site = "congestion";
+  char why[256];
+  std::snprintf(why, sizeof(why),
+                "rank %d waited %.3f s on its own sends and %.3f s on its receives, while the other %zu "
+                "ranks waited on their receives (median %.3f s): its sends held the ring back",
+                held, w.send_s, w.recv_s, others_recv.size(), others);
+  d.site_why = why;
+  d.candidates.push_back({a.unit_of(held, d.culprit_host), {held}, kPrinterDetectionWeight, {why}});
+  d.what_would_decide = {"whether rank " + std::to_string(held) +
+                         "'s port is congested by other traffic or its link is slow: its port counters "
+                         "(`perfquery` PortXmitWait) and the per-link test (a link slow on its own is a "
+                         "degraded link)"};
+}
+
 // The link test's findings are evidence on the rank each names: the link into it, or the path through it.
 void add_link_test_findings(Analysis& a) {
   Diagnosis& d = a.d;
@@ -1289,7 +1359,7 @@ Pointer pointer_of(const std::string& id) {
 Diagnosis diagnose(const InputSet& inputs) {
   Diagnosis d;
   d.skipped = inputs.skipped;
-  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, -1, {}, 0, {}, {}, {}, {}};
+  Analysis a{d, {}, {}, {}, {}, nullptr, false, false, -1, -1, {}, 0, {}, {}, {}, {}, {}};
   const harness::LogClassifier classifier = harness::LogClassifier::builtin();
   learn_process_ranks(inputs, a);
   for (const InputFile& file : inputs.files) read_file(file, classifier, a);
@@ -1320,6 +1390,7 @@ Diagnosis diagnose(const InputSet& inputs) {
           "which link or rank is slow: the per-link test (`ncclfi-cpu-ring --mode linktest`, nccl-tests "
           "between pairs) and each node's port counters (`perfquery` PortXmitWait, `ethtool -S`) and PCIe "
           "link state"};
+      name_the_rank_that_held_the_ring_back(a);
     }
     return d;
   }

@@ -104,7 +104,15 @@ std::string diagnosis_text(const Diagnosis& d) {
            "x the slowest of " + std::to_string(d.slow->references) + " fault-free reference run(s) (" +
            number(d.slow->reference_seconds_per_iteration * 1e3) + " ms)\n  " + terminal_safe(d.slow->file) +
            ":" + std::to_string(d.slow->line) + "  " + terminal_safe(d.slow->text) + "\n";
-    out += "Culprit:    undecided: nothing in a slow job's logs names the slow link or rank\n";
+    if (d.culprit_ranks.empty()) {
+      out += "Culprit:    undecided: nothing in a slow job's logs names the slow link or rank\n";
+    } else {
+      out += "Culprit:    " + terminal_safe(culprit_text(d)) + "\n";
+      out += "Site:       " + d.site + "\n            site: " + terminal_safe(d.site_why) + "\n";
+      for (const Evidence& e : d.evidence)
+        out +=
+            "  " + terminal_safe(e.file) + ":" + std::to_string(e.line) + "  " + terminal_safe(e.text) + "\n";
+    }
     for (const std::string& w : d.what_would_decide) out += "What would decide: " + terminal_safe(w) + "\n";
     return out;
   }
@@ -191,6 +199,11 @@ nlohmann::json diagnosis_json(const Diagnosis& d) {
                  {"line", d.slow->line},
                  {"text", d.slow->text}};
     j["what_would_decide"] = d.what_would_decide;
+    if (!d.culprit_ranks.empty()) {  // its logs said which rank held it back
+      j["culprit"] = {{"host", d.culprit_host}, {"ranks", d.culprit_ranks}};
+      j["site"] = d.site;
+      j["site_why"] = d.site_why;
+    }
   }
   if (!d.failure) return j;
   j["culprit"] = {

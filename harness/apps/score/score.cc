@@ -18,6 +18,11 @@ Answer answer_of(const diagnose::Diagnosis& d) {
   a.failure = d.failure;
   if (!d.failure) {
     a.symptom = d.slow ? d.symptom : kSymptomNone;
+    // A slow job names a culprit only where its logs say which rank held it back.
+    a.ranks.insert(d.culprit_ranks.begin(), d.culprit_ranks.end());
+    a.host = d.culprit_host;
+    a.site = d.site;
+    if (!d.site.empty()) a.sites.insert(d.site);
     return a;
   }
   a.ranks.insert(d.culprit_ranks.begin(), d.culprit_ranks.end());
@@ -42,10 +47,12 @@ ScoredCase score_case(const std::string& name, const std::string& kind, const Tr
     c.rank = a.ranks.empty();
     c.rank_and_site = c.rank;
   } else {
-    if (truth.ranks_scored) c.rank = a.failure && a.ranks == truth.ranks;
+    // A slow job is answered too (no failure, but its culprit where its logs name one).
+    const bool answered = a.failure || a.symptom == kSymptomSlow;
+    if (truth.ranks_scored) c.rank = answered && a.ranks == truth.ranks;
     if (truth.several_hosts && truth.hosts.size() == 1) c.host = a.host == *truth.hosts.begin();
     if (!truth.site.empty()) {
-      c.site = a.failure && !a.sites.empty() &&
+      c.site = answered && !a.sites.empty() &&
                std::all_of(a.sites.begin(), a.sites.end(),
                            [&](const std::string& site) { return truth.sites.count(site) > 0; });
       c.rank_and_site = c.rank.value_or(true) && *c.site;
@@ -118,7 +125,7 @@ ScoreSummary summarise(std::vector<ScoredCase> cases, std::vector<std::string> e
     count(s.symptom, c.symptom);
     count(s.rank_and_site, c.rank_and_site);
     const std::string truth = !c.truth.fault ? "none" : c.truth.site.empty() ? "(no site)" : c.truth.site;
-    const std::string answer = !c.answer.failure ? "none" : c.answer.site;
+    const std::string answer = !c.answer.failure && c.answer.site.empty() ? "none" : c.answer.site;
     ++s.confusion[truth][answer];
   }
   s.cases = std::move(cases);

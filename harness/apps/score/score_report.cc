@@ -45,9 +45,10 @@ std::string score_text(const ScoreSummary& s) {
   for (const ScoredCase& c : s.cases) {
     const std::string truth = ranks_or_dash(c.truth.ranks) + " " +
                               (c.truth.site.empty() ? "-" : c.truth.site) + " / " + c.truth.symptom;
-    const std::string answer =
-        !c.answer.failure ? "- none / none"
-                          : ranks_or_dash(c.answer.ranks) + " " + c.answer.site + " / " + c.answer.symptom;
+    // No failure: "none", unless a slow job's logs named where it was held back.
+    const std::string answer = ranks_or_dash(c.answer.ranks) + " " +
+                               (!c.answer.failure && c.answer.site.empty() ? "none" : c.answer.site) + " / " +
+                               c.answer.symptom;
     out << harness::pad(harness::terminal_safe(c.name), 44) << "  " << harness::pad(truth, 44) << "  "
         << harness::pad(answer, 44) << "  " << mark(c.rank) << "    " << mark(c.host) << "    "
         << mark(c.site) << "    " << mark(c.symptom) << "\n";

@@ -903,6 +903,48 @@ TEST(Diagnose, AJobManyTimesSlowerThanItsReferenceRunsIsSlow) {
   std::filesystem::remove_all(run);
 }
 
+// A slow ring paces every rank alike; only the rank held back on its own sends waits on them, while the
+// others wait on their receives (ncclfi-cpu-ring's last line): that rank, at a congested port.
+TEST(Diagnose, ASlowRingNamesTheRankHeldBackOnItsSends) {
+  const auto run = fresh_dir("ncclfi-diagnose-held-back");
+  std::ofstream(run / "verdict.json") << "{}";
+  auto lines = [](int r, double seconds, double send, double recv) {
+    char waits[256];
+    std::snprintf(waits, sizeof(waits),
+                  "ncclfi-cpu-ring: rank %d/4: waited %.3f s on its sends to rank %d and %.3f s on its "
+                  "receives from rank %d, each after the other side of its ring step was done\n",
+                  r, send, (r + 1) % 4, recv, (r + 3) % 4);
+    return "ncclfi-cpu-ring: rank " + std::to_string(r) + "/4: 22 iterations of 524288 bytes in " +
+           std::to_string(seconds) + " s, verified\n" + waits;
+  };
+  auto write_run = [&](const std::vector<std::pair<double, double>>& waits) {
+    for (int r = 0; r < 4; ++r)
+      std::ofstream(run / "attempt-0" / ("rank-" + std::to_string(r) + ".log"))
+          << lines(r, 1.45, waits[static_cast<size_t>(r)].first, waits[static_cast<size_t>(r)].second);
+  };
+  for (const std::string sub : {"attempt-0", "baseline-1/attempt-0"}) {
+    std::filesystem::create_directories(run / sub);
+    for (int r = 0; r < 4; ++r)
+      std::ofstream(run / sub / ("rank-" + std::to_string(r) + ".log")) << lines(r, 0.08, 0, 0.03);
+  }
+  write_run({{0, 1.369}, {0, 1.364}, {1.353, 0}, {0, 1.374}});
+  Diagnosis d = diagnose(collect_inputs({run.string()}));
+  ASSERT_TRUE(d.slow.has_value()) << diagnosis_text(d);
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{2})) << diagnosis_text(d);
+  EXPECT_EQ(d.site, "congestion");
+  EXPECT_NE(diagnosis_text(d).find("Culprit:    rank 2"), std::string::npos) << diagnosis_text(d);
+  // A delay on both of rank 1's directions: a little on its sends, and it hardly waits on its receives.
+  write_run({{0, 2.307}, {0.120, 0.067}, {0, 2.332}, {0, 2.319}});
+  EXPECT_EQ(diagnose(collect_inputs({run.string()})).culprit_ranks, (std::vector<int>{1}));
+  // Two ranks held back on their sends, or one that also waited on its receives as long as the others:
+  // no one rank held the ring back.
+  write_run({{0, 1.369}, {0.9, 0.1}, {1.353, 0}, {0, 1.374}});
+  EXPECT_TRUE(diagnose(collect_inputs({run.string()})).culprit_ranks.empty());
+  write_run({{0, 1.369}, {0, 1.364}, {1.353, 1.2}, {0, 1.374}});
+  EXPECT_TRUE(diagnose(collect_inputs({run.string()})).culprit_ranks.empty());
+  std::filesystem::remove_all(run);
+}
+
 // ncclfi-workload's watchdog line: which collective it waited on, and where.
 std::string workload_dog(int rank, int seq, const std::string& where) {
   return "ncclfi-workload: rank " + std::to_string(rank) + ": watchdog: all_reduce (seq " +
