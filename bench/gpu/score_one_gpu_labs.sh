@@ -14,15 +14,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 summary=$out/score_one_gpu.txt
 : >"$summary"
-mapfile -t causes < <(python3 - scenarios/labs <<'PY'
-import glob, json, os, sys
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
-    lab = json.load(open(path))
-    if lab["needs"] == "one_gpu":
-        for cause in lab["causes"]:
-            print(lab["lab"], cause["id"])
-PY
-)
+mapfile -t causes < <(scripts/lab-causes one_gpu scenarios/labs)
 for entry in "${causes[@]}"; do
   read -r lab cause <<<"$entry"
   for seed in 1 2; do

@@ -16,15 +16,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 catalogue=$!
 trap 'kill "$catalogue" 2>/dev/null || true' EXIT  # ncclfi run tears its jobs down on SIGTERM
 # Every cause of every CPU lab, twice: `--cause` with two seeds, which draw the rank and the other values.
-mapfile -t cpu_causes < <(python3 - "$labs" <<'PY'
-import glob, json, os, sys
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
-    lab = json.load(open(path))
-    if lab["needs"] == "cpu":
-        for cause in lab["causes"]:
-            print(lab["lab"], cause["id"])
-PY
-)
+mapfile -t cpu_causes < <("$(dirname "$0")/../../scripts/lab-causes" cpu "$labs")
 for entry in "${cpu_causes[@]}"; do
   read -r lab cause <<<"$entry"
   for seed in 1 2; do

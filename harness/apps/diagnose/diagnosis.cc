@@ -603,28 +603,39 @@ std::optional<std::pair<double, double>> watchdog_wait(const Evidence& e) {
 
 template <typename ToRank>
 void point_at_the_late_watchdog(Analysis& a, ToRank&& to_rank) {
-  std::map<int, const Evidence*> late;
-  bool on_time = false;
+  // Per launch: the ranks whose watchdog fired late, and whether any fired on time.
+  std::map<int, std::map<int, const Evidence*>> late_in;
+  std::map<int, bool> on_time_in;
   for (const Evidence& e : a.d.evidence) {
-    if (e.rank < 0 || e.attempt != a.failed_attempt) continue;
+    if (e.rank < 0 || e.attempt > a.failed_attempt) continue;
     const auto wait = watchdog_wait(e);
     if (!wait) continue;
     const auto [waited, timeout] = *wait;
     // A watchdog polls every few milliseconds (PyTorch's every 100 ms or so) and fires on time; half a
     // second late, and more than a sixth of its timeout, it was not running.
     if (waited - timeout >= std::max(kLateWatchdogS, timeout / 6)) {
-      late.emplace(e.rank, &e);
+      late_in[e.attempt].emplace(e.rank, &e);
     } else {
-      on_time = true;
+      on_time_in[e.attempt] = true;
     }
   }
+  // The failed launch's, else the newest earlier launch's: a rank that hangs now and then may fail the
+  // last launch otherwise (resumed between two collectives, its next one fails on connections its peers
+  // closed), while an earlier launch caught it stopped.
+  if (late_in.empty()) return;
+  const bool this_launch = late_in.count(a.failed_attempt) > 0;
+  const int launch = this_launch ? a.failed_attempt : late_in.rbegin()->first;
+  const std::map<int, const Evidence*>& late = late_in[launch];
+  const bool on_time = on_time_in[launch];
   for (const auto& [rank, e] : late) {
     to_rank(rank, kPrinterDetectionWeight,
             "rank " + std::to_string(rank) + "'s watchdog fired long after its timeout at " + where(*e) +
                 (on_time ? ", while its peers' fired on time" : "") +
-                ": the process itself was stopped, and its watchdog could not run until it ran again");
+                ": the process itself was stopped, and its watchdog could not run until it ran again" +
+                (this_launch ? "" : " (an earlier launch)"));
     a.d.late_watchdog.push_back(rank);
   }
+  if (!this_launch) return;
   // The ranks that printed no failure at all were stopped too and never ran again before the end (a
   // whole node or job frozen; only an outside deadline ends it): when no watchdog fired on time and no
   // rank failed otherwise, or when the others' fired on time, since a running rank's would have too.
@@ -1105,6 +1116,9 @@ void recognise_flapping_link(const Analysis& a, Diagnosis& d) {
 void recognise_missing_safety_net(Diagnosis& d) {
   bool deadline = false;
   for (const Evidence& e : d.evidence) {
+    // A launcher saw a rank die of a signal (srun's `Killed`; the time limit's is `Terminated`): the
+    // others hung because it was gone, and a dead rank, not a setting, is what the operator must fix.
+    if (e.pointer == Pointer::kNamed && e.site == "dead_rank") return;
     if (e.role != "detection") continue;
     if (e.label != "harness_deadline") return;
     deadline = true;

@@ -670,6 +670,13 @@ TEST(Diagnose, ATimeLimitWithNoErrorIsAHang) {
   // Nothing in the job noticed: the missing safety net is the site.
   EXPECT_EQ(d.site, "configuration");
   EXPECT_NE(d.site_why.find("no watchdog or timeout fired"), std::string::npos) << d.site_why;
+  // A rank killed at the start, the others waiting for it until the limit: the dead rank is the site.
+  std::ofstream(dir / "srun.err")
+      << "slurmstepd: error: *** STEP 1.0 ON vm CANCELLED AT 2026-12-03T04:01:58 DUE TO TIME LIMIT ***\n"
+      << "srun: error: vm: task 1: Killed\nsrun: error: vm: task 0: Terminated\n";
+  const Diagnosis killed = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(killed.site, "dead_rank") << diagnosis_text(killed);
+  EXPECT_EQ(killed.culprit_ranks, (std::vector<int>{1}));
   std::filesystem::remove_all(dir);
 }
 
@@ -770,6 +777,26 @@ TEST(Diagnose, AWatchdogThatFiredLateIsTheStoppedProcess) {
   d = diagnose(collect_inputs({dir.string()}));
   EXPECT_EQ(d.culprit_ranks, (std::vector<int>{0, 1})) << diagnosis_text(d);
   EXPECT_EQ(d.site, "host_hang");
+
+  // A rank that hangs now and then: stopped in the first launch (its watchdog late), and in the second
+  // resumed between two collectives, its next one failing on the connections its peers had closed.
+  std::filesystem::remove_all(dir);
+  for (const char* attempt : {"attempt-0", "attempt-1"}) std::filesystem::create_directories(dir / attempt);
+  write_ranks(dir / "attempt-0", {ring_dog(1304, 2.005, "5 of 6 waits to receive from rank 3"),
+                                  ring_dog(1304, 2.000, "6 of 6 waits to receive from rank 0"),
+                                  ring_dog(1304, 3.002, "5 of 6 waits to send to rank 3"),
+                                  ring_dog(1304, 2.002, "4 of 6 waits to receive from rank 2")});
+  write_ranks(dir / "attempt-1",
+              {ring_dog(1421, 2.006, "2 of 6 waits to receive from rank 3"),
+               ring_dog(1421, 2.007, "3 of 6 waits to receive from rank 0"),
+               "ncclfi-cpu-ring: net plugin call test(send) failed with ncclResult_t 6 (ncclRemoteError)\n",
+               ring_dog(1421, 2.004, "1 of 6 waits to receive from rank 2")});
+  d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{2})) << diagnosis_text(d);
+  EXPECT_EQ(d.site, "host_hang");
+  EXPECT_NE(diagnosis_text(d).find("(an earlier launch)"), std::string::npos) << diagnosis_text(d);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
 
   // PyTorch's wording; a watchdog a few hundred milliseconds late is on time.
   auto torch_dog = [](int r, int ran_ms) {
