@@ -1132,11 +1132,22 @@ void recognise_missing_safety_net(Diagnosis& d) {
       "fired, so they are off or longer than the limit";
 }
 
+// A net plugin's connection-setup call that failed (ncclfi-cpu-ring's `net plugin call connect failed`):
+// the job was still setting up its connections, as in bootstrap.
+bool failed_in_setup(const Evidence& e) {
+  static const re2::RE2 setup_call(R"(net plugin call (?:listen|connect|accept) failed)");
+  return e.label == "bootstrap" || re2::RE2::PartialMatch(e.text, setup_call);
+}
+
 void decide_symptom(Diagnosis& d) {
   std::set<std::string> mechanisms;
   bool crash_named = false;
+  bool all_in_setup = true;  // every detection failed in setting up the job's connections
   for (const Evidence& e : d.evidence) {
-    if (e.role == "detection") mechanisms.insert(e.label);
+    if (e.role == "detection") {
+      mechanisms.insert(e.label);
+      all_in_setup = all_in_setup && failed_in_setup(e);
+    }
     if (e.pointer == Pointer::kNamed && e.site == "dead_rank") crash_named = true;
   }
   const bool only_timeouts = std::all_of(mechanisms.begin(), mechanisms.end(),
@@ -1165,7 +1176,7 @@ void decide_symptom(Diagnosis& d) {
   } else if (mechanisms.count("verification") || mechanisms.count("nan_check")) {
     d.symptom = "wrong data / NaN";
     d.symptom_why = "a data check failed";
-  } else if (mechanisms == std::set<std::string>{"bootstrap"} || d.site == "bootstrap") {
+  } else if ((!mechanisms.empty() && all_in_setup) || d.site == "bootstrap") {
     d.symptom = "failed to start";
     d.symptom_why = "the failures are in setting up connections (bootstrap)";
   } else if (d.stopped_at >= 0 || !d.late_watchdog.empty() || d.alive_but_silent >= 0) {

@@ -680,6 +680,31 @@ TEST(Diagnose, ATimeLimitWithNoErrorIsAHang) {
   std::filesystem::remove_all(dir);
 }
 
+// A rank killed while the job was starting: its peers' rendezvous lost it, or their connection to it
+// failed. The dead rank is where; the job failed to start.
+TEST(Diagnose, ARankKilledWhileTheJobStartedIsWhyItFailedToStart) {
+  const auto dir = fresh_dir("ncclfi-diagnose-dead-at-start");
+  std::ofstream(dir / "rank-0.log") << "cpu-ring: rendezvous: rendezvous: a peer went away while sending\n";
+  std::ofstream(dir / "rank-1.log")
+      << "cpu-ring: net plugin call connect failed with ncclResult_t 6 (ncclRemoteError)\n";
+  std::ofstream(dir / "rank-2.log") << "";
+  std::ofstream(dir / "rank-3.log") << "cpu-ring: rendezvous: rendezvous: a peer closed its connection\n";
+  std::ofstream(dir / "srun.err") << "srun: error: n0: task 0: Exited with exit code 6\n"
+                                  << "srun: error: n1: task 1: Exited with exit code 2\n"
+                                  << "srun: error: n2: task 2: Killed\n"
+                                  << "srun: error: n3: task 3: Exited with exit code 6\n";
+  Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{2})) << diagnosis_text(d);
+  EXPECT_EQ(d.site, "dead_rank");
+  EXPECT_EQ(d.symptom, "failed to start");
+  // A failure after the start (a collective's error) is not a failure to start.
+  std::ofstream(dir / "rank-1.log")
+      << "cpu-ring: net plugin call test(recv) failed with ncclResult_t 6 (ncclRemoteError)\n";
+  d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.symptom, "crashed or died") << diagnosis_text(d);
+  std::filesystem::remove_all(dir);
+}
+
 // At the time limit, the ranks whose watchdogs fired had exited; the task Slurm still had to terminate
 // was stuck where its own watchdog could not act: the hung one.
 TEST(Diagnose, TheTaskStillRunningAtTheTimeLimitIsTheHungOne) {
