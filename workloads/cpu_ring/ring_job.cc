@@ -17,13 +17,25 @@ const char* program_tag() {
   return Params::get().quiet ? "cpu-ring" : "ncclfi-cpu-ring";
 }
 
-void die(const EventLog& events, int code, const std::string& reason) {
-  // The watchdog thread and the ring loop may both end the job at once (a stopped process resumed): the
-  // first one's line and exit code stand, the other waits for the exit.
-  static std::atomic<bool> dying{false};
-  if (dying.exchange(true)) {
+namespace {
+
+// The watchdog thread and the ring loop may both end the job at once (a stopped process resumed): the
+// first thread to claim the end writes its events, its line and its exit code; any other waits for the
+// exit. Claimed before any event is written, so the record holds one ending.
+void claim_the_end() {
+  static std::atomic<bool> ending{false};
+  thread_local bool mine = false;
+  if (mine) return;
+  if (ending.exchange(true)) {
     for (;;) pause();
   }
+  mine = true;
+}
+
+}  // namespace
+
+void die(const EventLog& events, int code, const std::string& reason) {
+  claim_the_end();
   events.write(ev::kAbort, {{"reason", reason}, {"exit_code", code}});
   std::fprintf(stderr, "%s: %s\n", program_tag(), reason.c_str());
   std::fflush(stderr);
@@ -31,6 +43,7 @@ void die(const EventLog& events, int code, const std::string& reason) {
 }
 
 void plugin_failed(const EventLog& events, const PluginError& error) {
+  claim_the_end();
   events.write(ev::kNcclError, {{"code", static_cast<int>(error.code)}, {"where", error.where}});
   // The code and its name, as NCCL's own error messages give them.
   std::string name = "ncclResult_t " + std::to_string(static_cast<int>(error.code));
@@ -64,6 +77,7 @@ void fire_if_overdue(const OpState& state, const EventLog& events, double timeou
   if (timeout_s <= 0 || !state.in_op.load()) return;
   const int64_t waited = Clock::mono_ns() - state.start_mono_ns.load();
   if (waited <= static_cast<int64_t>(timeout_s * 1e9)) return;
+  claim_the_end();
   events.write(ev::kWatchdogFired, {{"op", "allreduce"},
                                     {"seq", state.seq.load()},
                                     {"waited_ms", waited / 1000000},

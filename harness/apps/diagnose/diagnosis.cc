@@ -161,6 +161,19 @@ struct Analysis {
 
   // Ranks 0..N-1 as far as the logs show them (the highest rank seen, plus one); 0 when none is seen.
   int world_size() const { return rank_lines.empty() ? 0 : rank_lines.rbegin()->first + 1; }
+  // A launcher saw a rank die of a signal (srun's `Killed`, mpirun's `exited on signal`).
+  bool launcher_saw_a_death() const {
+    return std::any_of(d.evidence.begin(), d.evidence.end(), [](const Evidence& e) {
+      return e.pointer == Pointer::kNamed && e.site == "dead_rank";
+    });
+  }
+  // Every rank of the job failed: as many ranks as the job had (its stated size, the highest rank seen),
+  // and no launcher saw one die. A rank that printed nothing, or whose log is missing, may be the one
+  // that died.
+  bool every_rank_failed(const std::set<int>& failed) const {
+    const int world = std::max(world_size(), stated_world_size);
+    return world > 0 && static_cast<int>(failed.size()) >= world && !launcher_saw_a_death();
+  }
   std::string unit_of(int rank, const std::string& host) const {
     if (!host.empty()) return host;
     return rank >= 0 ? rank_unit(rank) : std::string();
@@ -253,7 +266,7 @@ void learn_process_ranks(const InputSet& inputs, Analysis& a) {
 
 // ncclfi-workload's header: "# ncclfi-workload: 2 ranks, NCCL 2.28.3, ...".
 void read_stated_world_size(std::string_view line, Analysis& a) {
-  static const re2::RE2 header(R"(^# ncclfi-workload: (\d+) ranks,)");
+  static const re2::RE2 header(R"(# ncclfi-workload: (\d+) ranks,)");  // after any launcher prefix
   int ranks = 0;
   if (re2::RE2::PartialMatch(line, header, &ranks))
     a.stated_world_size = std::max(a.stated_world_size, ranks);
@@ -567,7 +580,9 @@ void point_at_the_rank_whose_call_returned_it(Analysis& a, ToRank&& to_rank) {
   for (int r : returned) learned.erase(r);
   // A rank that printed no failure may be the one that died (killed, its node gone): its peers' calls
   // return the error as it leaves, so one of them returning it first says nothing then.
-  if (returned.size() != 1 || learned.size() < 2 || a.rank_detections.size() != a.rank_lines.size()) return;
+  std::set<int> failed;
+  for (const auto& [rank, n] : a.rank_detections) failed.insert(rank);
+  if (returned.size() != 1 || learned.size() < 2 || !a.every_rank_failed(failed)) return;
   const int rank = *returned.begin();
   to_rank(rank, kPrinterDetectionWeight,
           "rank " + std::to_string(rank) + "'s own call returned the error at " + where(*line_of.at(rank)) +
@@ -625,7 +640,18 @@ void point_at_the_late_watchdog(Analysis& a, ToRank&& to_rank) {
   if (late_in.empty()) return;
   const bool this_launch = late_in.count(a.failed_attempt) > 0;
   const int launch = this_launch ? a.failed_attempt : late_in.rbegin()->first;
-  const std::map<int, const Evidence*>& late = late_in[launch];
+  std::map<int, const Evidence*> late = late_in[launch];
+  // An earlier launch's stopped rank counts only where it failed in the failed launch too (its own
+  // error there, while the others' watchdogs fired): the same rank, the same trouble.
+  if (!this_launch) {
+    std::set<int> failed_now;
+    for (const Evidence& e : a.d.evidence)
+      if (e.role == "detection" && e.attempt == a.failed_attempt && !watchdog_wait(e))
+        failed_now.insert(e.rank);
+    for (auto it = late.begin(); it != late.end();)
+      it = failed_now.count(it->first) ? std::next(it) : late.erase(it);
+    if (late.empty()) return;
+  }
   const bool on_time = on_time_in[launch];
   for (const auto& [rank, e] : late) {
     to_rank(rank, kPrinterDetectionWeight,
@@ -639,7 +665,9 @@ void point_at_the_late_watchdog(Analysis& a, ToRank&& to_rank) {
   // The ranks that printed no failure at all were stopped too and never ran again before the end (a
   // whole node or job frozen; only an outside deadline ends it): when no watchdog fired on time and no
   // rank failed otherwise, or when the others' fired on time, since a running rank's would have too.
-  if (late.empty() || (!on_time && a.rank_detections.size() != late.size())) return;
+  // Not where a launcher saw a rank die: a dead rank prints nothing either.
+  if (late.empty() || a.launcher_saw_a_death() || (!on_time && a.rank_detections.size() != late.size()))
+    return;
   for (const auto& [rank, lines] : a.rank_lines) {
     if (late.count(rank) || a.rank_detections.count(rank)) continue;
     to_rank(rank, kPrinterDetectionWeight,
@@ -799,25 +827,29 @@ void point_at_where_wrong_data_entered(Analysis& a, ToRank&& to_rank) {
 template <typename ToRank>
 void point_at_the_rank_that_lost_no_peer(Analysis& a, ToRank&& to_rank) {
   const std::set<int>& lost = a.lost_a_peer;
-  std::set<int> failed, checked;
+  std::set<int> failed, checked, erred, nccl_erred;  // erred: of an error, not only a timeout
   for (const Evidence& e : a.d.evidence) {
     if (e.rank < 0 || e.attempt != a.failed_attempt) continue;
     if (e.role == "detection") failed.insert(e.rank);
+    if (e.role == "detection" && !kTimeoutMechanisms.count(e.label)) erred.insert(e.rank);
+    if (e.role == "detection" && (e.label == "api_error" || e.label == "async_error"))
+      nccl_erred.insert(e.rank);
     if (e.label == "verification") checked.insert(e.rank);
   }
   std::vector<int> own;
   for (int r : failed)
     if (!lost.count(r)) own.push_back(r);
   // Two or more ranks that lost a peer say whom they lost; one is enough only when every rank failed (a
-  // job of two), since a rank that printed no failure may be the one that died.
-  const bool peers_saw_it = lost.size() >= 2 || (!lost.empty() && failed.size() == a.rank_lines.size());
-  if (own.size() != 1 || !peers_saw_it) return;
+  // job of two), since a rank that printed no failure may be the one that died. A rank that only timed
+  // out did not fail on its own: its watchdog ended it, and its peers lost it then.
+  const bool peers_saw_it = lost.size() >= 2 || (!lost.empty() && a.every_rank_failed(failed));
+  if (own.size() != 1 || !peers_saw_it || !erred.count(own.front())) return;
   to_rank(own.front(), kPrinterDetectionWeight,
           "rank " + std::to_string(own.front()) + " failed with its connections still up, while " +
               std::to_string(lost.size()) +
               " ranks reported that a peer reset or closed theirs: the failure began in its own stack");
-  // Its own network call failed, where no data check did: its network device.
-  if (!checked.count(own.front())) a.d.failed_on_its_own = own.front();
+  // Its own NCCL or network call failed, where no data check did: its network device.
+  if (!checked.count(own.front()) && nccl_erred.count(own.front())) a.d.failed_on_its_own = own.front();
 }
 
 void score(Analysis& a, Scores& s) {

@@ -1058,6 +1058,7 @@ TEST(Diagnose, ASilentRankThatAnsweredTheDumpSignalHungOnItsHost) {
   std::ofstream(dir / "job.log") << "[rank1]: step    10  loss 0.852494\n" << torch_dog(0, 65);
   d = diagnose(collect_inputs({dir.string()}));
   EXPECT_EQ(d.alive_but_silent, -1) << diagnosis_text(d);
+  EXPECT_NE(d.site, "host_hang") << diagnosis_text(d);
   std::filesystem::remove_all(dir);
 }
 
@@ -1113,8 +1114,15 @@ TEST(Diagnose, InAJobOfTwoThePeerThatLostItsConnectionIsEnough) {
   Diagnosis d = diagnose(collect_inputs({dir.string()}));
   EXPECT_EQ(d.failed_on_its_own, 0) << diagnosis_text(d);
   EXPECT_EQ(d.culprit_ranks, (std::vector<int>{0}));
-  // A third rank that printed nothing may be the one that died: one lost peer is not enough then.
+  // A third rank that printed nothing may be the one that died: one lost peer is not enough then, whether
+  // its log is there or only the job's header says it existed.
   write_ranks(dir, {own, lost, "step 10\n"});
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).failed_on_its_own, -1);
+  std::filesystem::remove(dir / "rank-2.log");
+  write_ranks(dir, {"# ncclfi-workload: 3 ranks, NCCL 2.28.3, blocking communicator\n" + own, lost});
+  EXPECT_EQ(diagnose(collect_inputs({dir.string()})).failed_on_its_own, -1);
+  // A rank that only timed out did not fail on its own: its watchdog ended it, and its peer lost it then.
+  write_ranks(dir, {workload_dog(0, 29, "GPU stream"), lost});
   EXPECT_EQ(diagnose(collect_inputs({dir.string()})).failed_on_its_own, -1);
   std::filesystem::remove_all(dir);
 }
