@@ -222,6 +222,7 @@ HealthyProfile profile_healthy(const std::vector<harness::RunRecord>& records) {
     p.step_spread_s = percentile(sorted, 95) - percentile(sorted, 5);
   }
   p.startup_s = harness::median(startups);
+  if (!startups.empty()) p.fastest_startup_s = *std::min_element(startups.begin(), startups.end());
   p.total_s = harness::median(totals);
   return p;
 }
@@ -296,7 +297,10 @@ std::string Cell::text() const {
   const auto of = [n](int k) { return std::to_string(k) + "/" + std::to_string(n); };
   const int errors = static_cast<int>(
       std::count_if(trials.begin(), trials.end(), [](const auto& t) { return !t.error.empty(); }));
-  if (fired() == 0) return errors > 0 ? "harness error " + of(errors) : "fault never fired " + of(0);
+  const std::string rerun_note =
+      reruns > 0 ? " (" + std::to_string(reruns) + " run again: fault never fired)" : "";
+  if (fired() == 0)
+    return (errors > 0 ? "harness error " + of(errors) : "fault never fired " + of(0)) + rerun_note;
   std::string text;
   const auto mechs = mechanisms();
   const std::string by = mechs.empty() ? "" : " " + mechs.front();
@@ -318,7 +322,7 @@ std::string Cell::text() const {
     if (median_resumed_s()) text += ", resumed " + harness::seconds_text(median_resumed_s());
   }
   if (fired() < n) text += " [fired " + of(fired()) + "]";
-  return text;
+  return text + rerun_note;
 }
 
 Recommendation recommend_timeout(const HealthyProfile& healthy, double margin) {

@@ -83,6 +83,7 @@ struct HealthyProfile {
   std::optional<double>
       longest_op_s;  // the longest op: the preload's op_time, or a workload op event other than a step
   std::optional<double> startup_s;        // launch -> first step done (median over trials)
+  std::optional<double> fastest_startup_s;  // the same, the fastest trial: where a fault is placed
   std::optional<double> total_s;          // the whole run (median over trials)
   std::vector<std::string> false_alarms;  // detections in healthy trials ("torch_watchdog in trial 2")
 };
@@ -95,6 +96,9 @@ struct Cell {
   // Set when the cell could not run on this job (a net fault on a job without the net shim): why. A
   // skipped cell has no trials and is never judged.
   std::string skipped{};
+  // Trials run again because their fault never fired (the job ended before the fault's moment, on a
+  // loaded host): what was thrown away, said in the cell's text.
+  int reruns = 0;
   int fired() const;
   int detected() const;
   int hung() const;

@@ -58,6 +58,7 @@ json to_json(const MatrixReport& r) {
     cells.push_back({{"setting", c.setting},
                      {"fault", to_string(c.fault)},
                      {"skipped", c.skipped},
+                     {"reruns", c.reruns},
                      {"text", c.text()},
                      {"fired", c.fired()},
                      {"detected", c.detected()},

@@ -107,6 +107,10 @@ TEST(Timeouts, MatrixOfARealJobNamesTheSettingThatHangsAndTheFaultThatNeverFired
   EXPECT_EQ(unwatched["hung"], 1) << unwatched.dump(2);
   EXPECT_EQ(unwatched["detected"], 0);
   EXPECT_EQ(cell("watchdog-1s", "gpu_hang")["fired"], 0);
+  // A trial whose fault never fired is run twice more before the cell keeps it (a loaded host may end a
+  // job before the fault's moment); that is said, never hidden.
+  EXPECT_EQ(cell("watchdog-1s", "gpu_hang")["reruns"], 2);
+  EXPECT_EQ(cell("watchdog-1s", "dead_rank")["fired"], 1);
   const auto findings = m["findings"].dump();
   EXPECT_NE(findings.find("setting no-watchdog never detected dead_rank"), std::string::npos) << findings;
   EXPECT_NE(findings.find("fault gpu_hang under setting watchdog-1s fired in only 0/1 trials"),
@@ -116,7 +120,7 @@ TEST(Timeouts, MatrixOfARealJobNamesTheSettingThatHangsAndTheFaultThatNeverFired
   EXPECT_NE(m["recommendation"]["text"].get<std::string>().find("3.0 x the largest healthy step"),
             std::string::npos);
   EXPECT_NE(r.out.find("HUNG 1/1"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("fault never fired 0/1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fault never fired 0/1 (2 run again: fault never fired)"), std::string::npos) << r.out;
   EXPECT_NE(read_text(dir.path + "/t.html").find("<table id=\"matrix\">"), std::string::npos);
 }
 

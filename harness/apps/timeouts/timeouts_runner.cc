@@ -227,7 +227,10 @@ class MatrixRun {
     at.rank = o_.rank >= 0 ? o_.rank : in_.base.workload.ranks - 1;
     at.after_calls = o_.after_calls;
     const double step = report_.healthy.median_step_s.value_or(0.5);
-    at.after_ms = std::round((report_.healthy.startup_s.value_or(10.0) + 5 * step) * 1000);  // a few steps in
+    // A few steps in, counted from the fastest healthy start: healthy trials slowed by a loaded host would
+    // put the moment after a faster faulted trial had ended.
+    const double startup = report_.healthy.fastest_startup_s.value_or(10.0);
+    at.after_ms = std::round((startup + 5 * step) * 1000);
     at.stall_s =
         o_.stall_s > 0 ? o_.stall_s : std::max(1.0, 2 * report_.healthy.largest_step_s.value_or(0.5));
     report_.stall_s = at.stall_s;
@@ -315,17 +318,38 @@ class MatrixRun {
       return;
     }
     const Variant v = make_variant(in_.written, o_.scenario_path, o_.params, &s, f, at, o_.deadline_s);
+    bool may_rerun = true;
     for (int t = 0; t < o_.trials && !interrupted(); ++t) {
-      ++index_;
-      run_.index = index_;
-      const harness::RunRecord r = run_scenario(v.scenario, run_);
-      harness_error_ = harness_error_ || (!r.harness_error.empty() && !r.history.interrupted);
-      cut_ = cut_ || r.history.interrupted;
-      cell.trials.push_back(read_trial(r, f));
+      TrialResult trial = run_trial(v.scenario, f);
       note(s.name + " x " + to_string(f) + " trial " + std::to_string(t + 1) + ": " +
-           Cell{s.name, f, {cell.trials.back()}}.text() + "  " + r.run_dir);
+           Cell{s.name, f, {trial}}.text() + "  " + trial.run_dir);
+      // A trial whose fault never fired says nothing about the setting: run it again, at most twice. A
+      // fault that never fires in three runs will not (its target is not in this job): the cell keeps
+      // that trial, and its later trials are not run again.
+      for (int again = 0; may_rerun && again < kNeverFiredReruns && never_fired(trial) && !interrupted();
+           ++again) {
+        ++cell.reruns;
+        ++total_;
+        trial = run_trial(v.scenario, f);
+        note(s.name + " x " + to_string(f) + " trial " + std::to_string(t + 1) + ", run again: " +
+             Cell{s.name, f, {trial}}.text() + "  " + trial.run_dir);
+      }
+      may_rerun = may_rerun && !never_fired(trial);
+      cell.trials.push_back(std::move(trial));
     }
     report_.cells.push_back(std::move(cell));
+  }
+
+  static constexpr int kNeverFiredReruns = 2;
+  static bool never_fired(const TrialResult& t) { return !t.fired && t.error.empty(); }
+
+  TrialResult run_trial(const Scenario& scenario, MatrixFault f) {
+    ++index_;
+    run_.index = index_;
+    const harness::RunRecord r = run_scenario(scenario, run_);
+    harness_error_ = harness_error_ || (!r.harness_error.empty() && !r.history.interrupted);
+    cut_ = cut_ || r.history.interrupted;
+    return read_trial(r, f);
   }
 
   const TimeoutsOptions& o_;
