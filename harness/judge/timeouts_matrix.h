@@ -82,10 +82,10 @@ struct HealthyProfile {
   std::optional<double> step_spread_s;  // p95 - p5 of the steps
   std::optional<double>
       longest_op_s;  // the longest op: the preload's op_time, or a workload op event other than a step
-  std::optional<double> startup_s;        // launch -> first step done (median over trials)
+  std::optional<double> startup_s;          // launch -> first step done (median over trials)
   std::optional<double> fastest_startup_s;  // the same, the fastest trial: where a fault is placed
-  std::optional<double> total_s;          // the whole run (median over trials)
-  std::vector<std::string> false_alarms;  // detections in healthy trials ("torch_watchdog in trial 2")
+  std::optional<double> total_s;            // the whole run (median over trials)
+  std::vector<std::string> false_alarms;    // detections in healthy trials ("torch_watchdog in trial 2")
 };
 HealthyProfile profile_healthy(const std::vector<harness::RunRecord>& records);
 

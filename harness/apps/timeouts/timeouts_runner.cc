@@ -331,8 +331,8 @@ class MatrixRun {
         ++cell.reruns;
         ++total_;
         trial = run_trial(v.scenario, f);
-        note(s.name + " x " + to_string(f) + " trial " + std::to_string(t + 1) + ", run again: " +
-             Cell{s.name, f, {trial}}.text() + "  " + trial.run_dir);
+        note(s.name + " x " + to_string(f) + " trial " + std::to_string(t + 1) +
+             ", run again: " + Cell{s.name, f, {trial}}.text() + "  " + trial.run_dir);
       }
       may_rerun = may_rerun && !never_fired(trial);
       cell.trials.push_back(std::move(trial));
