@@ -16,6 +16,7 @@
 #include "scenario_filter.h"
 #include "scenario_runner.h"
 #include "suite_progress.h"
+#include "suite_records.h"
 #include "terminal.h"
 #include "visible_gpus.h"
 
@@ -128,8 +129,7 @@ harness::RunRecord skipped_record(const Scenario& s, const std::string& why) {
 // Runs each scenario `repeat` times, a line per run, until done or interrupted. A scenario this host
 // cannot run is reported skipped once, however many repeats were asked for.
 void run_scenarios(const std::vector<Scenario>& scenarios, const SuiteOptions& options, int gpus,
-                   ScenarioRunOptions& run_options, SuiteProgress* progress,
-                   std::vector<harness::RunRecord>& records) {
+                   ScenarioRunOptions& run_options, SuiteProgress* progress, SuiteRecords& records) {
   const size_t repeat = static_cast<size_t>(std::max(1, options.repeat));
   const size_t total = run_options.total;
   size_t index = 0;
@@ -145,8 +145,9 @@ void run_scenarios(const std::vector<Scenario>& scenarios, const SuiteOptions& o
     const std::string why = !placement.skip.empty() ? placement.skip : unmet_requirement(s);
     if (!why.empty()) {
       index += repeat;
-      records.push_back(skipped_record(s, why));
-      run_line(records.back());
+      harness::RunRecord skipped = skipped_record(s, why);
+      run_line(skipped);
+      records.add(std::move(skipped));
       for (size_t i = 0; progress != nullptr && i < repeat; ++i) progress->finish();
       continue;
     }
@@ -159,8 +160,7 @@ void run_scenarios(const std::vector<Scenario>& scenarios, const SuiteOptions& o
       auto record = run_scenario(s, run_options);
       if (progress != nullptr) progress->finish();
       run_line(record);
-      if (!harness::suite_keeps_full_history(total, record)) harness::trim_history(record);
-      records.push_back(std::move(record));
+      records.add(std::move(record));
     }
   }
 }
@@ -258,7 +258,11 @@ SuiteOutcome run_suite(const SuiteOptions& options) {
   }
   SuiteProgress* shown = progress ? &*progress : nullptr;
   ScenarioRunOptions run_options = suite_run_options(options, allow_list, total, shown);
-  run_scenarios(*scenarios, options, gpus, run_options, shown, outcome.records);
+  {
+    SuiteRecords records((std::filesystem::path(suite.out_dir) / ".runs.spool.jsonl").string(), total);
+    run_scenarios(*scenarios, options, gpus, run_options, shown, records);
+    outcome.records = records.take_all();
+  }
   suite.end_ns = Clock::wall_ns();
   if (!write_suite_output(suite, options, outcome)) {
     outcome.exit_status = kHarnessError;

@@ -54,9 +54,9 @@ struct RunRecord {
   bool history_trimmed = false;
 };
 
-// A suite holds every run's record until its reports are written, and a full history costs about
-// 200 KB: a long suite (a soak) would grow by that much a run. Runs past this count in one suite keep
-// their full history only when they did not pass; every run's own directory still has all of it.
+// A full history costs about 200 KB. A suite of more runs than this spools its records to disk as they
+// end (apps/suite_records.h) and keeps a run's full history only when it did not pass; every run's own
+// directory still has all of it.
 inline constexpr size_t kSuiteRunsWithFullHistory = 100;
 // Whether a suite of `suite_runs` runs keeps `record`'s full history in memory.
 bool suite_keeps_full_history(size_t suite_runs, const RunRecord& record);
