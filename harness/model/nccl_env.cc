@@ -77,7 +77,13 @@ std::map<std::string, std::string> given_nccl_env(const std::map<std::string, st
 void add_nccl_env_read(NcclEnvObserved& observed, const nlohmann::json& fields) {
   if (!fields.is_object() || !fields.contains("read") || !fields.at("read").is_object()) return;
   const nlohmann::json& read = fields.at("read");
-  observed.recorded = true;
+  // Only libnccl's own reads make the record whole: a process without it (ncclfi-cpu-ring, whose net
+  // plugin and preload read a few NCCL_* names) says nothing of what NCCL would have read.
+  const auto lib = fields.find("nccl_lib");
+  const auto version = fields.find("nccl_version");
+  if ((lib != fields.end() && lib->is_string() && !lib->empty()) ||
+      (version != fields.end() && version->is_string()))
+    observed.recorded = true;
   if (const auto v = fields.find("nccl_version");
       v != fields.end() && v->is_string() && observed.version.empty())
     observed.version = v->get<std::string>();

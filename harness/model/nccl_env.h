@@ -19,7 +19,7 @@ struct NcclEnvObserved {
   // The NCCL_* variables the ranks were given: the harness's inherited environment, then the scenario's
   // env over it (given_nccl_env). The variables ncclfi sets itself (NCCL_NET_PLUGIN, ...) are not in it.
   std::map<std::string, std::string> given;
-  bool recorded = false;  // some nccl_env_read event came: `read` is every lookup NCCL made
+  bool recorded = false;  // an nccl_env_read event of libnccl's came: `read` is every lookup NCCL made
   std::string version;    // "2.28.9": from the record, else from NCCL's "NCCL version" line
   // Every variable NCCL looked up, on any rank: the value it got, nullopt when it was unset.
   std::map<std::string, std::optional<std::string>> read;

@@ -6,6 +6,7 @@
 #include "launcher_spec.h"
 #include "nccl_env.h"
 #include "ncclfi/fault_kinds.h"
+#include "ncclfi/fault_points.h"
 
 namespace ncclfi::cli {
 
@@ -35,6 +36,15 @@ std::optional<double> flag_seconds(const std::vector<std::string>& args, const s
 }
 
 namespace {
+
+// An api fault that strikes only the job's rendezvous (libc's connect() to MASTER_ADDR:MASTER_PORT): the
+// one api point a job without NCCL calls reaches, ncclfi-cpu-ring's stand-in for NCCL's bootstrap.
+bool only_at_the_rendezvous(const Fault& f) {
+  const auto points = points_for_fault(f);
+  return !points.empty() && std::all_of(points.begin(), points.end(), [](const std::string& p) {
+    return p == points::kBootstrapRendezvous;
+  });
+}
 
 // 10 -> "10", 2.5 -> "2.5": numbers as a person wrote them.
 std::string num(double v) {
@@ -146,9 +156,12 @@ void check_faults(const Scenario& s, std::vector<ScenarioError::Problem>& proble
       problems.push_back({ptr + "/target/peer", "a rank of the job (0-" + std::to_string(world - 1) + ")",
                           std::to_string(*t.peer)});
     }
-    if (f.layer == Layer::kApi && s.workload.builtin == "cpu-ring") {
+    if (f.layer == Layer::kApi && s.workload.builtin == "cpu-ring" && !only_at_the_rendezvous(f)) {
       problems.push_back(
-          {ptr + "/layer", "\"net\" or \"proc\": cpu-ring makes no NCCL API calls", "\"api\""});
+          {ptr + "/layer",
+           "\"net\" or \"proc\" (or an api fault at op \"rendezvous\" only): cpu-ring makes no "
+           "NCCL API calls",
+           "\"api\""});
     }
     // A link fault changes a host's traffic control: only a node agent does that (launcher.nodes).
     const bool agents = has_node_agents(s);

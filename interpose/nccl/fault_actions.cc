@@ -261,6 +261,8 @@ ncclResult_t apply_fault(const FiredFault& fired, Forwarder& forward, const OpCa
                                  : not_an_op(fired, forward, no_effect::kNoStream, extra);
           },
           [&](const TopologyChange& change) { return change_topology(fired, forward, change, extra); },
+          // Its points are connect()'s (bootstrap_connect.cc), never an NCCL call's.
+          [&](const RefuseConnect&) { return not_an_op(fired, forward, no_effect::kNotAConnection, extra); },
       },
       *action);
 }

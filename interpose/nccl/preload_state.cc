@@ -23,6 +23,8 @@ FaultPoint g_group_end_point(points::kGroupEnd);
 FaultPoint g_comm_init_point(points::kCommInit);
 // ncclCommAbort: a hang here is the watchdog thread stuck in teardown, which only the heartbeat monitor sees.
 FaultPoint g_comm_abort_point(points::kCommAbort);
+FaultPoint g_bootstrap_root_point(points::kBootstrapRoot);
+FaultPoint g_bootstrap_rendezvous_point(points::kBootstrapRendezvous);
 
 Injector* g_injector = nullptr;
 bool g_trace_ops = false;
@@ -67,11 +69,13 @@ Mode initialise() {
         return;
       }
       Injector& inj = Injector::instance(Layer::kApi, "preload");
-      std::array<FaultPoint*, kOpKindCount + 3> points{};
+      std::array<FaultPoint*, kOpKindCount + 5> points{};
       for (int i = 0; i < kOpKindCount; ++i) points[static_cast<size_t>(i)] = &g_op_points[i];
       points[kOpKindCount] = &g_group_end_point;
       points[kOpKindCount + 1] = &g_comm_init_point;
       points[kOpKindCount + 2] = &g_comm_abort_point;
+      points[kOpKindCount + 3] = &g_bootstrap_root_point;
+      points[kOpKindCount + 4] = &g_bootstrap_rendezvous_point;
       inj.install(points);
       g_injector = &inj;
       g_trace_ops = inj.params().trace_ops && inj.events().enabled();
@@ -109,6 +113,12 @@ FaultPoint& op_point(OpKind kind) {
 }
 FaultPoint& group_end_point() {
   return g_group_end_point;
+}
+FaultPoint& bootstrap_root_point() {
+  return g_bootstrap_root_point;
+}
+FaultPoint& bootstrap_rendezvous_point() {
+  return g_bootstrap_rendezvous_point;
 }
 FaultPoint& comm_init_point() {
   return g_comm_init_point;

@@ -44,6 +44,8 @@ FaultPoint& op_point(OpKind kind);
 FaultPoint& group_end_point();
 FaultPoint& comm_init_point();
 FaultPoint& comm_abort_point();
+FaultPoint& bootstrap_root_point();        // connect() to NCCL's bootstrap root (bootstrap_connect.h)
+FaultPoint& bootstrap_rendezvous_point();  // connect() to MASTER_ADDR:MASTER_PORT
 
 // The thread-local re-entrancy guard. NCCL calls its own public names through the PLT (ncclBcast ->
 // ncclBroadcast, ncclCommInitAll -> ncclGetUniqueId, ...); those nested calls must reach NCCL

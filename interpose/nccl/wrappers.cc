@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "api_table.h"
+#include "bootstrap_connect.h"
 #include "env_reads.h"
 #include "intercept.h"
 #include "ncclfi/shared_gpu.h"
@@ -83,6 +84,7 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nra
   NCCLFI_REAL(ncclCommInitRank);
   ::ncclfi::preload::WriteEnvReadsOnReturn env_reads_written;
   if (fast_path()) return fn(comm, nranks, commId, rank);
+  ::ncclfi::preload::note_nccl_bootstrap_root(&commId, sizeof commId);
   InitCall call{"ncclCommInitRank", rank, nranks, nullptr, comm, 1, nullptr};
   return intercept_init(call, [&]() -> ncclResult_t { return fn(comm, nranks, commId, rank); });
 }
@@ -93,6 +95,7 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, i
   NCCLFI_REAL(ncclCommInitRankConfig);
   ::ncclfi::preload::WriteEnvReadsOnReturn env_reads_written;
   if (fast_path()) return fn(comm, nranks, commId, rank, config);
+  ::ncclfi::preload::note_nccl_bootstrap_root(&commId, sizeof commId);
   InitCall call{"ncclCommInitRankConfig", rank, nranks, nullptr, comm, 1, nullptr};
   return intercept_init(call, [&]() -> ncclResult_t { return fn(comm, nranks, commId, rank, config); });
 }
@@ -121,6 +124,8 @@ extern "C" NCCLFI_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* newco
   NCCLFI_REAL(ncclCommInitRankScalable);
   ::ncclfi::preload::WriteEnvReadsOnReturn env_reads_written;
   if (fast_path()) return fn(newcomm, nranks, myrank, nId, commIds, config);
+  for (int i = 0; commIds != nullptr && i < nId; ++i)
+    ::ncclfi::preload::note_nccl_bootstrap_root(&commIds[i], sizeof commIds[i]);
   InitCall call{"ncclCommInitRankScalable", myrank, nranks, nullptr, newcomm, 1, nullptr};
   return intercept_init(call,
                         [&]() -> ncclResult_t { return fn(newcomm, nranks, myrank, nId, commIds, config); });

@@ -145,5 +145,60 @@ TEST(CpuRing, ArmAtRunTimeThroughTheControlFifo) {
   EXPECT_LE(armed_ns, injected_ns);
 }
 
+// A rank kept out of the bootstrap: the preload's connect() answers its connects to the job's rendezvous
+// with EHOSTUNREACH, every time, and no other connection. cpu-ring retries as NCCL's bootstrap does and
+// gives up with NCCL's WARN; the other ranks reached the rendezvous and only wait; diagnose names rank 2
+// at the bootstrap.
+TEST(CpuRing, ARankKeptOutOfTheBootstrapRetriesAsNcclDoesAndIsNamed) {
+  REQUIRE_CPU_RING();
+  TempDir dir;
+  CliResult r;
+  const auto verdict = run_one("bootstrap-rank-kept-out", dir.path, &r);
+  EXPECT_EQ(verdict["status"], "pass") << r.out << r.err << verdict.dump(2);
+  const std::string run = dir.path + "/bootstrap-rank-kept-out/latest";
+  std::ifstream events(run + "/events.jsonl");
+  int injections = 0;
+  for (std::string line; std::getline(events, line);) {
+    const auto e = nlohmann::json::parse(line, nullptr, false);
+    if (!e.is_object() || e.value("event", "") != "inject") continue;
+    ++injections;
+    EXPECT_EQ(e.value("rank", -1), 2) << line;
+    EXPECT_EQ(e.value("point", ""), "nccl/bootstrap/rendezvous") << line;
+    EXPECT_EQ(e.value("errno_name", ""), "EHOSTUNREACH") << line;
+  }
+  EXPECT_EQ(injections, 4) << "NCCL_SOCKET_RETRY_CNT=3: three retries after the first attempt";
+  const std::string kept_out = read_text(run + "/attempt-0/rank-2.log");
+  for (int n = 1; n <= 3; ++n) {
+    EXPECT_NE(kept_out.find("NCCL INFO socketStartConnect: connect to 127.0.0.1<"), std::string::npos);
+    EXPECT_NE(kept_out.find("returned No route to host, retrying (" + std::to_string(n) +
+                            "/3) after sleep for " + std::to_string(100 * n) + " msec"),
+              std::string::npos)
+        << kept_out;
+  }
+  EXPECT_NE(kept_out.find("misc/socket.cc:582 NCCL WARN socketStartConnect: connect to 127.0.0.1<"),
+            std::string::npos)
+      << kept_out;
+  EXPECT_NE(kept_out.find("exceeded error retry count after 4 attempts"), std::string::npos) << kept_out;
+  for (int rank : {0, 1, 3}) {
+    const std::string log = read_text(run + "/attempt-0/rank-" + std::to_string(rank) + ".log");
+    EXPECT_EQ(log.find("socketStartConnect"), std::string::npos) << "rank " << rank << " was not kept out";
+    EXPECT_NE(log.find("Init START"), std::string::npos) << log;
+  }
+  const auto d = run_cli({"diagnose", run});
+  EXPECT_NE(d.out.find("Culprit:    rank 2"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("Site:       bootstrap"), std::string::npos) << d.out;
+}
+
+// cpu-ring calls no NCCL function: the only api fault it takes is one at its rendezvous.
+TEST(CpuRing, AnApiFaultOtherThanAtTheRendezvousIsRefused) {
+  TempDir dir;
+  nlohmann::json s = read_json(scenario("bootstrap-rank-kept-out"));
+  s["faults"][0]["target"]["ops"] = {"root"};
+  const auto r = run_cli({"validate", write_scenario(dir.path, s)});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("an api fault at op \"rendezvous\" only"), std::string::npos)
+      << r.out << r.err;
+}
+
 }  // namespace
 }  // namespace ncclfi::e2e

@@ -263,24 +263,36 @@ int make_socket() {
   return fd;
 }
 
-// One non-blocking connect attempt. False when it was refused or did not complete by `d` (the caller
-// retries until its deadline: rank 0 may not be listening yet).
-bool connect_before(int fd, const sockaddr_in& addr, Deadline d) {
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) return true;
-  if (errno != EINPROGRESS) return false;
+// One non-blocking connect attempt: 0 when connected, else the errno and whether connect() itself gave
+// it (false: polling the connection did, or `d` passed first: ETIMEDOUT). The caller retries: rank 0 may
+// not be listening yet.
+struct ConnectResult {
+  int err = 0;
+  bool from_connect = true;
+};
+ConnectResult connect_before(int fd, const sockaddr_in& addr, Deadline d) {
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) return {};
+  if (errno != EINPROGRESS) return {errno, true};
   for (;;) {
     pollfd pfd{fd, POLLOUT, 0};
     int r = ::poll(&pfd, 1, ms_left(d));
-    if (r == 0) return false;
+    if (r == 0) return {ETIMEDOUT, false};
     if (r < 0) {
       if (errno == EINTR) continue;
-      return false;
+      return {errno, false};
     }
     int err = 0;
     socklen_t len = sizeof(err);
     ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-    return err == 0;  // ECONNREFUSED and the like come back here (POLLERR), not as a thrown error
+    return {err, false};  // ECONNREFUSED and the like come back here (POLLERR), not as a thrown error
   }
+}
+
+// An address as NCCL writes one (ncclSocketToString): "127.0.0.1<29500>".
+std::string nccl_address_text(const sockaddr_in& addr) {
+  char host[INET_ADDRSTRLEN] = "?";
+  ::inet_ntop(AF_INET, &addr.sin_addr, host, sizeof host);
+  return std::string(host) + "<" + std::to_string(ntohs(addr.sin_port)) + ">";
 }
 
 }  // namespace
@@ -326,7 +338,7 @@ RendezvousInfo rendezvous_from_env() {
   return info;
 }
 
-Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds timeout)
+Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds timeout, RetryPolicy retry)
     : info_(info), timeout_(timeout) {
   if (info_.world_size == 1) return;
   Deadline d = Clock::mono_ns() + static_cast<int64_t>(timeout_.count()) * 1000000;
@@ -359,9 +371,10 @@ Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds tim
     }
     return;
   }
-  for (;;) {  // rank 0 may not listen yet: retry until the deadline
+  for (int attempts = 1;; ++attempts) {  // rank 0 may not listen yet: retry until the deadline
     int fd = make_socket();
-    if (connect_before(fd, addr, d)) {
+    const ConnectResult tried = connect_before(fd, addr, d);
+    if (tried.err == 0) {
       try {
         const Hello hello{htonl(kHelloMagic), htonl(static_cast<uint32_t>(info_.rank)),
                           to_network64(key_hash(info_.job_key))};
@@ -374,8 +387,18 @@ Rendezvous::Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds tim
       return;
     }
     ::close(fd);
+    std::chrono::milliseconds wait{50};
+    if (retry) {
+      const auto next = retry({nccl_address_text(addr), tried.err, tried.from_connect, attempts});
+      if (!next) {
+        throw std::runtime_error("could not connect to rank 0 at " + info_.master_addr + ":" +
+                                 std::to_string(info_.master_port) + " (" + std::strerror(tried.err) + ", " +
+                                 std::to_string(attempts) + " attempts)");
+      }
+      wait = *next;
+    }
     if (ms_left(d) == 0) throw std::runtime_error("rendezvous: timed out connecting to rank 0");
-    ::usleep(50000);
+    ::usleep(static_cast<useconds_t>(std::min<int64_t>(wait.count(), ms_left(d)) * 1000));
   }
 }
 

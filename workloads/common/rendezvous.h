@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +37,19 @@ RendezvousInfo rendezvous_from_env();
 // stderr, never fatal. Blobs are at most kMaxRendezvousBlobBytes.
 class Rendezvous {
  public:
-  Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds timeout);
+  // A failed connect to rank 0: `to` ("127.0.0.1<29500>", NCCL's way of writing an address), the errno,
+  // whether it came from connect() itself (false: from polling the connection), and the failed attempts
+  // so far. Answers how long to wait before the next attempt, or nullopt to give up (the constructor then
+  // throws). Without one: 50 ms, until the timeout.
+  struct ConnectFailure {
+    std::string to;
+    int err = 0;
+    bool from_connect = true;
+    int attempts = 0;
+  };
+  using RetryPolicy = std::function<std::optional<std::chrono::milliseconds>(const ConnectFailure&)>;
+
+  Rendezvous(const RendezvousInfo& info, std::chrono::milliseconds timeout, RetryPolicy retry = {});
   ~Rendezvous();
   Rendezvous(const Rendezvous&) = delete;
   Rendezvous& operator=(const Rendezvous&) = delete;

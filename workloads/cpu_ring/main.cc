@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bootstrap_retry.h"
 #include "nccl_init_section.h"
 #include "nccl_log_format.h"
 #include "ncclfi/event_log.h"
@@ -223,8 +225,25 @@ RingLinks connect_job(LoadedNetPlugin& plugin, void* ctx, std::unique_ptr<ncclfi
       std::chrono::milliseconds(static_cast<int64_t>(std::max(opt.timeout_s, 60.0) * 1000));
   log_info_lines(ncclfi::cpu_ring::nccl_init_start_lines(facts));
   const auto bootstrap_start = std::chrono::steady_clock::now();
+  // The rendezvous stands in for NCCL's bootstrap: a rank that cannot reach rank 0 retries and says so as
+  // NCCL does (bootstrap_retry.h).
+  const auto retry_settings = ncclfi::cpu_ring::SocketRetrySettings::from_environment();
+  const auto retry =
+      [&](const ncclfi::Rendezvous::ConnectFailure& failure) -> std::optional<std::chrono::milliseconds> {
+    const auto step = ncclfi::cpu_ring::socket_retry_step(failure, retry_settings);
+    if (step.warn) {
+      const int line = step.give_up && failure.attempts > retry_settings.retry_count
+                           ? ncclfi::cpu_ring::kSocketConnectWarnLine
+                           : ncclfi::cpu_ring::kSocketConnectFailedLine;
+      plugin_logger(NCCL_LOG_WARN, NCCL_NET, "misc/socket.cc", line, "%s", step.text.c_str());
+    } else {
+      plugin_logger(NCCL_LOG_INFO, NCCL_NET | NCCL_INIT, "misc/socket.cc", 0, "%s", step.text.c_str());
+    }
+    if (step.give_up) return std::nullopt;
+    return std::chrono::milliseconds(step.sleep_ms);
+  };
   try {
-    rdv = std::make_unique<ncclfi::Rendezvous>(info, rdv_timeout);
+    rdv = std::make_unique<ncclfi::Rendezvous>(info, rdv_timeout, retry);
   } catch (const std::exception& e) {
     die(events, ncclfi::kExitBootstrap, std::string("rendezvous: ") + e.what());
   }

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <tuple>
@@ -852,6 +854,49 @@ void point_at_the_rank_that_lost_no_peer(Analysis& a, ToRank&& to_rank) {
   if (!checked.count(own.front()) && nccl_erred.count(own.front())) a.d.failed_on_its_own = own.front();
 }
 
+// NCCL's count of a connect's failed attempts so far ("retrying (3/34)"), 0 where the line has none.
+int connect_retries(const std::string& text) {
+  const size_t at = text.find("retrying (");
+  return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + std::strlen("retrying ("));
+}
+constexpr int kRetriesOfAKeptOutRank = 3;
+
+// A rank whose connection to the bootstrap failed for good (NCCL's socket connect ran out of retries, or
+// failed outright) while every other rank printed no failure: they reached the root and wait in their
+// setup for it. What kept it out is on its own side (its interface, its route, a firewall in front of it):
+// the root answered the others. Where the root itself is gone, every rank but the root fails alike and
+// only the root is left waiting: nothing is named here.
+template <typename ToRank>
+void point_at_the_rank_kept_out_of_bootstrap(Analysis& a, ToRank&& to_rank) {
+  // Its connect ran out of retries, or the job ended while it still retried (NCCL's 34 retries take a
+  // minute: a time limit may come first). One or two retries are a root that was not listening yet.
+  std::set<int> kept_out;
+  for (const Evidence& e : a.d.evidence) {
+    if (e.rank < 0 || e.attempt != a.failed_attempt) continue;
+    if (e.pattern == "nccl.socket_connect_failed") kept_out.insert(e.rank);
+    if (e.pattern == "nccl.socket_connect_retry" && connect_retries(e.text) >= kRetriesOfAKeptOutRank)
+      kept_out.insert(e.rank);
+  }
+  if (kept_out.empty() || a.launcher_saw_a_death()) return;
+  std::vector<int> waiting;
+  for (const auto& [rank, lines] : a.rank_lines) {
+    if (kept_out.count(rank)) continue;
+    if (a.rank_detections.count(rank)) return;  // another rank failed too: not only kept out
+    waiting.push_back(rank);
+  }
+  // The root and at least one more rank must have got in: a rank alone with the root cannot tell
+  // whether the root listens at all.
+  if (waiting.size() < 2) return;
+  for (int r : kept_out) {
+    a.d.kept_out_of_bootstrap.push_back(r);
+    to_rank(r, 2 * kPrinterDetectionWeight,
+            "rank " + std::to_string(r) + " could not connect to the bootstrap while " +
+                std::to_string(waiting.size()) +
+                " other rank(s) reached it and waited: what kept it out is on its side (interface, route, "
+                "firewall)");
+  }
+}
+
 void score(Analysis& a, Scores& s) {
   Diagnosis& d = a.d;
   for (const Evidence& e : d.evidence)
@@ -961,8 +1006,10 @@ void score(Analysis& a, Scores& s) {
   point_at_the_rank_that_lost_no_peer(a, to_rank);
   point_at_the_end_of_the_chain(a, to_rank);
   point_at_the_rank_whose_call_returned_it(a, to_rank);
-  // Ranks that printed no failure while others did: hung, or gone without a word.
-  if (!a.rank_detections.empty()) {
+  point_at_the_rank_kept_out_of_bootstrap(a, to_rank);
+  // Ranks that printed no failure while others did: hung, or gone without a word (unless they were
+  // waiting in the bootstrap for a rank kept out of it).
+  if (!a.rank_detections.empty() && d.kept_out_of_bootstrap.empty()) {
     for (const auto& [rank, lines] : a.rank_lines) {
       if (a.rank_detections.count(rank) || s.rank_level.count(rank)) continue;
       d.hang_candidates.push_back(rank);
@@ -1105,6 +1152,8 @@ void vote_sites(Diagnosis& d) {
   // A rank whose own network call failed while its peers only lost it: its network device, not its process
   // (which went on to report the failure).
   if (d.failed_on_its_own >= 0) d.site_votes["nic"] += 2.0;
+  // A rank kept out of the bootstrap while the others waited in it: the bootstrap, not a dead process.
+  if (!d.kept_out_of_bootstrap.empty()) d.site_votes["bootstrap"] += 2.0;
   double best = 0;
   for (const auto& [site, v] : d.site_votes) {
     if (v > best) {
@@ -1146,6 +1195,8 @@ void recognise_flapping_link(const Analysis& a, Diagnosis& d) {
 // never acted. That is the job's configuration (a timeout switched off, or longer than the time limit),
 // and it is what the operator has to fix first.
 void recognise_missing_safety_net(Diagnosis& d) {
+  // A rank kept out of the bootstrap: the others waited in their setup for it, which no watchdog covers.
+  if (!d.kept_out_of_bootstrap.empty()) return;
   bool deadline = false;
   for (const Evidence& e : d.evidence) {
     // A launcher saw a rank die of a signal (srun's `Killed`; the time limit's is `Terminated`): the

@@ -73,6 +73,8 @@ struct Diagnosis {
   int alive_but_silent = -1;   // a silent rank whose process still answered: hung on its host
   bool one_rank_job = false;   // the job had one rank (a workload's header says so): no peer to blame
   int failed_on_its_own = -1;  // the one failed rank that lost no peer while others did
+  // Ranks that could not connect to the bootstrap while the others connected and waited for them.
+  std::vector<int> kept_out_of_bootstrap;
   std::map<std::string, double> site_votes;
   std::string site, symptom, symptom_why;
   std::vector<std::string> tied_sites;          // the sites tied at the top vote, when more than one

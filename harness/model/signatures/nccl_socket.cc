@@ -91,6 +91,28 @@ extern const SignatureFamily kNcclSocketFamily{
                      "is unreachable (interface, routing, firewall)",
           .site = "bootstrap,dead_rank,configuration",
           .printed_by = "the connecting rank; the address is the one it could not reach"},
+         {.id = "nccl.socket_connect_retry",
+          .regex =
+              R"((?:socket|ncclOsSocket)(?:Start|Poll)Connect: connect to \S+ returned .*, retrying \(\d+/\d+\) after sleep for \d+ msec)",
+          .must_contain = "retrying (",
+          .shown = "`socketStartConnect: connect to <host><port> returned Connection refused, retrying "
+                   "(3/34) after "
+                   "sleep for 300 msec`",
+          .example =
+              R"(node2:9101:9101 [1] NCCL INFO socketStartConnect: connect to 192.0.2.2<39811> returned Connection refused, retrying (3/34) after sleep for 300 msec)",
+          .role = SignatureRole::kEvidence,
+          .implies = "connect_retry",
+          .format = "%s: connect to %s returned %s, retrying (%d/%ld) after sleep for %u msec",
+          .versions =
+              "NCCL 2.27.3 to 2.30, at INFO (NCCL_DEBUG=INFO); `connect returned %s, retrying (%d/%ld) "
+              "after sleep for %u msec` in 2.24 to 2.26",
+          .cited = "NVIDIA/nccl src/misc/socket.cc (socketConnectCheck, v2.28.9-1)",
+          .meaning =
+              "a connection was refused or got no answer and is tried again, NCCL_SOCKET_RETRY_CNT times "
+              "(34), the n-th after n x NCCL_SOCKET_RETRY_SLEEP_MSEC (100 ms): a root not listening yet "
+              "(one or two at startup), or one this rank cannot reach (its interface, route, a firewall)",
+          .site = "bootstrap",
+          .printed_by = "the connecting rank"},
          {.id = "nccl.net_socket_progress_error",
           .regex = R"(NET/Socket : socket progress error)",
           .must_contain = "socket progress error",

@@ -50,6 +50,7 @@ inline constexpr std::string_view kNoBufferOnThisRank = "the op writes no buffer
 inline constexpr std::string_view kNoCommunicator = "the call has no communicator";
 inline constexpr std::string_view kNoReceiveBuffer = "not an op with a receive buffer";
 inline constexpr std::string_view kNoStream = "not an op with a stream";
+inline constexpr std::string_view kNotAConnection = "not a connection to the bootstrap";
 // An action the kind registry never lets fire at this point (a bug if it ever shows).
 std::string cannot_act_at(std::string_view kind, std::string_view point);
 }  // namespace no_effect

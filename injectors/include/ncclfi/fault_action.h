@@ -69,6 +69,10 @@ struct TopologyChange {
   std::optional<std::string> pcie_speed;  // its speed, as sysfs writes it ("16.0 GT/s PCIe")
   friend bool operator==(const TopologyChange&, const TopologyChange&) = default;
 };
+struct RefuseConnect {    // connect() to the bootstrap fails with this errno: nothing listens, or no route
+  int errno_value = 111;  // ECONNREFUSED
+  friend bool operator==(const RefuseConnect&, const RefuseConnect&) = default;
+};
 struct CorruptElements {  // `count` elements of the receive buffer altered after the op
   CorruptMode mode = CorruptMode::kBitflip;
   uint64_t count = 1;
@@ -145,7 +149,7 @@ struct PostError {  // ibv_post_send/ibv_post_recv return this errno and post no
 };
 
 using ApiAction = std::variant<Delay, Hang, GpuHang, Skip, FailWithCode, AsyncError, CorruptElements,
-                               DieBySignal, ExitWithCode, BandwidthCap, TopologyChange>;
+                               DieBySignal, ExitWithCode, BandwidthCap, TopologyChange, RefuseConnect>;
 using NetAction =
     std::variant<Delay, Throttle, Drop, CorruptBits, FailWithCode, Stall, ConnectFail, RetryExhausted>;
 // link layer (the node agents, with the kernel's traffic control on the rank's host).

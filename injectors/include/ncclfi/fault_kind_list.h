@@ -33,6 +33,7 @@
   X(kApiBandwidthCap)           \
   X(kApiNvlinkDown)             \
   X(kApiPcieDowngrade)          \
+  X(kApiBootstrapUnreachable)   \
   X(kProcStop)                  \
   X(kProcKill)                  \
   X(kLinkRate)                  \

@@ -22,6 +22,11 @@ inline constexpr char kRecv[] = "nccl/p2p/recv";
 inline constexpr char kGroupEnd[] = "nccl/group/end";
 inline constexpr char kCommInit[] = "nccl/comm/init";
 inline constexpr char kCommAbort[] = "nccl/comm/abort";
+// libc's connect() to the job's bootstrap: NCCL's bootstrap root (the address in the unique id a rank
+// creates its communicator with, or NCCL_COMM_ID), and the job's own rendezvous (MASTER_ADDR:MASTER_PORT:
+// torchrun's store, ncclfi's workloads' rendezvous, which ncclfi-cpu-ring's NCCL stand-in bootstraps by).
+inline constexpr char kBootstrapRoot[] = "nccl/bootstrap/root";
+inline constexpr char kBootstrapRendezvous[] = "nccl/bootstrap/rendezvous";
 
 // net layer (the net-plugin shim).
 inline constexpr char kNetConnect[] = "net/connect";

@@ -229,6 +229,55 @@ std::filesystem::path fresh_dir(const std::string& name) {
   return dir;
 }
 
+// NCCL's bootstrap retrying its connect to the root, as misc/socket.cc logs it at NCCL_DEBUG=INFO.
+std::string connect_retries(const std::string& host, int pid, int up_to) {
+  std::string text =
+      host + ":" + std::to_string(pid) + ":" + std::to_string(pid) +
+      " [0] NCCL INFO [Rank 1] ncclCommInitRankConfig comm 0x55 rank 1 nranks 4 - Init START\n";
+  for (int n = 1; n <= up_to; ++n)
+    text += host + ":" + std::to_string(pid) + ":" + std::to_string(pid) +
+            " [0] NCCL INFO socketStartConnect: connect to 10.0.0.1<29500> returned Connection refused, "
+            "retrying (" +
+            std::to_string(n) + "/34) after sleep for " + std::to_string(100 * n) + " msec\n";
+  return text;
+}
+std::string init_start(const std::string& host, int pid, int rank) {
+  return host + ":" + std::to_string(pid) + ":" + std::to_string(pid) + " [0] NCCL INFO [Rank " +
+         std::to_string(rank) + "] ncclCommInitRankConfig comm 0x55 rank " + std::to_string(rank) +
+         " nranks 4 - Init START\n";
+}
+
+// One rank that cannot reach the bootstrap root retries until the time limit, while the others reached
+// it and wait in their init: the rank kept out is the culprit, at the bootstrap, and the job failed to
+// start; a missing watchdog is not the finding (none covers init). Where the root is not there for any
+// rank, every other rank retries alike and no one is named as kept out.
+TEST(Diagnose, ARankKeptOutOfTheBootstrapIsNamedWhileTheOthersWaitInInit) {
+  const auto dir = fresh_dir("ncclfi-diagnose-kept-out");
+  std::ofstream(dir / "rank-0.log") << init_start("node1", 100, 0);
+  std::ofstream(dir / "rank-1.log") << connect_retries("node2", 101, 9);
+  std::ofstream(dir / "rank-2.log") << init_start("node3", 102, 2);
+  std::ofstream(dir / "rank-3.log") << init_start("node4", 103, 3);
+  std::ofstream(dir / "srun.err")
+      << "slurmstepd: error: *** STEP 1.0 ON node1 CANCELLED AT 2026-12-04T13:10:07 DUE TO TIME LIMIT ***\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1})) << diagnosis_text(d);
+  EXPECT_EQ(d.kept_out_of_bootstrap, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "bootstrap") << diagnosis_text(d);
+  EXPECT_EQ(d.symptom, "failed to start");
+  EXPECT_TRUE(d.hang_candidates.empty()) << "the waiting ranks are explained";
+
+  // Two retries are a root not yet listening, not a rank kept out.
+  std::ofstream(dir / "rank-1.log") << connect_retries("node2", 101, 2) << init_start("node2", 101, 1);
+  EXPECT_TRUE(diagnose(collect_inputs({dir.string()})).kept_out_of_bootstrap.empty());
+
+  // Every rank but the root retries: the root is not listening, which no one rank's side explains.
+  std::ofstream(dir / "rank-1.log") << connect_retries("node2", 101, 9);
+  std::ofstream(dir / "rank-2.log") << connect_retries("node3", 102, 9);
+  std::ofstream(dir / "rank-3.log") << connect_retries("node4", 103, 9);
+  EXPECT_TRUE(diagnose(collect_inputs({dir.string()})).kept_out_of_bootstrap.empty());
+  std::filesystem::remove_all(dir);
+}
+
 // A dead NIC, as the net shim's IB persona leaves it (and a real one does): both ends of its connections
 // fail with RETRY_EXC_ERR, naming each other, so the completion errors alone tie; the port error that
 // only the dead NIC's host prints decides it.

@@ -8,6 +8,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -155,6 +158,34 @@ TEST(Rendezvous, AWorldOfOneNeedsNoNetwork) {
   Rendezvous rv(info_for(0, 1, 1), milliseconds(100));
   EXPECT_EQ(rv.allgather("solo"), std::vector<std::string>{"solo"});
   EXPECT_NO_THROW(rv.barrier());
+}
+
+// A rank whose connects to rank 0 fail asks its retry policy after each one: what failed, where and how
+// often; the policy's answer is how long to wait, and giving up ends the rendezvous with that said.
+TEST(Rendezvous, ARetryPolicySeesEachFailedConnectAndMayGiveUp) {
+  const int port = free_port();  // nobody listens there
+  std::vector<Rendezvous::ConnectFailure> seen;
+  const auto give_up_after_three =
+      [&](const Rendezvous::ConnectFailure& f) -> std::optional<std::chrono::milliseconds> {
+    seen.push_back(f);
+    if (f.attempts >= 3) return std::nullopt;
+    return milliseconds(10);
+  };
+  try {
+    Rendezvous rv(info_for(1, 2, port), milliseconds(5000), give_up_after_three);
+    FAIL() << "connected to a port nobody listens on";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("could not connect to rank 0 at 127.0.0.1:" + std::to_string(port) +
+                                         " (Connection refused, 3 attempts)"),
+              std::string::npos)
+        << e.what();
+  }
+  ASSERT_EQ(seen.size(), 3u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].attempts, static_cast<int>(i) + 1);
+    EXPECT_EQ(seen[i].err, ECONNREFUSED);
+    EXPECT_EQ(seen[i].to, "127.0.0.1<" + std::to_string(port) + ">");
+  }
 }
 
 TEST(Rendezvous, Rank0TimesOutWhenARankNeverShowsUp) {

@@ -262,12 +262,10 @@ INSTANTIATE_TEST_SUITE_P(Families, RealLines, ::testing::ValuesIn(kRealLines));
 TEST(SignatureCatalogue, NeighbouringLinesMatchNothing) {
   const LogClassifier classifier = LogClassifier::builtin();
   for (const char* line :
-       {// NCCL's TRACE of a successful completion, its IB and socket INFO lines, a connect it will retry
+       {// NCCL's TRACE of a successful completion, its IB and socket INFO lines
         "n1:1:2 [0] NCCL TRACE Got completion from peer 10.0.0.2<5000> with status=0 opcode=0 len=4 wr_id=1 "
         "r=0x1 type=1 events={0,0,0,0}, i=0",
         "n1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>",
-        "n1:1:1 [0] NCCL INFO socketPollConnect: connect to 10.0.0.2<4000> returned Connection refused, "
-        "retrying (1/34) after sleep for 100 msec",
         "n1:1:1 [0] NCCL INFO RAS connection from peer 10.0.0.3<28028> that is considered dead!",
         "n1:1:1 [0] NCCL INFO NET/OFI Using Libfabric version 1.21",
         // the kernel: a port that comes up, a driver that loads
@@ -280,6 +278,14 @@ TEST(SignatureCatalogue, NeighbouringLinesMatchNothing) {
     const auto match = classifier.classify(line);
     EXPECT_FALSE(match.has_value()) << line << " matched " << (match ? match->pattern->name : "");
   }
+  // A connect NCCL will retry is evidence (a root not listening yet, or one this rank cannot reach: how
+  // many retries tell), never a failure by itself.
+  const auto retry = classifier.classify(
+      "n1:1:1 [0] NCCL INFO socketPollConnect: connect to 10.0.0.2<4000> returned Connection refused, "
+      "retrying (1/34) after sleep for 100 msec");
+  ASSERT_TRUE(retry.has_value());
+  EXPECT_EQ(retry->pattern->name, "nccl.socket_connect_retry");
+  EXPECT_EQ(retry->pattern->kind, LineKind::kEvidence);
 }
 
 // NCCL's IB port failover (NCCL_IB_RESILIENCY_PORT_FAILOVER=1, 2.29.7 and later): the lines of a failover
