@@ -10,6 +10,12 @@
 //       --nonblocking (config.blocking = 0; after each op, poll until not ncclInProgress)
 //       --linger-ms MS (after the ops, stay alive this long: time for a gpu_hang release to show)
 // Each call prints "call I OP rc=RC ms=MS" (flushed), so a hang shows as a missing line.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -347,6 +353,34 @@ int old_nccl() {
   return 0;
 }
 
+// Connects to 127.0.0.1:PORT for each port, after creating a communicator whose unique id names
+// 127.0.0.1:ROOT_PORT as NCCL's bootstrap root (a magic, then the root's sockaddr: ncclBootstrapHandle);
+// says "connect PORT ok" or "connect PORT errno NAME" for each.
+int connect_ports(int root_port, const std::vector<int>& ports) {
+  ncclUniqueId id{};
+  sockaddr_in root{};
+  root.sin_family = AF_INET;
+  root.sin_port = htons(static_cast<uint16_t>(root_port));
+  root.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const uint64_t magic = 0x1234;
+  std::memcpy(id.internal, &magic, sizeof magic);
+  std::memcpy(id.internal + sizeof magic, &root, sizeof root);
+  ncclComm_t comm = nullptr;
+  say("init rc=" + std::to_string(ncclCommInitRank(&comm, 2, id, 0)));
+  for (int port : ports) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    say("connect " + std::to_string(port) +
+        (rc == 0 ? " ok" : std::string(" errno ") + strerrorname_np(errno)));
+    ::close(fd);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -383,6 +417,11 @@ int main(int argc, char** argv) {
   if (mode == "init" && pos.size() == 1) return init(pos[0], o);
   if (mode == "initall" && pos.size() == 1) return initall(std::atoi(pos[0].c_str()));
   if (mode == "old-nccl") return old_nccl();
+  if (mode == "connect" && pos.size() >= 2) {  // ROOT_PORT PORT...
+    std::vector<int> ports;
+    for (size_t i = 1; i < pos.size(); ++i) ports.push_back(std::atoi(pos[i].c_str()));
+    return connect_ports(std::atoi(pos[0].c_str()), ports);
+  }
   if (mode == "getenv" && pos.size() == 1) {  // the program's own lookup, not NCCL's
     const char* value = std::getenv(pos[0].c_str());
     say("getenv " + pos[0] + "=" + (value != nullptr ? value : "(unset)"));

@@ -73,7 +73,7 @@ TEST_F(PreloadTest, NoPlanMeansIdenticalBehaviourAndNoOutput) {
   EXPECT_FALSE(std::filesystem::exists(path("events.jsonl"))) << "the inert preload wrote events";
 }
 
-TEST_F(PreloadTest, ExportsOnlyNcclNamesAndGetenv) {
+TEST_F(PreloadTest, ExportsOnlyNcclNamesGetenvAndConnect) {
   std::string cmd = std::string("nm -D --defined-only ") + NCCLFI_TEST_PRELOAD;
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
@@ -86,13 +86,15 @@ TEST_F(PreloadTest, ExportsOnlyNcclNamesAndGetenv) {
   }
   pclose(p);
   ASSERT_FALSE(names.empty());
-  // NCCL's names, and getenv/secure_getenv: what libnccl reads of the environment (env_reads.h).
+  // NCCL's names, getenv/secure_getenv (what libnccl reads of the environment: env_reads.h) and connect
+  // (the bootstrap's connections: bootstrap_connect.h).
   for (const auto& n : names) {
-    EXPECT_TRUE(n.rfind("nccl", 0) == 0 || n == "getenv" || n == "secure_getenv") << n << " is exported";
+    EXPECT_TRUE(n.rfind("nccl", 0) == 0 || n == "getenv" || n == "secure_getenv" || n == "connect")
+        << n << " is exported";
   }
   for (const char* want :
        {"ncclAllReduce", "ncclBcast", "ncclCommInitAll", "ncclCommGetAsyncError", "ncclGroupEnd",
-        "ncclCommShrink", "ncclMemAlloc", "ncclCommWindowRegister", "getenv", "secure_getenv"}) {
+        "ncclCommShrink", "ncclMemAlloc", "ncclCommWindowRegister", "getenv", "secure_getenv", "connect"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   }
 }

@@ -35,6 +35,7 @@ const std::map<std::pair<std::string, std::string>, std::string>& fault_sites() 
       {{"api", "crash"}, "dead_rank"},
       {{"api", "init_fail"}, "bootstrap"},
       {{"api", "init_hang"}, "bootstrap"},
+      {{"api", "bootstrap_unreachable"}, "bootstrap"},  // a rank kept out of the bootstrap
       {{"api", "nvlink_error"}, "nvlink"},
       {{"api", "nvlink_down"}, "nvlink"},
       {{"api", "pcie_downgrade"}, "pcie"},
@@ -84,7 +85,8 @@ std::string symptom_of(const std::string& outcome, const std::string& layer, con
       kind == "corrupt")
     return "wrong data / NaN";
   if (outcome == "hung") return "hung";
-  if (kind == "connect_fail" || kind == "init_fail" || kind == "init_hang" || mechanisms.count("bootstrap"))
+  if (kind == "connect_fail" || kind == "init_fail" || kind == "init_hang" ||
+      kind == "bootstrap_unreachable" || mechanisms.count("bootstrap"))
     return "failed to start";
   static const std::set<std::string> hangs = {"drop", "stall", "stop",     "hang", "gpu_hang",
                                               "skip", "delay", "throttle", "rate"};

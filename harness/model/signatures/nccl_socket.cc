@@ -111,7 +111,9 @@ extern const SignatureFamily kNcclSocketFamily{
               "a connection was refused or got no answer and is tried again, NCCL_SOCKET_RETRY_CNT times "
               "(34), the n-th after n x NCCL_SOCKET_RETRY_SLEEP_MSEC (100 ms): a root not listening yet "
               "(one or two at startup), or one this rank cannot reach (its interface, route, a firewall)",
-          .site = "bootstrap",
+          // No site of its own: one or two retries are a normal start; diagnose names a rank that keeps
+          // retrying while the others wait (a rank kept out of the bootstrap).
+          .site = "",
           .printed_by = "the connecting rank"},
          {.id = "nccl.net_socket_progress_error",
           .regex = R"(NET/Socket : socket progress error)",

@@ -205,7 +205,7 @@ TEST(PlanErrors, UnknownLayerAndUnknownKindForALayer) {
   expect_error(
       plan_json({fault_json("a", "api", "drop")}), "/faults/0/kind",
       "a api fault kind (delay, hang, gpu_hang, skip, error, async_error, nvlink_error, corrupt, crash, "
-      "init_fail, init_hang, bandwidth_cap, nvlink_down, pcie_downgrade)",
+      "init_fail, init_hang, bandwidth_cap, nvlink_down, pcie_downgrade, bootstrap_unreachable)",
       "\"drop\"");
   expect_error(plan_json({fault_json("p", "proc", "delay")}), "/faults/0/kind",
                "a proc fault kind (stop, kill)", "\"delay\"");
@@ -217,7 +217,7 @@ TEST(PlanErrors, BadOpForALayer) {
   expect_error(
       with_field(fault_json(), "/target/ops", json::array({"allreduce", "isend"})), "/faults/0/target/ops/1",
       "an api op (allreduce, allgather, reducescatter, reduce, broadcast, alltoall, gather, scatter, send, "
-      "recv, group_end, abort, init)",
+      "recv, group_end, abort, init, root, rendezvous)",
       "\"isend\"");
   expect_error(with_field(fault_json("p", "proc", "stop"), "/target/ops", json::array({"pause"})),
                "/faults/0/target/ops/0", "a proc op (stop, kill)", "\"pause\"");
