@@ -31,10 +31,8 @@ harness::RunRecord unreadable_record(size_t line, const std::string& why) {
 }  // namespace
 
 SuiteRecords::SuiteRecords(std::string spool_path, size_t suite_runs)
-    : spool_path_(std::move(spool_path)),
-      suite_runs_(suite_runs),
-      spooling_(suite_runs > harness::kSuiteRunsWithFullHistory) {
-  if (!spooling_) return;
+    : spool_path_(std::move(spool_path)), suite_runs_(suite_runs) {
+  if (suite_runs <= harness::kSuiteRunsWithFullHistory) return;
   // A new file of the harness's own: never one planted there, never through a link.
   const int fd = ::open(spool_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd >= 0) spool_ = ::fdopen(fd, "w");
@@ -69,7 +67,7 @@ void SuiteRecords::add(harness::RunRecord record) {
   const size_t place = added_++;
   if (!record.skipped && !harness::suite_keeps_full_history(suite_runs_, record))
     harness::trim_history(record);
-  if (spooling_ && spool(record)) return;
+  if (spool(record)) return;
   held_.emplace_back(place, std::move(record));
 }
 

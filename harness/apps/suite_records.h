@@ -29,7 +29,6 @@ class SuiteRecords {
   SuiteRecords& operator=(const SuiteRecords&) = delete;
 
   void add(harness::RunRecord record);
-  size_t size() const { return added_; }
   // Every record, in the order added; the spool's read back. Call once, at the end.
   std::vector<harness::RunRecord> take_all();
 
@@ -38,11 +37,10 @@ class SuiteRecords {
 
   std::string spool_path_;
   size_t suite_runs_ = 0;
-  bool spooling_ = false;
-  std::FILE* spool_ = nullptr;
-  bool writable_ = true;  // false once a failed write could not be cut back
-  long spool_bytes_ = 0;  // the spool's length after its last whole line
-  size_t spooled_ = 0;    // lines in the spool
+  std::FILE* spool_ = nullptr;  // only a suite that spools has one
+  bool writable_ = true;        // false once a failed write could not be cut back
+  long spool_bytes_ = 0;        // the spool's length after its last whole line
+  size_t spooled_ = 0;          // lines in the spool
   size_t added_ = 0;
   // Records held in memory, with their place among all of them (every one when not spooling).
   std::vector<std::pair<size_t, harness::RunRecord>> held_;

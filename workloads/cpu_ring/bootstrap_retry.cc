@@ -16,6 +16,10 @@ long env_long(const char* name, long fallback) {
   return *end == '\0' && value >= 0 ? value : fallback;
 }
 
+// misc/socket.cc's WARN lines in NCCL 2.28.9: the retries ran out; an error it does not retry.
+constexpr int kRetriesExceededLine = 582;
+constexpr int kConnectFailedLine = 596;
+
 bool retried(int err) {
   return err == EINTR || err == EWOULDBLOCK || err == EAGAIN || err == ETIMEDOUT || err == EHOSTUNREACH ||
          err == ECONNREFUSED;
@@ -36,15 +40,13 @@ SocketRetryStep socket_retry_step(const Rendezvous::ConnectFailure& failure,
   const std::string err = std::strerror(failure.err);
   SocketRetryStep step;
   if (!retried(failure.err)) {
-    step.give_up = true;
-    step.warn = true;
+    step.warn_line = kConnectFailedLine;
     step.text = func + ": connect to " + failure.to + " failed : " + err;
     return step;
   }
   // NCCL counts its retries before comparing: the (retry_count + 1)-th failure gives up.
   if (failure.attempts > settings.retry_count) {
-    step.give_up = true;
-    step.warn = true;
+    step.warn_line = kRetriesExceededLine;
     step.text = func + ": connect to " + failure.to + " returned " + err +
                 ", exceeded error retry count after " + std::to_string(failure.attempts) + " attempts";
     return step;

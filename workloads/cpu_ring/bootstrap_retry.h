@@ -19,19 +19,15 @@ struct SocketRetrySettings {
   static SocketRetrySettings from_environment();
 };
 
-// What NCCL logs for one failed attempt: the INFO line's or the WARN line's text (no prefix), and
-// whether it gives up.
+// What NCCL logs for one failed attempt: the INFO line's or the WARN line's text (no prefix); a WARN
+// means it gives up, and names the line of NCCL 2.28.9's misc/socket.cc that prints it.
 struct SocketRetryStep {
-  bool give_up = false;
-  bool warn = false;
   std::string text;
+  int warn_line = 0;  // 0: an INFO line, and NCCL tries again after sleep_ms
   long sleep_ms = 0;
+  bool give_up() const { return warn_line != 0; }
 };
 SocketRetryStep socket_retry_step(const Rendezvous::ConnectFailure& failure,
                                   const SocketRetrySettings& settings);
-
-// The source line NCCL 2.28.9's WARN names (misc/socket.cc).
-inline constexpr int kSocketConnectWarnLine = 582;
-inline constexpr int kSocketConnectFailedLine = 596;
 
 }  // namespace ncclfi::cpu_ring

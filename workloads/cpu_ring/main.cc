@@ -231,15 +231,11 @@ RingLinks connect_job(LoadedNetPlugin& plugin, void* ctx, std::unique_ptr<ncclfi
   const auto retry =
       [&](const ncclfi::Rendezvous::ConnectFailure& failure) -> std::optional<std::chrono::milliseconds> {
     const auto step = ncclfi::cpu_ring::socket_retry_step(failure, retry_settings);
-    if (step.warn) {
-      const int line = step.give_up && failure.attempts > retry_settings.retry_count
-                           ? ncclfi::cpu_ring::kSocketConnectWarnLine
-                           : ncclfi::cpu_ring::kSocketConnectFailedLine;
-      plugin_logger(NCCL_LOG_WARN, NCCL_NET, "misc/socket.cc", line, "%s", step.text.c_str());
-    } else {
-      plugin_logger(NCCL_LOG_INFO, NCCL_NET | NCCL_INIT, "misc/socket.cc", 0, "%s", step.text.c_str());
+    if (step.give_up()) {
+      plugin_logger(NCCL_LOG_WARN, NCCL_NET, "misc/socket.cc", step.warn_line, "%s", step.text.c_str());
+      return std::nullopt;
     }
-    if (step.give_up) return std::nullopt;
+    plugin_logger(NCCL_LOG_INFO, NCCL_NET | NCCL_INIT, "misc/socket.cc", 0, "%s", step.text.c_str());
     return std::chrono::milliseconds(step.sleep_ms);
   };
   try {

@@ -96,8 +96,7 @@ extern const SignatureFamily kNcclSocketFamily{
               R"((?:socket|ncclOsSocket)(?:Start|Poll)Connect: connect to \S+ returned .*, retrying \(\d+/\d+\) after sleep for \d+ msec)",
           .must_contain = "retrying (",
           .shown = "`socketStartConnect: connect to <host><port> returned Connection refused, retrying "
-                   "(3/34) after "
-                   "sleep for 300 msec`",
+                   "(3/34) after sleep for 300 msec`",
           .example =
               R"(node2:9101:9101 [1] NCCL INFO socketStartConnect: connect to 192.0.2.2<39811> returned Connection refused, retrying (3/34) after sleep for 300 msec)",
           .role = SignatureRole::kEvidence,
