@@ -55,13 +55,17 @@ std::string random_ticket() {
   return out.str();
 }
 
-void name_lab_nodes(nlohmann::json& jobs, uint64_t draw) {
+// Ranks 0..k-1 run as the first node, the next k as the second, ... (k: the lab's ranks_per_node).
+void name_lab_nodes(nlohmann::json& jobs, uint64_t draw, int ranks_per_node) {
   for (auto& job : jobs) {
     auto& scenario = job.at("scenario");
     if (!scenario.contains("launcher") || scenario["launcher"].value("kind", "") != "local") continue;
     if (scenario["launcher"].contains("hostnames")) continue;
     const int ranks = scenario.at("workload").value("ranks", 1);
-    scenario["launcher"]["hostnames"] = lab_node_names(ranks, draw);
+    const auto nodes = lab_node_names((ranks + ranks_per_node - 1) / ranks_per_node, draw);
+    std::vector<std::string> hostnames;
+    for (int r = 0; r < ranks; ++r) hostnames.push_back(nodes[static_cast<size_t>(r / ranks_per_node)]);
+    scenario["launcher"]["hostnames"] = hostnames;
   }
 }
 
@@ -174,9 +178,9 @@ int lab_start(const LabStart& start) {
   if (fs::exists(dir) && !fs::is_empty(dir)) throw std::runtime_error(dir + ": the workspace exists already");
   // The key directory and each ticket's are private (0700), and the secret that signs progress is made
   // once per key directory (lab_key_dir.h).
-  // Each rank runs as a node of its own, named as a cluster names them (its own host name: lab_artefacts.h),
+  // The ranks run as the lab's nodes, named as a cluster names them (their own host name: lab_artefacts.h),
   // the same nodes for every job of the lab; the names are drawn per workspace.
-  name_lab_nodes(variant.jobs, std::hash<std::string>{}(ticket.ticket_id));
+  name_lab_nodes(variant.jobs, std::hash<std::string>{}(ticket.ticket_id), lab->ranks_per_node);
   make_private_directory(ticket.key_dir);
   const std::string secret = make_or_read_secret(ticket.key_dir);
   const std::string key = key_path(ticket);

@@ -42,6 +42,21 @@ int first_int(const Names& names, const std::function<const char*(const char*)>&
   return -1;
 }
 
+// "0,1,5": whole numbers separated by commas; a malformed list is no list (a bad value never breaks a
+// job, it only leaves the node unknown).
+std::vector<int> rank_list(const std::string& text) {
+  std::vector<int> ranks;
+  size_t start = 0;
+  while (!text.empty() && start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const long r = parse_long(text.substr(start, comma - start).c_str(), -1);
+    if (r < 0 || r > INT_MAX) return {};
+    ranks.push_back(static_cast<int>(r));
+    start = comma + 1;
+  }
+  return ranks;
+}
+
 }  // namespace
 
 int resolve_rank(const std::function<const char*(const char* name)>& lookup) {
@@ -66,6 +81,10 @@ Params Params::from_env() {
   p.rank = resolve_rank_from_env();
   p.world_size = resolve_world_size_from_env();
   p.attempt = static_cast<int>(env_long("NCCLFI_ATTEMPT", 0));
+  static constexpr std::array<const char*, 3> kLocalRankVars = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                                                "SLURM_LOCALID"};
+  p.local_rank = first_int(kLocalRankVars, [](const char* name) { return std::getenv(name); });
+  p.node_ranks = rank_list(env_string("NCCLFI_NODE_RANKS"));
   p.quiet = env_flag("NCCLFI_QUIET");
   p.log = env_flag("NCCLFI_LOG") && !p.quiet;
   p.trace_ops = env_flag("NCCLFI_TRACE_OPS");

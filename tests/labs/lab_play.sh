@@ -113,7 +113,7 @@ for ws in "$out/ws-a" "$out/ws-b"; do
   if [[ -d "$ws/nodes" ]] && grep -rniI -e "\\bfault" -e ncclfi "$ws/nodes"; then
     fail "a node's files name a fault or ncclfi (above)"
   fi
-  # Each rank ran as a node of its own: every NCCL line (host:pid:tid [dev]) names one of the nodes, and
+  # Each rank ran on one of the lab's nodes: every NCCL line (host:pid:tid [dev]) names one of the nodes, and
   # exit_codes.txt names each node.
   [[ -d "$ws/nodes" ]] || fail "no node files (nodes/HOST/) in the workspace"
   nodes=$(ls "$ws/nodes")

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -41,9 +42,9 @@ struct RingRun {
 using RankEnv = std::vector<std::pair<std::string, std::string>>;
 
 // Launches `ranks` ncclfi-cpu-ring processes with `args`, optionally under a plan and with more
-// environment; waits up to 60 s.
+// environment (`env` for every rank, then `per_rank[r]` for rank r); waits up to 60 s.
 RingRun run_ring(int ranks, const std::vector<std::string>& args, const std::string& plan = "",
-                 const RankEnv& env = {}) {
+                 const RankEnv& env = {}, const std::vector<RankEnv>& per_rank = {}) {
   const std::string dir = write_temp_file("marker", "");
   const std::string events = dir + ".events.jsonl";
   const std::string port = std::to_string(free_port());
@@ -60,6 +61,10 @@ RingRun run_ring(int ranks, const std::vector<std::string>& args, const std::str
       dup2(out, STDOUT_FILENO);
       dup2(out, STDERR_FILENO);
       for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+      if (static_cast<size_t>(r) < per_rank.size()) {
+        for (const auto& [name, value] : per_rank[static_cast<size_t>(r)])
+          setenv(name.c_str(), value.c_str(), 1);
+      }
       setenv("RANK", std::to_string(r).c_str(), 1);
       setenv("WORLD_SIZE", std::to_string(ranks).c_str(), 1);
       setenv("MASTER_ADDR", "127.0.0.1", 1);
@@ -332,6 +337,70 @@ TEST(CpuRing, IbPersonaNicDownIsSeenFromBothEndsInTheFormatOf2_28_7) {
   EXPECT_EQ(injected[0]["rank"], 1);
   // Nothing in the shim's own voice: the persona prints what NCCL's IB transport would, no more.
   for (const std::string& text : ib.run.output) EXPECT_EQ(text.find("NET/ncclfi"), std::string::npos) << text;
+}
+
+// Two nodes of two ranks, as the harness starts ranks that share a node name: each rank its node's
+// ranks, its index there and the node's NCCL_HOSTID.
+std::vector<RankEnv> two_nodes_of_two() {
+  std::vector<RankEnv> env;
+  for (int r = 0; r < 4; ++r) {
+    env.push_back({{"LOCAL_RANK", std::to_string(r % 2)},
+                   {"NCCLFI_NODE_RANKS", r < 2 ? "0,1" : "2,3"},
+                   {"NCCL_HOSTID", r < 2 ? "gpu-node05" : "gpu-node12"}});
+  }
+  return env;
+}
+
+TEST(CpuRing, RanksOfOneNodeAreOneNodeInTheInitSectionAndTalkP2p) {
+  const auto run = run_ring(4, {"--bytes", "64K", "--iters", "3", "--timeout-s", "10"}, "",
+                            {{"NCCLFI_NET_PERSONA", "ib"}, {"NCCL_DEBUG", "INFO"}}, two_nodes_of_two());
+  for (int r = 0; r < 4; ++r) {
+    const std::string& out = run.output[static_cast<size_t>(r)];
+    SCOPED_TRACE(out);
+    EXPECT_EQ(run.exit_codes[static_cast<size_t>(r)], 0);
+    EXPECT_NE(out.find(" rank " + std::to_string(r) + " nRanks 4 nNodes 2 localRanks 2 localRank " +
+                       std::to_string(r % 2) + " MNNVL 0"),
+              std::string::npos);
+    // Each rank's own HCA is its GPU's index on the node.
+    EXPECT_NE(out.find("NET/IB : Using [0]mlx5_" + std::to_string(r % 2) + ":1/IB"), std::string::npos);
+  }
+  EXPECT_NE(run.output[0].find("Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read"), std::string::npos);
+  EXPECT_NE(run.output[0].find("Channel 00/0 : 3[1] -> 0[0] [receive] via NET/IB/0/GDRDMA"),
+            std::string::npos);
+  EXPECT_NE(run.output[1].find("Channel 00/0 : 1[1] -> 2[0] [send] via NET/IB/0/GDRDMA"), std::string::npos);
+  // The log prefix's device is the rank's GPU, as NCCL prints its cudaDev.
+  EXPECT_TRUE(std::regex_search(run.output[1], std::regex(R"([^\s.]+:\d+:\d+ \[1\] NCCL INFO)")));
+  EXPECT_EQ(run.output[1].find("[receive]"), std::string::npos) << "a P2P receive prints nothing";
+}
+
+// A dead NIC takes only the traffic that leaves the node: rank 1's send to rank 2 (the other node) and
+// rank 2's receive from it fail after the retry budget; rank 1's link to rank 0 beside it is NVLink on a
+// real node, so neither of them reports an IB error about the other.
+TEST(CpuRing, ADeadNicSparesTheLinksInsideItsNode) {
+  const std::string plan = plan_file({{"id", "nic"},
+                                      {"layer", "net"},
+                                      {"kind", "nic_down"},
+                                      {"target", {{"ranks", {1}}}},
+                                      {"trigger", {{"after_calls", 20}}}});
+  const auto run = run_ring(4, {"--bytes", "64K", "--iters", "200", "--timeout-s", "4"}, plan,
+                            {{"NCCLFI_NET_PERSONA", "ib"}, {"NCCL_DEBUG", "WARN"}, {"NCCL_IB_TIMEOUT", "14"}},
+                            two_nodes_of_two());
+  const auto completion_peers = [&](int rank) {
+    std::set<std::string> peers;
+    std::stringstream in(run.output[static_cast<size_t>(rank)]);
+    const std::regex peer(R"(Got completion from peer (127\.0\.0\.\d+)<)");
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (std::regex_search(line, m, peer)) peers.insert(m[1].str());
+    }
+    return peers;
+  };
+  EXPECT_EQ(completion_peers(1), (std::set<std::string>{"127.0.0.3"})) << run.output[1];
+  EXPECT_EQ(completion_peers(2), (std::set<std::string>{"127.0.0.2"})) << run.output[2];
+  EXPECT_EQ(completion_peers(0).count("127.0.0.2"), 0u) << run.output[0];
+  EXPECT_EQ(completion_peers(3).count("127.0.0.3"), 0u) << run.output[3];
+  for (int r = 0; r < 4; ++r)
+    EXPECT_NE(run.exit_codes[static_cast<size_t>(r)], 0) << run.output[static_cast<size_t>(r)];
 }
 
 TEST(CpuRing, IbPersonaWritesTheOldFormsAndCodesOfOlderReleases) {

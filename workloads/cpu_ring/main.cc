@@ -65,16 +65,17 @@ void plugin_logger(ncclDebugLogLevel level, unsigned long, const char* file, int
   // message; from NCCL 2.26.2 a timestamp comes first.
   static const ncclfi::cpu_ring::NcclLogFormat format = ncclfi::cpu_ring::NcclLogFormat::from_environment();
   static const std::string host = ncclfi::cpu_ring::nccl_log_host();
+  static const int device = ncclfi::cpu_ring::gpu_from_environment();  // "[%d]": the rank's cudaDev
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);
   const bool warn = level == NCCL_LOG_WARN;
   const std::string stamp = format.timestamp(warn, now);
   if (warn) {
-    std::fprintf(stderr, "\n%s%s:%d:%d [0] %s:%d NCCL WARN %s\n", stamp.c_str(), host.c_str(), getpid(),
-                 static_cast<int>(gettid()), file ? file : "", line, text);
+    std::fprintf(stderr, "\n%s%s:%d:%d [%d] %s:%d NCCL WARN %s\n", stamp.c_str(), host.c_str(), getpid(),
+                 static_cast<int>(gettid()), device, file ? file : "", line, text);
   } else {
-    std::fprintf(stderr, "%s%s:%d:%d [0] NCCL INFO %s\n", stamp.c_str(), host.c_str(), getpid(),
-                 static_cast<int>(gettid()), text);
+    std::fprintf(stderr, "%s%s:%d:%d [%d] NCCL INFO %s\n", stamp.c_str(), host.c_str(), getpid(),
+                 static_cast<int>(gettid()), device, text);
   }
 }
 
@@ -207,6 +208,7 @@ ncclfi::cpu_ring::InitFacts init_facts(const ncclfi::RendezvousInfo& info) {
   facts.rank = info.rank;
   facts.nranks = info.world_size;
   facts.version = ncclfi::cpu_ring::nccl_version_from_environment();
+  facts.gpu = ncclfi::cpu_ring::gpu_from_environment();
   // The communicator's address is the process's own; its id is the job's, the same on every rank.
   std::random_device rd;
   facts.comm = 0x550000000000ULL | ((static_cast<uint64_t>(rd()) << 4) & 0xffffffff0ULL);
@@ -240,6 +242,13 @@ RingLinks connect_job(LoadedNetPlugin& plugin, void* ctx, std::unique_ptr<ncclfi
   };
   try {
     rdv = std::make_unique<ncclfi::Rendezvous>(info, rdv_timeout, retry);
+  } catch (const std::exception& e) {
+    die(events, ncclfi::kExitBootstrap, std::string("rendezvous: ") + e.what());
+  }
+  // As NCCL's bootstrap allgathers each rank's host hash: which ranks share a node.
+  try {
+    facts.node_of_rank = ncclfi::cpu_ring::nodes_from_host_names(
+        rdv->allgather(ncclfi::cpu_ring::node_key_from_environment(info.rank)));
   } catch (const std::exception& e) {
     die(events, ncclfi::kExitBootstrap, std::string("rendezvous: ") + e.what());
   }

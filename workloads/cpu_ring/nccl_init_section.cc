@@ -1,17 +1,24 @@
 #include "nccl_init_section.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 
 namespace ncclfi::cpu_ring {
 namespace {
 
 // Two ring channels, as NCCL builds them for one NIC per node; every rank in order on both.
 constexpr int kRingChannels = 2;
-// The GPU's PCI bus id (%lx) and NCCL's P2P chunk size over the network (NCCL_P2P_NET_CHUNKSIZE, 128 KiB).
-constexpr uint64_t kBusId = 0x18000;
+// NCCL's P2P chunk size over the network (NCCL_P2P_NET_CHUNKSIZE, 128 KiB).
 constexpr int kP2pNetChunkSize = 1 << 17;
+
+// The PCI bus id (%lx) of GPU i of a node: the slots of an HGX board, as the labs' node files show them.
+uint64_t gpu_bus_id(int gpu) {
+  static constexpr uint64_t kBus[] = {0x18000, 0x2a000, 0x3a000, 0x5d000, 0x9a000, 0xab000, 0xba000, 0xdb000};
+  return kBus[static_cast<size_t>(gpu) % 8];
+}
 // What PyTorch calls (ProcessGroupNCCL), which the job stands for.
 constexpr const char* kInitFunction = "ncclCommInitRankConfig";
 // The CUDA the NCCL build stands with: the toolkit ncclfi is built against and PyTorch's wheels bundle.
@@ -64,11 +71,90 @@ std::string pointer(uint64_t p) {
 
 // What Init START and Init COMPLETE say of the communicator.
 std::string communicator(const InitFacts& f) {
-  return format("%s comm %s rank %d nranks %d cudaDev 0 nvmlDev 0 busId %" PRIx64 " commId 0x%" PRIx64,
-                kInitFunction, pointer(f.comm).c_str(), f.rank, f.nranks, kBusId, f.comm_id);
+  const int gpu = f.gpu;
+  return format("%s comm %s rank %d nranks %d cudaDev %d nvmlDev %d busId %" PRIx64 " commId 0x%" PRIx64,
+                kInitFunction, pointer(f.comm).c_str(), f.rank, f.nranks, gpu, gpu, gpu_bus_id(gpu),
+                f.comm_id);
 }
 
 }  // namespace
+
+bool InitFacts::same_node(int a, int b) const {
+  if (node_of_rank.empty()) return a == b;
+  return node_of_rank.at(static_cast<size_t>(a)) == node_of_rank.at(static_cast<size_t>(b));
+}
+
+int InitFacts::node_count() const {
+  if (node_of_rank.empty()) return nranks;
+  return 1 + *std::max_element(node_of_rank.begin(), node_of_rank.end());
+}
+
+std::vector<int> InitFacts::ranks_on_node_of(int r) const {
+  std::vector<int> ranks;
+  for (int other = 0; other < nranks; ++other) {
+    if (same_node(other, r)) ranks.push_back(other);
+  }
+  return ranks;
+}
+
+int InitFacts::local_rank_of(int r) const {
+  const auto ranks = ranks_on_node_of(r);
+  return static_cast<int>(std::find(ranks.begin(), ranks.end(), r) - ranks.begin());
+}
+
+std::vector<int> nodes_from_host_names(const std::vector<std::string>& hostnames) {
+  std::vector<std::string> seen;
+  std::vector<int> nodes;
+  for (const std::string& name : hostnames) {
+    auto it = std::find(seen.begin(), seen.end(), name);
+    if (it == seen.end()) it = seen.insert(seen.end(), name);
+    nodes.push_back(static_cast<int>(it - seen.begin()));
+  }
+  return nodes;
+}
+
+std::string node_key_from_environment(int rank) {
+  if (const char* id = std::getenv("NCCL_HOSTID"); id != nullptr && *id != '\0')
+    return std::string("host ") + id;
+  return "rank " + std::to_string(rank);
+}
+
+int gpu_from_environment() {
+  const char* id = std::getenv("NCCL_HOSTID");
+  const char* local = std::getenv("LOCAL_RANK");
+  if (id == nullptr || *id == '\0' || local == nullptr) return 0;
+  const int gpu = std::atoi(local);
+  return gpu >= 0 && gpu < 64 ? gpu : 0;
+}
+
+void rank_trees(const InitFacts& f, TreeLinks& first, TreeLinks& second) {
+  const std::vector<int> chain = f.ranks_on_node_of(f.rank);
+  const int index = f.local_rank_of(f.rank);
+  const int node = f.node_of_rank.empty() ? f.rank : f.node_of_rank.at(static_cast<size_t>(f.rank));
+  // The first rank of each node (nodes in order): the tree's vertices.
+  std::vector<int> heads;
+  for (int r = 0; r < f.nranks; ++r) {
+    if (f.ranks_on_node_of(r).front() == r) heads.push_back(r);
+  }
+  TreeLinks node_trees[2];
+  double_binary_tree(f.node_count(), node, node_trees[0], node_trees[1]);
+  for (int t = 0; t < 2; ++t) {
+    TreeLinks& out = t == 0 ? first : second;
+    out = TreeLinks{};
+    if (index > 0) {  // inside the chain
+      out.up = chain[static_cast<size_t>(index - 1)];
+      if (static_cast<size_t>(index + 1) < chain.size()) out.down[0] = chain[static_cast<size_t>(index + 1)];
+      continue;
+    }
+    const TreeLinks& n = node_trees[t];
+    out.up = n.up == -1 ? -1 : heads.at(static_cast<size_t>(n.up));
+    int slot = 0;
+    if (chain.size() > 1) out.down[slot++] = chain[1];
+    for (const int child : n.down) {
+      if (child != -1 && slot < 3) out.down[slot++] = heads.at(static_cast<size_t>(child));
+    }
+  }
+}
 
 void double_binary_tree(int nranks, int rank, TreeLinks& first, TreeLinks& second) {
   int u, d0, d1;
@@ -103,8 +189,9 @@ std::vector<std::string> nccl_init_start_lines(const InitFacts& f) {
 std::vector<std::string> nccl_init_done_lines(const InitFacts& f) {
   std::vector<std::string> lines;
   const std::string comm = pointer(f.comm);
-  lines.push_back(format("comm %s rank %d nRanks %d nNodes %d localRanks 1 localRank 0 MNNVL 0", comm.c_str(),
-                         f.rank, f.nranks, f.nranks));
+  lines.push_back(format("comm %s rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0",
+                         comm.c_str(), f.rank, f.nranks, f.node_count(),
+                         static_cast<int>(f.ranks_on_node_of(f.rank).size()), f.local_rank_of(f.rank)));
   if (f.rank == 0) {
     const int width = std::snprintf(nullptr, 0, "%d", f.nranks - 1);
     for (int c = 0; c < kRingChannels; ++c) {
@@ -116,7 +203,7 @@ std::vector<std::string> nccl_init_done_lines(const InitFacts& f) {
     }
   }
   TreeLinks trees[2];
-  double_binary_tree(f.nranks, f.rank, trees[0], trees[1]);
+  rank_trees(f, trees[0], trees[1]);
   std::string tree_line = "Trees";
   for (int c = 0; c < kRingChannels; ++c) {
     const TreeLinks& t = trees[c % 2];
@@ -142,12 +229,23 @@ std::vector<std::string> nccl_connect_lines(const InitFacts& f) {
   if (f.nranks < 2) return lines;
   const int prev = (f.rank - 1 + f.nranks) % f.nranks, next = (f.rank + 1) % f.nranks;
   const char* net = f.network.c_str();
-  for (int c = 0; c < kRingChannels; ++c)
-    lines.push_back(
-        format("Channel %02d/0 : %d[0] -> %d[0] [receive] via NET/%s/0/GDRDMA", c, prev, f.rank, net));
-  for (int c = 0; c < kRingChannels; ++c)
-    lines.push_back(
-        format("Channel %02d/0 : %d[0] -> %d[0] [send] via NET/%s/0/GDRDMA", c, f.rank, next, net));
+  // [%d] is each rank's GPU on its node; the NET device is the index in the plugin's device list, where
+  // each rank's plugin lists its own HCA only ("NET/IB : Using [0]mlx5_1:1/IB"): 0.
+  const int me = f.local_rank_of(f.rank), from = f.local_rank_of(prev), to = f.local_rank_of(next);
+  if (!f.same_node(prev, f.rank)) {  // a P2P receive prints nothing: p2p.cc writes the send side only
+    for (int c = 0; c < kRingChannels; ++c)
+      lines.push_back(format("Channel %02d/0 : %d[%d] -> %d[%d] [receive] via NET/%s/0/GDRDMA", c, prev, from,
+                             f.rank, me, net));
+  }
+  for (int c = 0; c < kRingChannels; ++c) {
+    if (f.same_node(f.rank, next)) {
+      lines.push_back(
+          format("Channel %02d/0 : %d[%d] -> %d[%d] via P2P/CUMEM/read", c, f.rank, me, next, to));
+    } else {
+      lines.push_back(format("Channel %02d/0 : %d[%d] -> %d[%d] [send] via NET/%s/0/GDRDMA", c, f.rank, me,
+                             next, to, net));
+    }
+  }
   lines.push_back("Connected all rings, use ring PXN 0 GDR 1");
   return lines;
 }

@@ -158,6 +158,9 @@ struct Analysis {
   std::map<std::pair<int, int>, RingWaits> ring_waits;
   // Addresses no rank announced, with the ranks whose lines name them.
   std::map<std::string, std::set<int>> unmapped_address_namers;
+  // Each address a rank announced as its own (NET/IB's `OOB lo:10.0.0.2<0>`), with the ranks that did:
+  // one rank where each GPU has an HCA and an address of its own, several where a node's ranks share one.
+  std::map<std::string, std::set<int>> address_announcers;
   // "host:pid" -> (rank, size) of the largest communicator whose init line that process printed.
   std::map<std::string, std::pair<int, int>> process_ranks;
 
@@ -295,6 +298,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
   a.last_attempt = std::max(a.last_attempt, file.attempt);
   if (file_rank >= 0) a.rank_lines[file_rank] += 0;  // a rank's log that stays empty: it said nothing
   std::optional<LogTime> last_time;
+  DeviceBlocks devices;  // a node's tool output: which of its GPUs or HCAs each line is about
   std::string summary_host;
   size_t line_no = 0;
   for (size_t start = 0; start < text.size();) {
@@ -310,6 +314,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     if (const auto it = a.process_ranks.find(origin.process); rank < 0 && it != a.process_ranks.end())
       rank = it->second.first;
     const std::string host = !origin.host.empty() ? origin.host : file_host;
+    const int device = file_rank < 0 && !file_host.empty() ? devices.next(line) : -1;
     if (origin.time) {
       last_time = origin.time;
       d.timestamps = true;
@@ -321,7 +326,10 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
     if (!host.empty()) a.hosts.insert(host);
     read_torchrun_summary(line, summary_host, a);
     read_stated_world_size(line, a);
-    if (const std::string own = own_address(line); !own.empty() && !host.empty()) d.address_hosts[own] = host;
+    if (const std::string own = own_address(line); !own.empty()) {
+      if (!host.empty()) d.address_hosts[own] = host;
+      if (rank >= 0) a.address_announcers[own].insert(rank);
+    }
     // Where the line is: the same for a link-test row and a catalogue line.
     const auto located = [&] {
       Evidence e;
@@ -333,6 +341,7 @@ void read_file(const InputFile& file, const harness::LogClassifier& classifier, 
       e.host = host;
       e.time = origin.time ? origin.time : last_time;
       e.time_inferred = !origin.time && last_time.has_value();
+      e.device = device;
       return e;
     };
     if (const auto waits = parse_ring_waits(line); waits && a.ring_waits.size() < kMaxEvidence) {
@@ -526,10 +535,19 @@ void point_at_the_rank_stuck_in_the_call(Analysis& a, ToRank&& to_rank) {
   }
 }
 
+// A line that says a peer reset or closed the connection: its printer lost that peer.
+bool tells_a_lost_peer(const std::string& text) {
+  return contains(text, "ECONNRESET") || contains(text, "Connection reset by peer") ||
+         contains(text, "closed by remote peer") || contains(text, "Broken pipe") || contains(text, "EPIPE");
+}
+
 // The chain of lost connections: each line that names a peer is an edge from its printer to the rank it
 // names. When two or more ranks' lines name peers, a rank that failed, is named, and names no one itself
 // is where the chain ends: its own call failed (its error came back at once, with no connection lost
-// before it), and every other rank lost a peer after it.
+// before it), and every other rank lost a peer after it. A chain of one edge is enough when its end's own
+// call failed: where a node's ranks reach each other over NVLink, the ranks beside a failed one wait for
+// their watchdogs instead of losing a connection, and only the peer on the other node names it. A watchdog
+// is not a failure of its own: any rank behind a lost peer ends on one.
 template <typename ToRank>
 void point_at_the_end_of_the_chain(Analysis& a, ToRank&& to_rank) {
   std::map<int, std::set<int>> names;  // printer -> the ranks its lines name
@@ -547,11 +565,16 @@ void point_at_the_end_of_the_chain(Analysis& a, ToRank&& to_rank) {
     names[e.rank].insert(target);
     named.insert(target);
   }
-  if (names.size() < 2) return;
+  if (names.empty()) return;
   std::vector<int> ends;
   for (const auto& [rank, n] : a.rank_detections)
     if (!names.count(rank) && named.count(rank)) ends.push_back(rank);
   if (ends.size() != 1) return;
+  if (names.size() == 1 && !std::any_of(a.d.evidence.begin(), a.d.evidence.end(), [&](const Evidence& e) {
+        return e.rank == ends.front() && e.role == "detection" && !contains(e.pattern, "watchdog") &&
+               !tells_a_lost_peer(e.text);
+      }))
+    return;
   std::string namers;
   for (const auto& [printer, targets] : names)
     if (targets.count(ends.front())) namers += (namers.empty() ? "" : ", ") + std::to_string(printer);
@@ -590,12 +613,6 @@ void point_at_the_rank_whose_call_returned_it(Analysis& a, ToRank&& to_rank) {
           "rank " + std::to_string(rank) + "'s own call returned the error at " + where(*line_of.at(rank)) +
               ", while " + std::to_string(learned.size()) +
               " other ranks learned of a failure afterwards (an asynchronous error, a closed connection)");
-}
-
-// A line that says a peer reset or closed the connection: its printer lost that peer.
-bool tells_a_lost_peer(const std::string& text) {
-  return contains(text, "ECONNRESET") || contains(text, "Connection reset by peer") ||
-         contains(text, "closed by remote peer") || contains(text, "Broken pipe") || contains(text, "EPIPE");
 }
 
 // A watchdog that fired long after its timeout: it could not run while its process was stopped (SIGSTOP, a
@@ -897,6 +914,16 @@ void point_at_the_rank_kept_out_of_bootstrap(Analysis& a, ToRank&& to_rank) {
   }
 }
 
+// The rank on a node of several whose GPU or HCA a line of the node's tool output is about: the node's
+// ranks in rank order are its local ranks 0, 1, ..., and local rank i has GPU i and mlx5_i. -1 where the
+// line names no device or its node has one rank (the node is the unit then, as before).
+int rank_of_device(const Analysis& a, const Evidence& e) {
+  if (e.device < 0 || e.host.empty()) return -1;
+  const std::vector<int> ranks = a.ranks_on(e.host);
+  if (ranks.size() < 2 || static_cast<size_t>(e.device) >= ranks.size()) return -1;
+  return ranks[static_cast<size_t>(e.device)];
+}
+
 void score(Analysis& a, Scores& s) {
   Diagnosis& d = a.d;
   for (const Evidence& e : d.evidence)
@@ -913,12 +940,21 @@ void score(Analysis& a, Scores& s) {
     s.host_level[unit] += w;
     s.reasons[unit].push_back(why);
   };
-  // The unit a peer address names: one rank when its host has exactly one other rank, else the host.
+  // The unit a peer address names: the one rank that announced it, else one rank when its host has
+  // exactly one other rank, else the host.
   auto to_peer = [&](Evidence& e, double w) {
     if (e.peer.empty()) return;
     const std::string host = a.host_of_address(e.peer);
     const std::string why = e.pattern + " on rank " + std::to_string(e.rank) + " names " + e.peer +
                             (host.empty() ? "" : " (" + host + ")") + " at " + where(e);
+    if (const auto owner = a.address_announcers.find(e.peer); owner != a.address_announcers.end() &&
+                                                              owner->second.size() == 1 &&
+                                                              *owner->second.begin() != e.rank) {
+      const int peer = *owner->second.begin();
+      e.target = rank_unit(peer);
+      to_rank(peer, w, why);
+      return;
+    }
     if (host.empty()) {
       e.target = "address " + e.peer;
       to_unit(e.target, w, why);
@@ -956,6 +992,10 @@ void score(Analysis& a, Scores& s) {
         if (e.rank >= 0) {
           e.target = rank_unit(e.rank);
           to_rank(e.rank, w, why);
+        } else if (const int rank = rank_of_device(a, e); rank >= 0) {
+          e.target = rank_unit(rank);
+          to_rank(rank, w,
+                  why + " (its device " + std::to_string(e.device) + ": rank " + std::to_string(rank) + ")");
         } else if (!e.host.empty()) {
           e.target = "host " + e.host;
           to_unit(e.host, w, why);

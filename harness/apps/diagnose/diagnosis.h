@@ -45,6 +45,7 @@ struct Evidence {
   std::string target;  // the unit it points at ("host node2", "rank 1"), "" = none
   double weight = 0;   // its weight toward `target`
   int attempt = -1;    // the launch it was printed in (attempt-N), -1 unknown
+  int device = -1;     // a node's tool output: the GPU or HCA of the node it is about (DeviceBlocks)
 };
 
 struct Candidate {

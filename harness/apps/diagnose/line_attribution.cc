@@ -204,6 +204,23 @@ std::string peer_address(std::string_view text) {
   return peer.search(text, &address) ? address : std::string();
 }
 
+int DeviceBlocks::next(std::string_view line) {
+  // ibstat ("CA 'mlx5_1'"), perfquery as run per HCA ("$ perfquery -C mlx5_1 -P 1"), nvidia-smi nvlink
+  // ("GPU 1: NVIDIA H100 ..."): the block names its index.
+  static const LineRegex named(R"(^(?:CA 'mlx5_|\$ perfquery -C mlx5_|GPU )(\d+)(?:'|\s|: ))");
+  // nvidia-smi -q ("GPU 00000000:2A:00.0") and lspci ("2a:00.0 3D controller: NVIDIA ..."): the blocks
+  // come in bus order, the n-th is GPU n.
+  static const LineRegex in_bus_order(
+      R"(^(GPU [0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d$|[0-9a-f]{2}:[0-9a-f]{2}\.\d (?:3D|VGA) controller: NVIDIA))");
+  std::string index;
+  if (named.search(line, &index)) {
+    current_ = std::stoi(index.substr(0, 4));
+  } else if (std::string block; in_bus_order.search(line, &block)) {
+    current_ = gpus_seen_++;
+  }
+  return current_;
+}
+
 std::string own_address(std::string_view text) {
   static const LineRegex own(
       R"((?:Bootstrap ?: Using|OOB|NET/Socket ?: Using \[\d+\])\s*[^\s:]+:([^\s<]+)<\d+>)");

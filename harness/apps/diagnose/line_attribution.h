@@ -47,6 +47,20 @@ std::string host_from_file_name(std::string_view name);
 // operator's evidence of one node: its kernel log, ibstat, perfquery, lspci, nvidia-smi); "".
 std::string host_from_path(const std::string& path);
 
+// Which GPU or HCA of its node a line of an operator's tool output is about: the tools list a node's
+// devices one block after another, and each block's first line says which. `next` reads the lines of one
+// file in order and answers the local index of the block the line belongs to (the GPU's place in PCI bus
+// order, as nvidia-smi and CUDA number a node's GPUs, or N of the HCA mlx5_N, the HCA beside GPU N), or
+// -1 before any block (and in files that list no devices, such as the kernel log).
+class DeviceBlocks {
+ public:
+  int next(std::string_view line);
+
+ private:
+  int current_ = -1;
+  int gpus_seen_ = 0;
+};
+
 // The address of the other end an NCCL line names (`remote peer 10.0.0.3<port>`, `from peer X<port>`,
 // `connect to X<port>`, `Call to recv from X<port>`, `declaring peer X<port>`), without the port; "".
 std::string peer_address(std::string_view text);

@@ -11,11 +11,12 @@ namespace ncclfi::cli::lab {
 
 namespace {
 
-// What one node shows, decided once from the truth; the writers only format it.
-struct NodeState {
-  std::string host;
-  std::vector<int> ranks;
-  std::string hca;         // mlx5_N: the name the IB persona gives rank r's HCA (mlx5_<r % 8>)
+// What one GPU of a node and the HCA beside it show (local rank i: GPU i, mlx5_i, as the IB persona
+// names a rank's HCA), decided once from the truth; the writers only format it.
+struct DeviceState {
+  int rank = 0;            // the rank that ran on it
+  size_t index = 0;        // its local rank
+  std::string hca;         // mlx5_<index>
   bool port_down = false;  // nic
   uint64_t symbol_errors = 0, rcv_errors = 0, link_recoveries = 0, link_downed = 0;
   uint64_t xmit_wait = 0;             // ticks a port waited to send (congestion on its switch's side)
@@ -24,12 +25,21 @@ struct NodeState {
   bool fell_off_bus = false;          // gpu_hang
 };
 
+struct NodeState {
+  std::string host;
+  std::vector<DeviceState> devices;  // by local rank
+};
+
 constexpr int kMaxPcieGen = 5, kMaxPcieWidth = 16, kNvlinks = 18;
 
 std::string two_digits(int n) {
   char buf[8];
   std::snprintf(buf, sizeof buf, "%02d", n);
   return buf;
+}
+
+std::string gpu_uuid(const DeviceState& d) {
+  return "GPU-5f3a9b1e-7c2d-4e8a-9b0f-" + two_digits(d.rank) + "1c2d3e4f5a6b";
 }
 
 // dmesg -T's time: "[Thu Dec  3 14:32:01 2026]" (util-linux dmesg --ctime, the kernel log a node keeps).
@@ -42,10 +52,18 @@ std::string ctime_stamp(int64_t wall_ns) {
   return out.str();
 }
 
-// The GPU of local rank i of a node, its PCI address: the slots of an HGX board.
+// The GPU of local rank i of a node, its PCI bus: the slots of an HGX board (ncclfi-cpu-ring's busId).
 std::string gpu_bus(size_t i) {
   static const char* const kBus[] = {"18", "2a", "3a", "5d", "9a", "ab", "ba", "db"};
   return kBus[i % 8];
+}
+// The HCA beside it, on the same PCIe switch.
+std::string nic_pci(size_t i) {
+  static const char* const kBus[] = {"1b", "2b", "3b", "5c", "9b", "ac", "bb", "dc"};
+  return std::string("0000:") + kBus[i % 8] + ":00.0";
+}
+std::string gpu_pci(size_t i) {
+  return "0000:" + gpu_bus(i) + ":00.0";
 }
 std::string upper(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -57,36 +75,43 @@ std::string upper(std::string s) {
 // "\t\tPhysical state: LinkUp", "\t\tRate: 40", "\t\tLink layer: InfiniBand" (the output on
 // kb.advancedclustering.com/kb/InfiniBand-Port-States, which also gives the states: Down with
 // Physical state Polling when nothing answers at the other end of the cable).
-std::string ibstat(const NodeState& n) {
+std::string ibstat_ca(const DeviceState& n) {
   std::ostringstream out;
   out << "CA '" << n.hca << "'\n"
       << "\tCA type: MT4129\n"
       << "\tNumber of ports: 1\n"
       << "\tFirmware version: 28.39.1002\n"
       << "\tHardware version: 0\n"
-      << "\tNode GUID: 0xa088c20300" << std::hex << std::setw(6) << std::setfill('0')
-      << (0x1a2b00 + n.ranks.front()) << std::dec << "\n"
+      << "\tNode GUID: 0xa088c20300" << std::hex << std::setw(6) << std::setfill('0') << (0x1a2b00 + n.rank)
+      << std::dec << "\n"
       << "\tSystem image GUID: 0xa088c20300" << std::hex << std::setw(6) << std::setfill('0')
-      << (0x1a2b00 + n.ranks.front()) << std::dec << "\n"
+      << (0x1a2b00 + n.rank) << std::dec << "\n"
       << "\tPort 1:\n"
       << "\t\tState: " << (n.port_down ? "Down" : "Active") << "\n"
       << "\t\tPhysical state: " << (n.port_down ? "Polling" : "LinkUp") << "\n"
       << "\t\tRate: " << (n.port_down ? 10 : 400) << "\n"
-      << "\t\tBase lid: " << (n.port_down ? 0 : 100 + n.ranks.front()) << "\n"
+      << "\t\tBase lid: " << (n.port_down ? 0 : 100 + n.rank) << "\n"
       << "\t\tLMC: 0\n"
       << "\t\tSM lid: " << (n.port_down ? 0 : 1) << "\n"
       << "\t\tCapability mask: 0xa751e848\n"
-      << "\t\tPort GUID: 0xa088c20300" << std::hex << std::setw(6) << std::setfill('0')
-      << (0x1a2b00 + n.ranks.front()) << std::dec << "\n"
+      << "\t\tPort GUID: 0xa088c20300" << std::hex << std::setw(6) << std::setfill('0') << (0x1a2b00 + n.rank)
+      << std::dec << "\n"
       << "\t\tLink layer: InfiniBand\n";
   return out.str();
+}
+
+// ibstat with no argument: every CA of the node, one after the other.
+std::string ibstat(const NodeState& node) {
+  std::string out;
+  for (const DeviceState& d : node.devices) out += ibstat_ca(d);
+  return out;
 }
 
 // perfquery (infiniband-diags) PortCounters: "# Port counters: Lid L port P (CapMask: 0x...)", then each
 // field's name and a colon padded with dots to column 33 and the value, in the order of the
 // PortCounters attribute (perfquery output as printed by infiniband-diags 2.x; e.g. the NVIDIA/Mellanox
 // lab guides' "sudo perfquery" sample with PortXmitWait last).
-std::string perfquery(const NodeState& n) {
+std::string perfquery_port(const DeviceState& n) {
   std::ostringstream out;
   auto field = [&](const std::string& name, const std::string& value) {
     std::string key = name + ":";
@@ -96,7 +121,7 @@ std::string perfquery(const NodeState& n) {
   if (n.port_down) {  // no LID: the PMA cannot be reached through the fabric; the local port answers by CA
     out << "# Port counters: Lid 0 port 1 (CapMask: 0x1600)\n";
   } else {
-    out << "# Port counters: Lid " << 100 + n.ranks.front() << " port 1 (CapMask: 0x1600)\n";
+    out << "# Port counters: Lid " << 100 + n.rank << " port 1 (CapMask: 0x1600)\n";
   }
   const auto num = [](uint64_t v) { return std::to_string(v); };
   field("PortSelect", "1");
@@ -115,13 +140,22 @@ std::string perfquery(const NodeState& n) {
   field("ExcessiveBufferOverrunErrors", "0");
   field("QP1Dropped", "0");
   field("VL15Dropped", "0");
-  const uint64_t base = 41000000ULL + static_cast<uint64_t>(n.ranks.front()) * 1733;
+  const uint64_t base = 41000000ULL + static_cast<uint64_t>(n.rank) * 1733;
   field("PortXmitData", num(base * 4));
   field("PortRcvData", num(base * 4 + 977));
   field("PortXmitPkts", num(base / 16));
   field("PortRcvPkts", num(base / 16 + 13));
   field("PortXmitWait", num(n.xmit_wait));
   return out.str();
+}
+
+// perfquery per HCA (-C names the CA, -P its port), as an operator runs it on a node of several.
+std::string perfquery(const NodeState& node) {
+  std::string out;
+  for (const DeviceState& d : node.devices) {
+    out += (out.empty() ? "" : "\n") + std::string("$ perfquery -C ") + d.hca + " -P 1\n" + perfquery_port(d);
+  }
+  return out;
 }
 
 // The kernel's log (dmesg -T). Formats:
@@ -137,16 +171,15 @@ std::string perfquery(const NodeState& n) {
 //   corrected errors (drivers/pci/pcie/aer.c): "AER: Corrected error received: %s", "PCIe Bus Error:
 //   severity=Corrected, type=Physical Layer, (Receiver ID)", "device [%04x:%04x] error
 //   status/mask=%08x/%08x", "   [ 0] RxErr".
-std::string dmesg(const NodeState& n, int64_t boot_ns, int64_t fault_ns) {
-  std::vector<std::pair<int64_t, std::string>> lines;
-  const std::string nic_pci = "0000:1b:00.0", gpu_pci = "0000:" + gpu_bus(0) + ":00.0";
+// One device's lines: its HCA's and its GPU's.
+void device_dmesg(const DeviceState& n, int64_t boot_ns, int64_t fault_ns,
+                  std::vector<std::pair<int64_t, std::string>>& lines) {
+  const std::string nic = nic_pci(n.index), gpu = gpu_pci(n.index),
+                    gpu_id = "PCI:0000:" + gpu_bus(n.index) + ":00";
+  const int64_t probe_ns = boot_ns + static_cast<int64_t>(n.index) * 40000000LL;  // probed one after another
   auto line = [&](int64_t at, const std::string& text) { lines.emplace_back(at, text); };
-  // What every node logged at boot: the same drivers, the same devices.
-  line(boot_ns, "mlx5_core " + nic_pci + ": firmware version: 28.39.1002");
-  line(boot_ns + 1200000000LL, "mlx5_core " + nic_pci + ": Port module event: module 0, Cable plugged");
-  line(boot_ns + 2100000000LL, "nvidia-nvlink: Nvlink Core is being initialized, major device number 510");
-  line(boot_ns + 2300000000LL,
-       "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024");
+  line(probe_ns, "mlx5_core " + nic + ": firmware version: 28.39.1002");
+  line(probe_ns + 1200000000LL, "mlx5_core " + nic + ": Port module event: module 0, Cable plugged");
   if (n.pcie_gen < kMaxPcieGen || n.pcie_width < kMaxPcieWidth) {
     // pci_speed_string()'s names (drivers/pci/probe.c).
     static const char* const kSpeed[] = {
@@ -159,36 +192,46 @@ std::string dmesg(const NodeState& n, int64_t boot_ns, int64_t fault_ns) {
     std::snprintf(text, sizeof text,
                   "pci %s: %u.%03u Gb/s available PCIe bandwidth, limited by %s x%d link at 0000:17:01.0 "
                   "(capable of %u.%03u Gb/s with %s x%d link)",
-                  gpu_pci.c_str(), avail / 1000, avail % 1000, kSpeed[n.pcie_gen], n.pcie_width,
-                  capable / 1000, capable % 1000, kSpeed[kMaxPcieGen], kMaxPcieWidth);
+                  gpu.c_str(), avail / 1000, avail % 1000, kSpeed[n.pcie_gen], n.pcie_width, capable / 1000,
+                  capable % 1000, kSpeed[kMaxPcieGen], kMaxPcieWidth);
     line(boot_ns + 1800000000LL, text);
     // The link retrains under load and its receiver keeps counting errors while the job runs.
     for (int i = 0; i < 3; ++i) {
       const int64_t at = fault_ns + static_cast<int64_t>(i) * 2700000000LL;
-      line(at, "pcieport 0000:17:01.0: AER: Corrected error received: " + gpu_pci);
-      line(at,
-           "nvidia " + gpu_pci + ": PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)");
-      line(at, "nvidia " + gpu_pci + ":   device [10de:2330] error status/mask=00000001/0000e000");
-      line(at, "nvidia " + gpu_pci + ":    [ 0] " + std::string("RxErr") +
+      line(at, "pcieport 0000:17:01.0: AER: Corrected error received: " + gpu);
+      line(at, "nvidia " + gpu + ": PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)");
+      line(at, "nvidia " + gpu + ":   device [10de:2330] error status/mask=00000001/0000e000");
+      line(at, "nvidia " + gpu + ":    [ 0] " + std::string("RxErr") +
                    std::string(22 - 5, ' '));  // "   [%2d] %-22s"
     }
   }
   if (n.port_down) {
-    line(fault_ns, "mlx5_core " + nic_pci +
+    // Each HCA has one port and its cable's module is that HCA's module 0.
+    line(fault_ns, "mlx5_core " + nic +
                        ": Port module event[error]: module 0, Cable error, Bad or shorted cable/module");
   }
   if (n.inactive_nvlink >= 0) {
-    line(fault_ns, "NVRM: Xid (PCI:0000:" + gpu_bus(0) +
-                       ":00): 74, pid='<unknown>', name=<unknown>, NVLink: fatal error detected on link " +
+    line(fault_ns, "NVRM: Xid (" + gpu_id +
+                       "): 74, pid='<unknown>', name=<unknown>, NVLink: fatal error detected on link " +
                        std::to_string(n.inactive_nvlink) + "(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)");
   }
   if (n.fell_off_bus) {
-    line(fault_ns, "NVRM: GPU at PCI:0000:" + gpu_bus(0) + ":00: GPU-5f3a9b1e-7c2d-4e8a-9b0f-" +
-                       two_digits(n.ranks.front()) + "1c2d3e4f5a6b");
-    line(fault_ns, "NVRM: Xid (PCI:0000:" + gpu_bus(0) +
-                       ":00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
-    line(fault_ns, "NVRM: GPU 0000:" + gpu_bus(0) + ":00.0: GPU has fallen off the bus.");
+    line(fault_ns, "NVRM: GPU at " + gpu_id + ": " + gpu_uuid(n));
+    line(fault_ns,
+         "NVRM: Xid (" + gpu_id + "): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+    line(fault_ns, "NVRM: GPU " + gpu + ": GPU has fallen off the bus.");
   }
+}
+
+std::string dmesg(const NodeState& node, int64_t boot_ns, int64_t fault_ns) {
+  std::vector<std::pair<int64_t, std::string>> lines;
+  // What every node logged at boot: the same drivers, the same devices.
+  lines.emplace_back(boot_ns + 2100000000LL,
+                     "nvidia-nvlink: Nvlink Core is being initialized, major device number 510");
+  lines.emplace_back(
+      boot_ns + 2300000000LL,
+      "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024");
+  for (const DeviceState& d : node.devices) device_dmesg(d, boot_ns, fault_ns, lines);
   std::stable_sort(lines.begin(), lines.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::ostringstream out;
@@ -216,8 +259,9 @@ std::string nvidia_smi_q(const NodeState& n, int64_t at_ns) {
   kv(0, "Driver Version", "550.54.15");
   kv(0, "CUDA Version", "12.4");
   out << "\n";
-  kv(0, "Attached GPUs", std::to_string(n.ranks.size()));
-  for (size_t i = 0; i < n.ranks.size(); ++i) {
+  kv(0, "Attached GPUs", std::to_string(n.devices.size()));
+  for (const DeviceState& d : n.devices) {
+    const size_t i = d.index;
     const std::string bus = upper(gpu_bus(i));
     out << "GPU 00000000:" << bus << ":00.0\n";
     kv(4, "Product Name", "NVIDIA H100 80GB HBM3");
@@ -233,12 +277,11 @@ std::string nvidia_smi_q(const NodeState& n, int64_t at_ns) {
     kv(8, "Sub System Id", "0x16C110DE");
     out << "        GPU Link Info\n";
     out << "            PCIe Generation\n";
-    const bool here = i == 0;  // the node's first GPU carries its state (one rank per node in the labs)
     kv(16, "Max", std::to_string(kMaxPcieGen));
-    kv(16, "Current", std::to_string(here ? n.pcie_gen : kMaxPcieGen));
+    kv(16, "Current", std::to_string(d.pcie_gen));
     out << "            Link Width\n";
     kv(16, "Max", std::to_string(kMaxPcieWidth) + "x");
-    kv(16, "Current", std::to_string(here ? n.pcie_width : kMaxPcieWidth) + "x");
+    kv(16, "Current", std::to_string(d.pcie_width) + "x");
   }
   return out.str();
 }
@@ -248,19 +291,22 @@ std::string nvidia_smi_q(const NodeState& n, int64_t at_ns) {
 // nvidia-smi nvlink -e sample in NVIDIA/srt-slurm pull request 307).
 std::string nvidia_smi_nvlink(const NodeState& n) {
   std::ostringstream out;
-  const std::string uuid = "GPU-5f3a9b1e-7c2d-4e8a-9b0f-" + two_digits(n.ranks.front()) + "1c2d3e4f5a6b";
   out << "$ nvidia-smi nvlink -s\n";
-  out << "GPU 0: NVIDIA H100 80GB HBM3 (UUID: " << uuid << ")\n";
-  for (int l = 0; l < kNvlinks; ++l) {
-    out << "\t Link " << l << ": " << (l == n.inactive_nvlink ? "<inactive>" : "26.562 GB/s") << "\n";
+  for (const DeviceState& d : n.devices) {
+    out << "GPU " << d.index << ": NVIDIA H100 80GB HBM3 (UUID: " << gpu_uuid(d) << ")\n";
+    for (int l = 0; l < kNvlinks; ++l) {
+      out << "\t Link " << l << ": " << (l == d.inactive_nvlink ? "<inactive>" : "26.562 GB/s") << "\n";
+    }
   }
   out << "\n$ nvidia-smi nvlink -e\n";
-  out << "GPU 0: NVIDIA H100 80GB HBM3 (UUID: " << uuid << ")\n";
-  for (int l = 0; l < kNvlinks; ++l) {
-    const bool bad = l == n.inactive_nvlink;
-    out << "\t Link " << l << ": Replay Errors: " << (bad ? 37 : 0) << "\n";
-    out << "\t Link " << l << ": Recovery Errors: " << (bad ? 4 : 0) << "\n";
-    out << "\t Link " << l << ": CRC Errors: " << (bad ? 1291 : 0) << "\n";
+  for (const DeviceState& d : n.devices) {
+    out << "GPU " << d.index << ": NVIDIA H100 80GB HBM3 (UUID: " << gpu_uuid(d) << ")\n";
+    for (int l = 0; l < kNvlinks; ++l) {
+      const bool bad = l == d.inactive_nvlink;
+      out << "\t Link " << l << ": Replay Errors: " << (bad ? 37 : 0) << "\n";
+      out << "\t Link " << l << ": Recovery Errors: " << (bad ? 4 : 0) << "\n";
+      out << "\t Link " << l << ": CRC Errors: " << (bad ? 1291 : 0) << "\n";
+    }
   }
   return out.str();
 }
@@ -269,10 +315,10 @@ std::string nvidia_smi_nvlink(const NodeState& n) {
 // "\t\tLnkSta:\tSpeed 16GT/s (downgraded), Width x8 (downgraded)", "(downgraded)" where the status is
 // below the capability (link_compare) and nothing where they are equal (e.g. cloudnetops.tech's "How to
 // diagnose and fix PCIe link speed downgrade in Linux").
-std::string lspci_vv(const NodeState& n) {
+std::string lspci_vv_gpu(const DeviceState& n) {
   static const char* const kSpeed[] = {"", "2.5GT/s", "5GT/s", "8GT/s", "16GT/s", "32GT/s"};
   std::ostringstream out;
-  out << gpu_bus(0) << ":00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n"
+  out << gpu_bus(n.index) << ":00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n"
       << "\tSubsystem: NVIDIA Corporation Device 16c1\n"
       << "\tControl: I/O- Mem+ BusMaster+ SpecCycle- MemWINV- VGASnoop- ParErr- Stepping- SERR- FastB2B- "
          "DisINTx+\n"
@@ -297,8 +343,15 @@ std::string lspci_vv(const NodeState& n) {
   return out.str();
 }
 
+// lspci -vv -d 10de: every GPU of the node, a blank line between devices as lspci writes them.
+std::string lspci_vv(const NodeState& node) {
+  std::string out;
+  for (const DeviceState& d : node.devices) out += (out.empty() ? "" : "\n") + lspci_vv_gpu(d);
+  return out;
+}
+
 // How the fault shows on its node. `s` is the strength (0-1).
-void apply(NodeState& n, const std::string& site, double s) {
+void apply(DeviceState& n, const std::string& site, double s) {
   s = std::clamp(s, 0.05, 1.0);
   if (site == "nic") {
     n.port_down = true;
@@ -314,7 +367,7 @@ void apply(NodeState& n, const std::string& site, double s) {
     n.pcie_gen = s > 0.5 ? 3 : 4;  // a stronger downgrade trained lower
     n.pcie_width = s > 0.5 ? 4 : 8;
   } else if (site == "nvlink") {
-    n.inactive_nvlink = 4 + n.ranks.front() % 10;
+    n.inactive_nvlink = 4 + n.rank % 10;
   } else if (site == "gpu_hang") {
     n.fell_off_bus = true;
   }
@@ -372,12 +425,16 @@ std::map<std::string, std::string> node_artefacts(const std::vector<LabNode>& no
     if (node.ranks.empty()) continue;
     NodeState n;
     n.host = node.host;
-    n.ranks = node.ranks;
-    n.hca = "mlx5_" + std::to_string(node.ranks.front() % 8);
-    n.xmit_wait = 1200 + static_cast<uint64_t>(node.ranks.front()) * 311;  // a healthy port waits a little
-    const bool culprit =
-        std::any_of(node.ranks.begin(), node.ranks.end(), [&](int r) { return truth.ranks.count(r) > 0; });
-    if (culprit) apply(n, truth.site, truth.strength);
+    for (size_t local = 0; local < node.ranks.size(); ++local) {
+      DeviceState d;
+      d.rank = node.ranks[local];
+      d.index = local;
+      d.hca = "mlx5_" + std::to_string(local % 8);
+      d.xmit_wait = 1200 + static_cast<uint64_t>(d.rank) * 311;  // a healthy port waits a little
+      // The fault shows on the culprit rank's own GPU and HCA; its neighbours on the node stay healthy.
+      if (truth.ranks.count(d.rank) > 0) apply(d, truth.site, truth.strength);
+      n.devices.push_back(d);
+    }
     // Each node booted at its own time, days before the job.
     const int64_t boot_ns = job_start_ns - (3LL * 86400 + static_cast<int64_t>(i) * 5417) * 1000000000LL;
     const std::string dir = "nodes/" + node.host + "/";

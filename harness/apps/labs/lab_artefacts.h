@@ -1,8 +1,9 @@
 // What an operator reads on each node of a lab's job besides the ranks' logs: the output of ibstat,
 // perfquery, dmesg, nvidia-smi (-q, nvlink -s/-e) and lspci -vv, in each tool's own format, consistent
-// with the hidden fault of the lab (the culprit node shows its signature, every other node healthy
-// output). The workspace writes them under nodes/<host>/ (lab_workspace.cc). Each writer cites where its
-// format comes from, in lab_artefacts.cc.
+// with the hidden fault of the lab (the culprit rank's GPU and HCA show its signature, every other
+// device healthy output). A node of several ranks has a GPU and an HCA per rank: local rank i has GPU i
+// and mlx5_i, as ncclfi-cpu-ring and the net shim's IB persona name them. The workspace writes them under
+// nodes/<host>/ (lab_workspace.cc). Each writer cites where its format comes from, in lab_artefacts.cc.
 #pragma once
 
 #include <cstdint>

@@ -97,6 +97,15 @@ Lab parse_lab(const std::string& file, const nlohmann::json& doc) {
   require(lab.needs == "cpu" || lab.needs == "one_gpu" || lab.needs == "two_gpus", file,
           "/needs: expected cpu, one_gpu or two_gpus");
   lab.difficulty = doc.value("difficulty", 1);
+  if (doc.contains("ranks_per_node")) {
+    const auto& k = doc["ranks_per_node"];
+    require(k.is_number_integer() && k.get<int64_t>() >= 1 && k.get<int64_t>() <= 8, file,
+            "/ranks_per_node: expected a whole number from 1 to 8 (GPUs of one node)");
+    lab.ranks_per_node = k.get<int>();
+    // The GPU labs share one GPU, each rank a node of its own to NCCL (shared-GPU mode).
+    require(lab.ranks_per_node == 1 || lab.needs == "cpu", file,
+            "/ranks_per_node: more than one rank per node only in a CPU lab (needs cpu)");
+  }
   if (doc.contains("causes")) {
     require(doc["causes"].is_array() && !doc["causes"].empty(), file,
             "/causes: expected a non-empty array of causes");
@@ -121,6 +130,12 @@ Lab parse_lab(const std::string& file, const nlohmann::json& doc) {
   for (size_t v = 0; v < lab.variant_count(); ++v) {
     const LabVariant variant = resolve_variant(lab, v);
     const std::string where = " (cause " + variant.cause_id + ", values " + variant.values.dump() + ")";
+    for (const auto& job : variant.jobs) {
+      const int ranks = job["scenario"]["workload"].value("ranks", 1);
+      require(ranks % lab.ranks_per_node == 0, file,
+              "/ranks_per_node: job " + job.value("name", std::string()) + " has " + std::to_string(ranks) +
+                  " ranks, not whole nodes of " + std::to_string(lab.ranks_per_node) + where);
+    }
     require(variant.answer.contains("cause") && variant.answer["cause"].is_string(), file,
             "/answer/cause: expected a string" + where);
     const AnswerKey key = answer_key_from_json(variant.answer);

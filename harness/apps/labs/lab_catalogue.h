@@ -31,6 +31,9 @@ struct Lab {
   nlohmann::json doc;  // as written
   std::string name, title, topic, needs, symptom;
   int difficulty = 1;
+  // How many ranks share a node ("ranks_per_node", default 1): ranks 0..k-1 run as the first node, the
+  // next k as the second, ... (each a GPU and an HCA of its own there).
+  int ranks_per_node = 1;
   std::vector<LabCause> causes;
   // Variants are numbered cause by cause: cause 0's value sets, then cause 1's, ...
   size_t variant_count() const;

@@ -189,10 +189,16 @@ void write_job(const fs::path& dir, const nlohmann::json& job, const harness::Ru
   write_text(dir / "report.md", report.str());
 }
 
+// The job's nodes in the order they first appear, each with its ranks in rank order.
 std::vector<LabNode> job_nodes(const nlohmann::json& job) {
   std::vector<LabNode> nodes;
   const auto names = job_hostnames(job);
-  for (size_t r = 0; r < names.size(); ++r) nodes.push_back({names[r], {static_cast<int>(r)}});
+  for (size_t r = 0; r < names.size(); ++r) {
+    auto node =
+        std::find_if(nodes.begin(), nodes.end(), [&](const LabNode& n) { return n.host == names[r]; });
+    if (node == nodes.end()) node = nodes.insert(nodes.end(), LabNode{names[r], {}});
+    node->ranks.push_back(static_cast<int>(r));
+  }
   return nodes;
 }
 

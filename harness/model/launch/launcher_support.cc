@@ -1,6 +1,7 @@
 // What the launcher files share (launcher_support.h).
 #include "launcher_support.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "ncclfi/event_log.h"
@@ -23,11 +24,35 @@ std::map<std::string, std::string> base_env(const LaunchContext& ctx) {
   return env;
 }
 
+std::vector<int> ranks_on_node_of(const std::vector<std::string>& hostnames, int rank) {
+  if (rank < 0 || static_cast<size_t>(rank) >= hostnames.size()) return {};
+  std::vector<int> ranks;
+  for (size_t r = 0; r < hostnames.size(); ++r) {
+    if (hostnames[r] == hostnames[static_cast<size_t>(rank)]) ranks.push_back(static_cast<int>(r));
+  }
+  return ranks;
+}
+
 void add_rendezvous(std::map<std::string, std::string>& env, const LaunchContext& ctx, int rank) {
   env["RANK"] = std::to_string(rank);
   env["WORLD_SIZE"] = std::to_string(ctx.scenario->workload.ranks);
-  env["LOCAL_RANK"] = std::to_string(rank);
-  env["LOCAL_WORLD_SIZE"] = std::to_string(ctx.scenario->workload.ranks);
+  // Ranks that name their nodes (launcher.hostnames) are numbered on their node as torchrun and srun
+  // number them; without names every rank is on this one host.
+  const std::vector<int> node = ranks_on_node_of(ctx.scenario->launcher.hostnames, rank);
+  if (node.empty()) {
+    env["LOCAL_RANK"] = std::to_string(rank);
+    env["LOCAL_WORLD_SIZE"] = std::to_string(ctx.scenario->workload.ranks);
+  } else {
+    const auto local = std::find(node.begin(), node.end(), rank) - node.begin();
+    env["LOCAL_RANK"] = std::to_string(local);
+    env["LOCAL_WORLD_SIZE"] = std::to_string(node.size());
+    std::string list;
+    for (int r : node) list += (list.empty() ? "" : ",") + std::to_string(r);
+    env["NCCLFI_NODE_RANKS"] = list;
+    // What NCCL takes for the node's identity over the host's name (init.cc getHostHash): the ranks of
+    // one name are one node to NCCL and to ncclfi-cpu-ring.
+    env["NCCL_HOSTID"] = ctx.scenario->launcher.hostnames[static_cast<size_t>(rank)];
+  }
   env["MASTER_ADDR"] = "127.0.0.1";
   env["MASTER_PORT"] = std::to_string(ctx.master_port);
 }

@@ -16,7 +16,12 @@ namespace ncclfi::cli::launch {
 std::string rank_log_name(const LaunchContext& ctx, int rank);
 // ncclfi's environment, plus the harness id the orphan guard recognises and the job's MPS daemon.
 std::map<std::string, std::string> base_env(const LaunchContext& ctx);
-// torchrun-style rendezvous variables for one rank on this host.
+// The ranks that run as the same node as `rank` (the same name in launcher.hostnames), in rank order;
+// empty when the ranks name no nodes.
+std::vector<int> ranks_on_node_of(const std::vector<std::string>& hostnames, int rank);
+// torchrun-style rendezvous variables for one rank on this host. Ranks that name their nodes get their
+// index and count on that node (LOCAL_RANK, LOCAL_WORLD_SIZE) and the node's ranks (NCCLFI_NODE_RANKS:
+// the net shim's connections to them stay inside the node, off the NIC).
 void add_rendezvous(std::map<std::string, std::string>& env, const LaunchContext& ctx, int rank);
 // One process per rank (or, with per_rank false, one process for the whole job) on this host.
 std::vector<ProcessSpec> processes_on_this_host(const LaunchContext& ctx, bool per_rank);

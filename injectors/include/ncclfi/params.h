@@ -5,6 +5,7 @@
 #include <array>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ncclfi {
 
@@ -13,8 +14,14 @@ struct Params {
   std::string events_path;  // NCCLFI_EVENTS: the event log (JSON lines). Unset: no events.
   std::string run_dir;      // NCCLFI_RUN_DIR: where control FIFOs go (default: the plan's folder).
   int rank = -1;            // NCCLFI_RANK, then RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK
-  int world_size = -1;     // NCCLFI_WORLD_SIZE, then WORLD_SIZE, OMPI_COMM_WORLD_SIZE, SLURM_NTASKS, PMI_SIZE
-  int attempt = 0;         // NCCLFI_ATTEMPT: restart attempt number, set by the harness (0 first)
+  int world_size = -1;  // NCCLFI_WORLD_SIZE, then WORLD_SIZE, OMPI_COMM_WORLD_SIZE, SLURM_NTASKS, PMI_SIZE
+  int attempt = 0;      // NCCLFI_ATTEMPT: restart attempt number, set by the harness (0 first)
+  // LOCAL_RANK, then OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID: the rank's index on its node (its GPU
+  // and its HCA there); -1 when no launcher says.
+  int local_rank = -1;
+  // NCCLFI_NODE_RANKS ("0,1"): the ranks on this rank's node, set by the harness where ranks name their
+  // nodes. Connections to them stay inside the node (NVLink, PCIe), off the NIC. Empty: not known.
+  std::vector<int> node_ranks;
   bool log = false;        // NCCLFI_LOG=1: one-line `ncclfi[rank pid]` records on stderr
   bool trace_ops = false;  // NCCLFI_TRACE_OPS=1: preload writes op_enqueue events
   bool time_ops = false;   // NCCLFI_TIME_OPS=1: preload writes op_time events (enqueue to completion)

@@ -78,8 +78,9 @@ NcclVersion nccl_version_for_lines() {
   return version;
 }
 
-std::string hca_name_for_rank(int rank) {
-  return "mlx5_" + std::to_string(rank < 0 ? 0 : rank % 8);
+std::string hca_name_for_rank(int rank, int local_rank) {
+  const int index = local_rank >= 0 ? local_rank : rank;
+  return "mlx5_" + std::to_string(index < 0 ? 0 : index % 8);
 }
 
 }  // namespace ncclfi::net

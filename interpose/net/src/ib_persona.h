@@ -23,7 +23,8 @@ const char* plugin_name();
 // code such as 22807), else ncclGetVersion() of the libnccl loaded in this process, else the newest
 // release the line table knows. Read once.
 NcclVersion nccl_version_for_lines();
-// The local HCA a rank's failures name: mlx5_<rank mod 8> (one NIC per GPU, as on DGX-class hosts).
-std::string hca_name_for_rank(int rank);
+// The local HCA a rank's failures name: mlx5_<index mod 8>, the index being the rank's on its node
+// (LOCAL_RANK), else its rank: one NIC per GPU, as on DGX-class hosts.
+std::string hca_name_for_rank(int rank, int local_rank);
 
 }  // namespace ncclfi::net

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -75,6 +76,9 @@ struct NetShim::Comm {
   Request* deferred = nullptr;  // a request whose faults were decided but the backend asked to retry
   std::string peer_address;     // "10.0.0.2<48123>" (IB persona lines), "" when the backend cannot tell
   std::atomic<int64_t> lost_at_ns{0};  // IB persona: when a request first saw the connection gone
+  // The peer runs on this rank's node (NCCLFI_NODE_RANKS): on a cluster the link is NVLink or PCIe, not
+  // the NIC. nic_down spares it, and losing it is a hang (a P2P transfer has no retry budget).
+  bool inside_node = false;
 };
 
 struct NetShim::Request {
@@ -109,6 +113,8 @@ NetShim& NetShim::instance(const ShimOptions& options) {
 NetShim::NetShim(const ShimOptions& options) {
   const Params& params = Params::get();
   rank_ = params.rank;
+  hca_ = hca_name_for_rank(rank_, params.local_rank);
+  node_ranks_ = params.node_ranks;
   ib_persona_ = ib_persona();
   if (options.allow_wrap && !params.net_inner.empty()) {
     backend_ = make_inner_backend(params.net_inner, &setup_error_);
@@ -149,7 +155,7 @@ NetStatus NetShim::init(void** ctx, uint64_t comm_id, ncclNetCommConfig_t* confi
     // line that tells which address in a peer's completion error is which node's. Once per process.
     const auto [ifname, address] = backend_->own_interface();
     if (ib_persona_ && !address.empty() && !announced_.exchange(true)) {
-      log_nccl_line(ib_init_line(hca_name_for_rank(rank_), 1, ifname, address));
+      log_nccl_line(ib_init_line(hca_, 1, ifname, address));
     }
   }
   return status;
@@ -232,6 +238,7 @@ NetStatus NetShim::connect(void* ctx, int dev, void* handle, void** send_comm) {
   comm->is_send = true;
   comm->peer = backend_->remote_rank(inner);
   comm->peer_address = backend_->peer_address(inner);
+  comm->inside_node = on_this_node(comm->peer);
   *send_comm = track(comm);
   return kNetOk;
 }
@@ -252,6 +259,7 @@ NetStatus NetShim::accept(void* listen_comm, void** recv_comm) {
   comm->is_send = false;
   comm->peer = backend_->remote_rank(inner);
   comm->peer_address = backend_->peer_address(inner);
+  comm->inside_node = on_this_node(comm->peer);
   *recv_comm = track(comm);
   return kNetOk;
 }
@@ -364,13 +372,13 @@ NetStatus NetShim::request_fault(const char* point, const ArmedFault* fault, con
                    if (nic_down_since_ns_.compare_exchange_strong(expected, req->post_ns)) {
                      // The port's link goes down now: the HCA raises IBV_EVENT_PORT_ERR at once in this
                      // process, and NCCL's async-event thread prints it, long before any retry runs out.
-                     for (const NcclLogLine& line :
-                          ib_port_error_lines(nccl_version_for_lines(), hca_name_for_rank(rank_), 1)) {
+                     for (const NcclLogLine& line : ib_port_error_lines(nccl_version_for_lines(), hca_, 1)) {
                        log_nccl_line(line);
                      }
                      if (ib_persona_) sever_all_comms();
                    }
-                   req->fail_at_ns = req->post_ns + nic_retry_budget_ns();
+                   // A transfer to a peer on this node never crossed the NIC.
+                   if (!req->comm->inside_node) req->fail_at_ns = req->post_ns + nic_retry_budget_ns();
                    extra["code"] = to_int(exhausted.code);
                    extra["retry_budget_ms"] = static_cast<double>(nic_retry_budget_ns()) / 1e6;
                  },
@@ -503,11 +511,16 @@ void NetShim::finish_completion(Request* req, int64_t now) {
   req->release_ns = release;
 }
 
+bool NetShim::on_this_node(int peer) const {
+  return peer >= 0 && peer != rank_ &&
+         std::find(node_ranks_.begin(), node_ranks_.end(), peer) != node_ranks_.end();
+}
+
 int64_t NetShim::nic_retry_budget_ns() {
   // An exponent the verbs spec reads as "never time out" leaves the request pending for ever, as the
   // real queue pair would.
   const auto budget = ib_retry_budget(ib_retry_settings_from_env());
-  if (!budget) return INT64_MAX / 2;
+  if (!budget) return kNeverNs;
   return std::chrono::duration_cast<std::chrono::nanoseconds>(*budget).count();
 }
 
@@ -520,7 +533,7 @@ NetStatus NetShim::fail_retries_exhausted(Request* req) const {
     failure.peer = req->comm->peer_address.empty() ? "0.0.0.0<0>" : req->comm->peer_address;
     failure.send = req->is_send;
     failure.bytes = req->bytes;
-    failure.hca = hca_name_for_rank(rank_);
+    failure.hca = hca_;
     failure.request = req;
     failure.comm = req->comm;
     failure.wr_id = req->id & 0xff;  // NCCL's wr_id carries the request's slot (0..255)
@@ -538,6 +551,10 @@ void NetShim::hold_until_retries_exhausted(Request* req) {
   int64_t expected = 0;
   const int64_t now = Clock::mono_ns();
   req->comm->lost_at_ns.compare_exchange_strong(expected, now);
+  if (req->comm->inside_node) {  // NVLink or PCIe to a peer that is gone: waits until the watchdog
+    req->fail_at_ns = kNeverNs;
+    return;
+  }
   // The queue pair kept retrying since the connection went quiet: the budget counts from then (or from
   // the post, for a request posted later).
   req->fail_at_ns = std::max(req->post_ns, req->comm->lost_at_ns.load()) + nic_retry_budget_ns();
@@ -547,7 +564,9 @@ void NetShim::hold_until_retries_exhausted(Request* req) {
 
 void NetShim::sever_all_comms() {
   std::lock_guard<std::mutex> lock(comms_mu_);
-  for (Comm* comm : comms_) backend_->sever(comm->inner);
+  for (Comm* comm : comms_) {
+    if (!comm->inside_node) backend_->sever(comm->inner);
+  }
 }
 
 NetShim::Comm* NetShim::track(Comm* comm) {
@@ -565,7 +584,7 @@ NetStatus NetShim::test(void* request, int* done, int* sizes) {
   if (!wraps()) return backend_->test(request, done, sizes);
   *done = 0;
   auto* req = static_cast<Request*>(request);
-  if (req->fail_at_ns == 0) {
+  if (req->fail_at_ns == 0 && !req->comm->inside_node) {
     if (const int64_t since = nic_down_since_ns_.load(); since != 0) {
       req->fail_at_ns = std::max(req->post_ns, since) + nic_retry_budget_ns();
     }

@@ -25,6 +25,9 @@
 //                 release in use (ib_completion_lines.h). In the IB persona (ib_persona.h) the process's
 //                 connections are cut as well, so its peers see the NIC go from their side: their
 //                 requests on those connections fail the same way, once their own retry budget passed.
+//                 Connections to ranks on the same node (NCCLFI_NODE_RANKS) stand for NVLink or PCIe:
+//                 nic_down leaves them alone, and a lost one (IB persona) never completes, as a P2P
+//                 transfer to a vanished peer waits until a watchdog ends it.
 // Targets: rank (Params), peer (irecv: the tag, i.e. the remote rank; isend: the rank the listener put
 // in the handle, known with our own transport only), direction, min_bytes (posted bytes; completed
 // bytes at net/test). Every firing is an `inject` event with request id, bytes and peer.
@@ -36,6 +39,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ncclfi/injector.h"
 #include "net_backend.h"
@@ -99,7 +103,11 @@ class NetShim {
   // IB persona: a request whose connection was lost waits out the retry budget, then fails as NCCL's IB
   // transport fails it.
   void hold_until_retries_exhausted(Request* req);
+  // Cuts every comm that leaves the node (the IB persona's dead NIC).
   void sever_all_comms();
+  // Whether `peer` runs on this rank's node (NCCLFI_NODE_RANKS).
+  bool on_this_node(int peer) const;
+  static constexpr int64_t kNeverNs = INT64_MAX / 2;  // a request that never completes
   Comm* track(Comm* comm);
   void untrack(Comm* comm);
   std::atomic<int64_t> nic_down_since_ns_{0};
@@ -113,6 +121,8 @@ class NetShim {
   std::string setup_error_;
   Injector* injector_ = nullptr;  // null: pass-through
   int rank_ = -1;
+  std::string hca_;              // the HCA this rank's lines name (hca_name_for_rank)
+  std::vector<int> node_ranks_;  // the ranks on this rank's node, itself included (empty: not known)
   std::atomic<uint64_t> next_request_id_{1};
   // With faults armed, NCCL holds our own registration handle, which remembers whether the memory is the
   // host's or a device's: an inner plugin's handle cannot tell (it may be NULL, as our TCP transport's

@@ -14,11 +14,13 @@ constexpr const char* kRankVars[] = {"NCCLFI_RANK", "RANK", "OMPI_COMM_WORLD_RAN
                                      "PMI_RANK"};
 constexpr const char* kSizeVars[] = {"NCCLFI_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE",
                                      "SLURM_NTASKS", "PMI_SIZE"};
-constexpr const char* kOtherVars[] = {"NCCLFI_PLAN",           "NCCLFI_EVENTS",     "NCCLFI_RUN_DIR",
-                                      "NCCLFI_ATTEMPT",        "NCCLFI_LOG",        "NCCLFI_TRACE_OPS",
-                                      "NCCLFI_NET_INNER",      "NCCLFI_NET_NSOCKS", "NCCLFI_NET_NTHREADS",
-                                      "NCCLFI_NET_SPEED_MBPS", "NCCLFI_NET_INLINE", "NCCLFI_NET_MIN_CHUNK",
-                                      "NCCLFI_NET_PROGRESS"};
+constexpr const char* kOtherVars[] = {
+    "NCCLFI_PLAN",           "NCCLFI_EVENTS",     "NCCLFI_RUN_DIR",
+    "NCCLFI_ATTEMPT",        "NCCLFI_LOG",        "NCCLFI_TRACE_OPS",
+    "NCCLFI_NET_INNER",      "NCCLFI_NET_NSOCKS", "NCCLFI_NET_NTHREADS",
+    "NCCLFI_NET_SPEED_MBPS", "NCCLFI_NET_INLINE", "NCCLFI_NET_MIN_CHUNK",
+    "NCCLFI_NET_PROGRESS",   "LOCAL_RANK",        "OMPI_COMM_WORLD_LOCAL_RANK",
+    "SLURM_LOCALID",         "NCCLFI_NODE_RANKS"};
 
 void clear_env() {
   for (const char* v : kRankVars) ::unsetenv(v);
@@ -60,6 +62,30 @@ TEST(Params, BadRankValuesAreIgnored) {
             0);
   EXPECT_EQ(with_env({{"RANK", "4294967296"}}, [] { return resolve_rank_from_env() == -1; }), 0);
   EXPECT_EQ(with_env({{"RANK", "0"}}, [] { return resolve_rank_from_env() == 0; }), 0);
+}
+
+TEST(Params, LocalRankAndTheRanksOfTheNode) {
+  EXPECT_EQ(
+      with_env({},
+               [] { return Params::from_env().local_rank == -1 && Params::from_env().node_ranks.empty(); }),
+      0);
+  EXPECT_EQ(with_env({{"LOCAL_RANK", "1"}, {"SLURM_LOCALID", "3"}},
+                     [] { return Params::from_env().local_rank == 1; }),
+            0);
+  EXPECT_EQ(with_env({{"SLURM_LOCALID", "3"}}, [] { return Params::from_env().local_rank == 3; }), 0);
+  EXPECT_EQ(with_env({{"NCCLFI_NODE_RANKS", "2,3"}},
+                     [] {
+                       return Params::from_env().node_ranks == std::vector<int>{2, 3};
+                     }),
+            0);
+  EXPECT_EQ(with_env({{"NCCLFI_NODE_RANKS", "5"}},
+                     [] { return Params::from_env().node_ranks == std::vector<int>{5}; }),
+            0);
+  // A malformed list names no node at all, rather than part of one.
+  for (const char* bad : {"2,x", "2,,3", "-1,2", ",", "2,"}) {
+    EXPECT_EQ(with_env({{"NCCLFI_NODE_RANKS", bad}}, [] { return Params::from_env().node_ranks.empty(); }), 0)
+        << bad;
+  }
 }
 
 TEST(Params, WorldSizePrecedence) {

@@ -318,6 +318,121 @@ std::string completion_on(int rank, int peer) {
          "vendor_err=129  hca mlx5_0\n";
 }
 
+// Two ranks per node, each with an HCA and an address of its own: a peer's completion error names the
+// one rank that announced the address, not the node of two ranks it runs on.
+TEST(Diagnose, AnAddressOneRankAnnouncedNamesThatRankOnANodeOfTwo) {
+  const auto dir = fresh_dir("ncclfi-diagnose-two-per-node");
+  const auto init = [](int r) {
+    const int pid = 100 + r;
+    const std::string node = r < 2 ? "gpu-node05" : "gpu-node12";
+    return node + ":" + std::to_string(pid) + ":" + std::to_string(pid) + " [" + std::to_string(r % 2) +
+           "] NCCL INFO NET/IB : Using [0]mlx5_" + std::to_string(r % 2) + ":1/IB [RO]; OOB lo:127.0.0." +
+           std::to_string(r + 1) + "<0>\n";
+  };
+  const auto completion = [](int r, int peer) {
+    const int pid = 100 + r;
+    const std::string node = r < 2 ? "gpu-node05" : "gpu-node12";
+    return node + ":" + std::to_string(pid) + ":" + std::to_string(pid) +
+           " [0] transport/net_ib.cc:2546 NCCL WARN NET/IB: Got completion from peer 127.0.0." +
+           std::to_string(peer + 1) +
+           "<41389> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) "
+           "reqSize=0 vendor_err=129 req_type=Recv hca mlx5_0\n";
+  };
+  std::ofstream(dir / "rank-0.log") << init(0);
+  std::ofstream(dir / "rank-1.log")
+      << init(1)
+      << "gpu-node05:101:101 [1] transport/net_ib.cc:253 NCCL WARN NET/IB : mlx5_1:1 "
+         "Got non-fatal async event: port error(10)\n"
+      << completion(1, 2);
+  std::ofstream(dir / "rank-2.log") << init(2) << completion(2, 1);
+  std::ofstream(dir / "rank-3.log") << init(3);
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  EXPECT_EQ(d.site, "nic");
+  const auto named = std::find_if(d.evidence.begin(), d.evidence.end(),
+                                  [](const Evidence& e) { return e.rank == 2 && e.peer == "127.0.0.2"; });
+  ASSERT_NE(named, d.evidence.end());
+  EXPECT_EQ(named->target, "rank 1");
+  std::filesystem::remove_all(dir);
+}
+
+// A node's tools list its devices block by block; each line belongs to the block above it.
+TEST(DiagnoseAttribution, EachLineOfANodesToolOutputBelongsToTheDeviceItsBlockNames) {
+  const auto blocks = [](const std::vector<std::string>& lines) {
+    DeviceBlocks devices;
+    std::vector<int> out;
+    for (const auto& l : lines) out.push_back(devices.next(l));
+    return out;
+  };
+  EXPECT_EQ(blocks({"CA 'mlx5_0'", "\t\tState: Active", "CA 'mlx5_1'", "\t\tState: Down"}),
+            (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_EQ(blocks({"$ perfquery -C mlx5_1 -P 1", "LinkDownedCounter:...............1"}),
+            (std::vector<int>{1, 1}));
+  EXPECT_EQ(
+      blocks({"$ nvidia-smi nvlink -s", "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)", "\t Link 4: <inactive>",
+              "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-2)", "\t Link 4: 26.562 GB/s"}),
+      (std::vector<int>{-1, 0, 0, 1, 1}));
+  // nvidia-smi -q and lspci name a bus, not an index: the n-th GPU block in bus order is GPU n.
+  EXPECT_EQ(blocks({"Attached GPUs                             : 2", "GPU 00000000:18:00.0",
+                    "                Current                   : 16x", "GPU 00000000:2A:00.0",
+                    "                Current                   : 4x"}),
+            (std::vector<int>{-1, 0, 0, 1, 1}));
+  EXPECT_EQ(
+      blocks({"18:00.0 3D controller: NVIDIA Corporation GH100", "\t\tLnkSta:\tSpeed 32GT/s", "",
+              "2a:00.0 3D controller: NVIDIA Corporation GH100", "\t\tLnkSta:\tSpeed 8GT/s (downgraded)"}),
+      (std::vector<int>{0, 0, 0, 1, 1}));
+  EXPECT_EQ(blocks({"[Fri Dec  4 16:13:26 2026] mlx5_core 0000:1b:00.0: Port module event[error]: module 0"}),
+            (std::vector<int>{-1}));
+}
+
+// On a node of two ranks, the port that went down in ibstat is the second HCA's: rank 1 (local rank 1),
+// not both ranks of the node.
+TEST(Diagnose, ANodesDownPortNamesTheRankWhoseHcaItIs) {
+  const auto dir = fresh_dir("ncclfi-diagnose-node-device");
+  for (int r = 0; r < 4; ++r) {
+    const int pid = 100 + r;
+    std::ofstream(dir / ("rank-" + std::to_string(r) + ".log"))
+        << (r < 2 ? "gpu-node05" : "gpu-node12") << ":" << pid << ":" << pid << " [" << r % 2
+        << "] NCCL INFO comm 0x55 rank " << r << " nRanks 4 nNodes 2 localRanks 2 localRank " << r % 2
+        << " MNNVL 0\n"
+        << (r == 0 ? "cpu-ring: watchdog: allreduce seq 2 did not complete within 10.000000 s (waited 10.001 "
+                     "s; ring "
+                     "step 1 of 6 waits to receive from rank 3)\n"
+                   : "");
+  }
+  std::filesystem::create_directories(dir / "nodes" / "gpu-node05");
+  std::ofstream(dir / "nodes" / "gpu-node05" / "ibstat.txt")
+      << "CA 'mlx5_0'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n"
+      << "CA 'mlx5_1'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n";
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  const auto down = std::find_if(d.evidence.begin(), d.evidence.end(),
+                                 [](const Evidence& e) { return e.pattern == "ibstat.port_down"; });
+  ASSERT_NE(down, d.evidence.end());
+  EXPECT_EQ(down->device, 1);
+  EXPECT_EQ(down->target, "rank 1");
+  std::filesystem::remove_all(dir);
+}
+
+// One edge is a chain when its end's own call failed: rank 1's send returned the error, rank 2 lost its
+// connection from rank 1, and the ranks beside them (NVLink peers) only waited for their watchdogs. A
+// rank named by one peer that only waited for its watchdog is no such end.
+TEST(Diagnose, OneLostConnectionEndsAtTheRankWhoseOwnCallFailed) {
+  const auto dir = fresh_dir("ncclfi-diagnose-one-edge");
+  const std::string watchdog =
+      "cpu-ring: watchdog: allreduce seq 5 did not complete within 10.000000 s (waited 10.000 s; ring step 2 "
+      "of 6 waits to receive from rank 3)\n";
+  write_ib_ranks(dir,
+                 {watchdog, "cpu-ring: net plugin call isend failed with ncclResult_t 6 (ncclRemoteError)\n",
+                  completion_on(2, 1), watchdog});
+  const Diagnosis d = diagnose(collect_inputs({dir.string()}));
+  EXPECT_EQ(d.culprit_ranks, (std::vector<int>{1}));
+  write_ib_ranks(dir, {watchdog, watchdog, completion_on(2, 1), watchdog});
+  const Diagnosis waited = diagnose(collect_inputs({dir.string()}));
+  for (const Candidate& c : waited.candidates)
+    EXPECT_FALSE(has_reason_at(c, "the chain of lost connections"));
+  std::filesystem::remove_all(dir);
+}
+
 // A ring where rank 2's own send failed at once: rank 3 lost its connection from 2, rank 0 from 3, rank 1
 // from 0. The addresses tie every line to a node; rank 2 is named and names no one: the chain ends there.
 TEST(Diagnose, TheChainOfLostConnectionsEndsAtTheRankWhoseCallFailed) {

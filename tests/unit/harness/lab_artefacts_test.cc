@@ -104,8 +104,8 @@ TEST(LabArtefacts, ANicFaultTakesItsPortDownAndLogsTheCable) {
   std::strftime(stamp, sizeof stamp, "[%a %b %e %H:%M:%S %Y] mlx5_core", &local);
   EXPECT_NE(dmesg.find(std::string(stamp) + " 0000:1b:00.0: Port module event[error]"), std::string::npos)
       << dmesg;
-  // The HCA is the one the rank's NCCL lines name (mlx5_<rank % 8>).
-  EXPECT_EQ(file(files, "gpu-node09", "ibstat.txt").rfind("CA 'mlx5_2'", 0), 0u);
+  // The HCA is the one the rank's NCCL lines name (mlx5_<local rank>): the node's only rank has mlx5_0.
+  EXPECT_EQ(file(files, "gpu-node09", "ibstat.txt").rfind("CA 'mlx5_0'", 0), 0u);
   for (const char* host : kHealthy) expect_all_healthy(files, host);
 }
 
@@ -195,15 +195,75 @@ TEST(LabArtefacts, FaultsOutsideTheHardwareLeaveEveryNodeHealthy) {
   }
 }
 
+// Two ranks per node: each rank has its own GPU and HCA (local rank i: GPU i, mlx5_i), and the fault
+// shows on the culprit's devices only, never on its neighbour's on the same node.
+std::map<std::string, std::string> two_per_node_files(const std::string& site, int culprit) {
+  FaultTruth truth;
+  truth.site = site;
+  truth.ranks = {culprit};
+  truth.at_ns = kStart + 12000000000LL;
+  return node_artefacts({{"gpu-node05", {0, 1}}, {"gpu-node12", {2, 3}}}, truth, kStart, kEnd);
+}
+
+// The text from `from` up to the next `to` (or the end).
+std::string section(const std::string& text, const std::string& from, const std::string& to) {
+  const size_t start = text.find(from);
+  if (start == std::string::npos) throw std::runtime_error("no " + from);
+  const size_t end = text.find(to, start + from.size());
+  return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+TEST(LabArtefacts, ANodeOfTwoRanksHasTwoGpusAndTwoHcasAndOnlyTheCulpritsShowTheFault) {
+  const auto nic = two_per_node_files("nic", 3);
+  const std::string& ib = file(nic, "gpu-node12", "ibstat.txt");
+  EXPECT_EQ(ibstat_field(section(ib, "CA 'mlx5_0'", "CA '"), "State"), "Active");
+  EXPECT_EQ(ibstat_field(section(ib, "CA 'mlx5_1'", "CA '"), "State"), "Down");
+  const std::string& pq = file(nic, "gpu-node12", "perfquery.txt");
+  EXPECT_EQ(counter(section(pq, "$ perfquery -C mlx5_0 -P 1\n", "$ perfquery"), "LinkDownedCounter"), 0u);
+  EXPECT_EQ(counter(section(pq, "$ perfquery -C mlx5_1 -P 1\n", "$ perfquery"), "LinkDownedCounter"), 1u);
+  // The cable error is the second HCA's (its own PCI address and module).
+  EXPECT_NE(
+      file(nic, "gpu-node12", "dmesg.txt").find("mlx5_core 0000:2b:00.0: Port module event[error]: module 0"),
+      std::string::npos);
+  EXPECT_EQ(file(nic, "gpu-node12", "dmesg.txt").find("0000:1b:00.0: Port module event[error]"),
+            std::string::npos);
+  expect_all_healthy(nic, "gpu-node05");
+
+  const auto nvlink = two_per_node_files("nvlink", 2);
+  const std::string& nv = file(nvlink, "gpu-node12", "nvidia-smi-nvlink.txt");
+  const std::string status = section(nv, "$ nvidia-smi nvlink -s", "$ nvidia-smi nvlink -e");
+  EXPECT_NE(section(status, "GPU 0: ", "GPU 1: ").find("<inactive>"), std::string::npos);
+  EXPECT_EQ(section(status, "GPU 1: ", "\n\n").find("<inactive>"), std::string::npos);
+  EXPECT_TRUE(has_xid(file(nvlink, "gpu-node12", "dmesg.txt"), 74));
+  EXPECT_NE(file(nvlink, "gpu-node12", "dmesg.txt").find("NVRM: Xid (PCI:0000:18:00): 74"),
+            std::string::npos);
+
+  const auto pcie = two_per_node_files("pcie", 1);
+  const std::string& lspci = file(pcie, "gpu-node05", "lspci-vv.txt");
+  EXPECT_FALSE(has_downgrade(section(lspci, "18:00.0 3D controller", "2a:00.0 3D controller")));
+  EXPECT_TRUE(has_downgrade(section(lspci, "2a:00.0 3D controller", "\n\n")));
+  const std::string& q = file(pcie, "gpu-node05", "nvidia-smi-q.txt");
+  EXPECT_NE(q.find("Attached GPUs                             : 2\n"), std::string::npos) << q;
+  EXPECT_NE(
+      section(q, "GPU 00000000:2A:00.0", "GPU 0000").find("                Current                   : 4x\n"),
+      std::string::npos);
+  EXPECT_NE(section(q, "GPU 00000000:18:00.0", "GPU 00000000:2A")
+                .find("                Current                   : 16x\n"),
+            std::string::npos);
+  expect_all_healthy(pcie, "gpu-node12");
+}
+
 TEST(LabArtefacts, PerfqueryPadsEachCounterWithDotsToColumn33) {
   const auto files = files_for("none");
   const std::string& pq = file(files, "gpu-node03", "perfquery.txt");
-  EXPECT_EQ(
-      pq.rfind("# Port counters: Lid 100 port 1 (CapMask: 0x1600)\nPortSelect:......................1\n", 0),
-      0u);
+  EXPECT_EQ(pq.rfind("$ perfquery -C mlx5_0 -P 1\n# Port counters: Lid 100 port 1 (CapMask: 0x1600)\n"
+                     "PortSelect:......................1\n",
+                     0),
+            0u);
   std::istringstream lines(pq);
   std::string line;
-  std::getline(lines, line);
+  std::getline(lines, line);  // the command
+  std::getline(lines, line);  // the header
   while (std::getline(lines, line)) {
     const size_t dots_end = line.find_last_of('.') + 1;
     EXPECT_EQ(dots_end, 33u) << line;

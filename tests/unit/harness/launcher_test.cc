@@ -74,6 +74,8 @@ TEST(Launcher, LocalSetsRendezvousAndInjectionPerRank) {
   EXPECT_EQ(e.at("RANK"), "2");
   EXPECT_EQ(e.at("WORLD_SIZE"), "3");
   EXPECT_EQ(e.at("LOCAL_RANK"), "2");
+  EXPECT_EQ(e.at("LOCAL_WORLD_SIZE"), "3");
+  EXPECT_EQ(e.count("NCCLFI_NODE_RANKS"), 0u);  // no node names: no node is known
   EXPECT_EQ(e.at("MASTER_ADDR"), "127.0.0.1");
   EXPECT_EQ(e.at("MASTER_PORT"), "12345");
   EXPECT_EQ(e.at("NCCLFI_RANK"), "2");
@@ -96,6 +98,34 @@ bool uts_namespaces_allowed() {
   int status = 0;
   waitpid(child, &status, 0);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST(Launcher, RanksThatShareANodeNameAreNumberedOnTheirNode) {
+  json d = {{"name", "t"},
+            {"summary", "s"},
+            {"workload", {{"builtin", "cpu-ring"}, {"ranks", 4}}},
+            {"launcher",
+             {{"kind", "local"}, {"hostnames", {"gpu-node03", "gpu-node03", "gpu-node07", "gpu-node07"}}}},
+            {"deadline_s", 30},
+            {"expect", {{"outcome", "clean"}}}};
+  const auto specs = make_launcher("local")->processes(context(scenario_from_json(d, "t.json")));
+  ASSERT_EQ(specs.size(), 4u);
+  const std::vector<std::string> local = {"0", "1", "0", "1"};
+  const std::vector<std::string> node = {"0,1", "0,1", "2,3", "2,3"};
+  for (size_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(specs[r].env.at("RANK"), std::to_string(r));
+    EXPECT_EQ(specs[r].env.at("LOCAL_RANK"), local[r]) << "rank " << r;
+    EXPECT_EQ(specs[r].env.at("LOCAL_WORLD_SIZE"), "2");
+    EXPECT_EQ(specs[r].env.at("NCCLFI_NODE_RANKS"), node[r]);
+    EXPECT_EQ(specs[r].env.at("NCCL_HOSTID"), r < 2 ? "gpu-node03" : "gpu-node07");
+  }
+  // Names in any order: a node's ranks need not be neighbours.
+  d["launcher"]["hostnames"] = {"a", "b", "a", "c"};
+  const auto mixed = make_launcher("local")->processes(context(scenario_from_json(d, "t.json")));
+  EXPECT_EQ(mixed[2].env.at("LOCAL_RANK"), "1");
+  EXPECT_EQ(mixed[2].env.at("NCCLFI_NODE_RANKS"), "0,2");
+  EXPECT_EQ(mixed[3].env.at("LOCAL_WORLD_SIZE"), "1");
+  EXPECT_EQ(mixed[3].env.at("NCCLFI_NODE_RANKS"), "3");
 }
 
 TEST(Launcher, EachRankRunsAsTheNodeItsHostnameNames) {

@@ -4,6 +4,7 @@
 #include "nccl_init_section.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -91,6 +92,54 @@ TEST(NcclInitSection, ConnectionsAreTheRingNeighboursThenConnectedAllRings) {
                                       "Channel 01/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA",
                                       "Connected all rings, use ring PXN 0 GDR 1"}));
   EXPECT_TRUE(nccl_connect_lines(facts(0, 1)).empty());
+}
+
+InitFacts two_nodes_of_two(int rank) {
+  InitFacts f = facts(rank, 4);
+  f.gpu = rank % 2;
+  f.node_of_rank = nodes_from_host_names({"gpu-node05", "gpu-node05", "gpu-node12", "gpu-node12"});
+  return f;
+}
+
+TEST(NcclInitSection, NodesOfTwoRanksAsNcclPrintsThem) {
+  EXPECT_EQ(nodes_from_host_names({"a", "b", "a", "c"}), (std::vector<int>{0, 1, 0, 2}));
+  const auto rank1 = nccl_init_lines(two_nodes_of_two(1));
+  EXPECT_TRUE(has(rank1, "comm 0x55d0c0a0b0c0 rank 1 nRanks 4 nNodes 2 localRanks 2 localRank 1 MNNVL 0"));
+  // Local rank 1 is the node's second GPU.
+  EXPECT_TRUE(
+      has(rank1,
+          "ncclCommInitRankConfig comm 0x55d0c0a0b0c0 rank 1 nranks 4 cudaDev 1 nvmlDev 1 busId 2a000 commId "
+          "0x2f4f6a1c3b5d7e9f - Init COMPLETE"));
+  // The trees join the nodes' first ranks; each node's second rank hangs below its first (a 2x2 job's
+  // trees, as NCCL prints a 2x8 job's: "Trees [0] 1/8/-1->0->-1 [1] 1/-1/-1->0->8").
+  EXPECT_TRUE(has(nccl_init_lines(two_nodes_of_two(0)), "Trees [0] 1/2/-1->0->-1 [1] 1/-1/-1->0->2"));
+  EXPECT_TRUE(has(rank1, "Trees [0] -1/-1/-1->1->0 [1] -1/-1/-1->1->0"));
+  EXPECT_TRUE(has(nccl_init_lines(two_nodes_of_two(2)), "Trees [0] 3/-1/-1->2->0 [1] 3/0/-1->2->-1"));
+  // The ring is the same: only rank 0 prints it.
+  EXPECT_TRUE(has(nccl_init_lines(two_nodes_of_two(0)), "Channel 00/02 : 0 1 2 3"));
+}
+
+TEST(NcclInitSection, InsideANodeTheRingGoesP2pAndBetweenNodesOverEachRanksOwnHca) {
+  // Rank 0 receives from the other node (rank 3, its GPU 1) on its HCA and sends to GPU 1 beside it;
+  // the P2P receive prints nothing (p2p.cc writes the sender's line only).
+  EXPECT_EQ(nccl_connect_lines(two_nodes_of_two(0)),
+            (std::vector<std::string>{"Channel 00/0 : 3[1] -> 0[0] [receive] via NET/IB/0/GDRDMA",
+                                      "Channel 01/0 : 3[1] -> 0[0] [receive] via NET/IB/0/GDRDMA",
+                                      "Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+                                      "Channel 01/0 : 0[0] -> 1[1] via P2P/CUMEM/read",
+                                      "Connected all rings, use ring PXN 0 GDR 1"}));
+  EXPECT_EQ(nccl_connect_lines(two_nodes_of_two(1)),
+            (std::vector<std::string>{"Channel 00/0 : 1[1] -> 2[0] [send] via NET/IB/0/GDRDMA",
+                                      "Channel 01/0 : 1[1] -> 2[0] [send] via NET/IB/0/GDRDMA",
+                                      "Connected all rings, use ring PXN 0 GDR 1"}));
+}
+
+TEST(NcclInitSection, ANodeIsNcclHostidElseTheRankAlone) {
+  ::unsetenv("NCCL_HOSTID");
+  EXPECT_NE(node_key_from_environment(0), node_key_from_environment(1));
+  ::setenv("NCCL_HOSTID", "gpu-node05", 1);
+  EXPECT_EQ(node_key_from_environment(0), node_key_from_environment(1));
+  ::unsetenv("NCCL_HOSTID");
 }
 
 // Each tree of the pair is one tree over all ranks: one root, every other rank's parent lists it as a
