@@ -52,6 +52,7 @@ using ncclfi::cpu_ring::RingLinks;
 using ncclfi::net::LoadedNetPlugin;
 
 int g_log_level = 0;  // NCCL_DEBUG: 0 none, 2 WARN, 3 INFO
+int g_device = 0;     // the "[%d]" of NCCL's line prefix: the rank's cudaDev (gpu_on_node)
 
 void plugin_logger(ncclDebugLogLevel level, unsigned long, const char* file, int line, const char* fmt, ...) {
   if (static_cast<int>(level) > g_log_level) return;
@@ -65,17 +66,16 @@ void plugin_logger(ncclDebugLogLevel level, unsigned long, const char* file, int
   // message; from NCCL 2.26.2 a timestamp comes first.
   static const ncclfi::cpu_ring::NcclLogFormat format = ncclfi::cpu_ring::NcclLogFormat::from_environment();
   static const std::string host = ncclfi::cpu_ring::nccl_log_host();
-  static const int device = ncclfi::cpu_ring::gpu_from_environment();  // "[%d]": the rank's cudaDev
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);
   const bool warn = level == NCCL_LOG_WARN;
   const std::string stamp = format.timestamp(warn, now);
   if (warn) {
     std::fprintf(stderr, "\n%s%s:%d:%d [%d] %s:%d NCCL WARN %s\n", stamp.c_str(), host.c_str(), getpid(),
-                 static_cast<int>(gettid()), device, file ? file : "", line, text);
+                 static_cast<int>(gettid()), g_device, file ? file : "", line, text);
   } else {
     std::fprintf(stderr, "%s%s:%d:%d [%d] NCCL INFO %s\n", stamp.c_str(), host.c_str(), getpid(),
-                 static_cast<int>(gettid()), device, text);
+                 static_cast<int>(gettid()), g_device, text);
   }
 }
 
@@ -208,7 +208,7 @@ ncclfi::cpu_ring::InitFacts init_facts(const ncclfi::RendezvousInfo& info) {
   facts.rank = info.rank;
   facts.nranks = info.world_size;
   facts.version = ncclfi::cpu_ring::nccl_version_from_environment();
-  facts.gpu = ncclfi::cpu_ring::gpu_from_environment();
+  facts.gpu = ncclfi::cpu_ring::gpu_on_node(info.local_rank);
   // The communicator's address is the process's own; its id is the job's, the same on every rank.
   std::random_device rd;
   facts.comm = 0x550000000000ULL | ((static_cast<uint64_t>(rd()) << 4) & 0xffffffff0ULL);
@@ -321,6 +321,7 @@ int run(const Options& opt) {
   events.write(ev::kStart, start_fields(info, opt));
   // NCCL prints its version before it opens the network, whose init prints its own line.
   const auto facts = init_facts(info);
+  g_device = facts.gpu;  // before the first line NCCL would print
   log_info_lines(ncclfi::cpu_ring::nccl_version_lines(facts));
   void* ctx = nullptr;
   const auto plugin = open_plugin(opt, events, &ctx);

@@ -119,12 +119,10 @@ std::string node_key_from_environment(int rank) {
   return "rank " + std::to_string(rank);
 }
 
-int gpu_from_environment() {
+int gpu_on_node(int local_rank) {
   const char* id = std::getenv("NCCL_HOSTID");
-  const char* local = std::getenv("LOCAL_RANK");
-  if (id == nullptr || *id == '\0' || local == nullptr) return 0;
-  const int gpu = std::atoi(local);
-  return gpu >= 0 && gpu < 64 ? gpu : 0;
+  if (id == nullptr || *id == '\0') return 0;
+  return local_rank >= 0 && local_rank < 64 ? local_rank : 0;
 }
 
 void rank_trees(const InitFacts& f, TreeLinks& first, TreeLinks& second) {

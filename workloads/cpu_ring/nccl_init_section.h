@@ -37,7 +37,7 @@ struct InitFacts {
   uint64_t comm_id = 0;        // the same on every rank of the job
   double total_s = 0;          // measured: from the start of init to its end
   double bootstrap_s = 0;      // measured: the rendezvous of every rank
-  int gpu = 0;                 // the rank's GPU on its node (gpu_from_environment)
+  int gpu = 0;                 // the rank's GPU on its node (gpu_on_node)
   // Each rank's node, numbered in the order the nodes first appear (rank order), as NCCL groups the
   // ranks by the host hashes they exchange in the bootstrap. Empty: every rank a node of its own.
   std::vector<int> node_of_rank;
@@ -54,9 +54,10 @@ std::vector<int> nodes_from_host_names(const std::vector<std::string>& hostnames
 // name), else the rank itself: without it each rank stands for a node of its own, as every link of the
 // ring imitates the network.
 std::string node_key_from_environment(int rank);
-// The rank's GPU on its node, known before the bootstrap as NCCL knows its cudaDev: LOCAL_RANK where the
-// node is named (NCCL_HOSTID), else 0 (a node of its own has one GPU).
-int gpu_from_environment();
+// The rank's GPU on its node, known before the bootstrap as NCCL knows its cudaDev: the launcher's local
+// rank (RendezvousInfo::local_rank) where the node is named (NCCL_HOSTID), else 0 (a node of its own has
+// one GPU).
+int gpu_on_node(int local_rank);
 
 // The up and down ranks of `rank` in the double binary tree over `nranks` nodes (graph/trees.cc): the
 // first tree, then the second (mirrored for an even count, shifted for an odd one). Over nodes of

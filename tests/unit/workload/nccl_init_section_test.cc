@@ -137,8 +137,11 @@ TEST(NcclInitSection, InsideANodeTheRingGoesP2pAndBetweenNodesOverEachRanksOwnHc
 TEST(NcclInitSection, ANodeIsNcclHostidElseTheRankAlone) {
   ::unsetenv("NCCL_HOSTID");
   EXPECT_NE(node_key_from_environment(0), node_key_from_environment(1));
+  EXPECT_EQ(gpu_on_node(1), 0);  // no named node: a node of its own, one GPU
   ::setenv("NCCL_HOSTID", "gpu-node05", 1);
   EXPECT_EQ(node_key_from_environment(0), node_key_from_environment(1));
+  EXPECT_EQ(gpu_on_node(1), 1);
+  EXPECT_EQ(gpu_on_node(64), 0);
   ::unsetenv("NCCL_HOSTID");
 }
 
