@@ -93,7 +93,7 @@ extern const SignatureFamily kNcclSocketFamily{
           .printed_by = "the connecting rank; the address is the one it could not reach"},
          {.id = "nccl.socket_connect_retry",
           .regex =
-              R"((?:socket|ncclOsSocket)(?:Start|Poll)Connect: connect to \S+ returned .*, retrying \(\d+/\d+\) after sleep for \d+ msec)",
+              R"((?:socket|ncclOsSocket)(?:Start|Poll)Connect: connect (?:to \S+ )?returned .*, retrying \(\d+/\d+\) after sleep for \d+ msec)",
           .must_contain = "retrying (",
           .shown = "`socketStartConnect: connect to <host><port> returned Connection refused, retrying "
                    "(3/34) after sleep for 300 msec`",

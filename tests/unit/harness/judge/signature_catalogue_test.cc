@@ -286,6 +286,12 @@ TEST(SignatureCatalogue, NeighbouringLinesMatchNothing) {
   ASSERT_TRUE(retry.has_value());
   EXPECT_EQ(retry->pattern->name, "nccl.socket_connect_retry");
   EXPECT_EQ(retry->pattern->kind, LineKind::kEvidence);
+  // 2.24 to 2.26 print the same line without the address (src/misc/socket.cc, socketConnectCheck).
+  const auto older = classifier.classify(
+      "n1:1:1 [0] NCCL INFO socketStartConnect: connect returned Connection refused, retrying (2/34) after "
+      "sleep for 200 msec");
+  ASSERT_TRUE(older.has_value());
+  EXPECT_EQ(older->pattern->name, "nccl.socket_connect_retry");
 }
 
 // NCCL's IB port failover (NCCL_IB_RESILIENCY_PORT_FAILOVER=1, 2.29.7 and later): the lines of a failover
